@@ -2,6 +2,7 @@
 // Shared pieces of the subcommands: each src/cli/cmd_<name>.cpp adds one subcommand to the root
 // app and returns how to run it. main.cpp maps errors to the exit codes of DESIGN.md.
 #include <functional>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,13 @@ struct Subcommand {
 
 using AddCommand = Subcommand (*)(CLI::App& root);
 
+// "1, 2,3" -> {1, 2, 3}; BadInput naming `flag` on anything else.
+std::vector<int32_t> parse_id_list(const std::string& text, const std::string& flag);
+
 // One per subcommand file.
 Subcommand add_inspect(CLI::App& root);
 Subcommand add_synth_model(CLI::App& root);
+Subcommand add_logits(CLI::App& root);
+Subcommand add_generate(CLI::App& root);
 
 }  // namespace ac::cli

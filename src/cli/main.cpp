@@ -12,6 +12,8 @@ namespace {
 constexpr ac::cli::AddCommand kCommands[] = {
     ac::cli::add_inspect,
     ac::cli::add_synth_model,
+    ac::cli::add_logits,
+    ac::cli::add_generate,
 };
 
 // CLI11 error text is multi-line in places; keep the first line.

@@ -1,0 +1,16 @@
+#pragma once
+// Picks and builds the executor for --backend cpu|cuda|auto.
+#include <memory>
+#include <string>
+
+#include "agentcompile/ir/graph.h"
+#include "agentcompile/runtime/executor.h"
+
+namespace ac {
+
+bool cuda_backend_available(std::string* why_not = nullptr);
+// "auto" resolves to "cuda" when a GPU is usable, else "cpu"; unknown names are BadInput.
+std::string resolve_backend(const std::string& requested);
+std::unique_ptr<Executor> make_executor(const std::string& backend, const Graph& graph, const ExecutorLimits& limits);
+
+}  // namespace ac

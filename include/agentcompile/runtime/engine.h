@@ -1,0 +1,39 @@
+#pragma once
+// The generation loop: prefill the prompt, then decode one token at a time until a stop token
+// or the token limit, with real timings. Also teacher-forced logits for checking against
+// references.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "agentcompile/model/hf_config.h"
+#include "agentcompile/runtime/executor.h"
+#include "agentcompile/runtime/sampler.h"
+
+namespace ac {
+
+struct GenerateOptions {
+  int64_t max_tokens = 128;
+  SamplingParams sampling;
+  bool ignore_eos = false;
+  std::vector<int64_t> stop_ids;  // usually the config's eos ids
+};
+
+struct GenerateResult {
+  std::vector<int32_t> tokens;  // generated, including the stop token if one was produced
+  std::string finish_reason;    // "stop" or "length"
+  double prefill_ms = 0.0;      // time to first token
+  double decode_ms_per_token = 0.0;  // median over decode steps (0 when none ran)
+  std::vector<double> decode_ms;     // every decode step
+};
+
+// Checks that prompt + max_tokens fits the model's context and the executor; BadInput otherwise.
+void check_context(const ModelConfig& cfg, int64_t prompt_tokens, int64_t max_tokens);
+
+GenerateResult generate(Executor& ex, const ModelConfig& cfg, const std::vector<int32_t>& prompt,
+                        const GenerateOptions& opts, const std::function<void(int32_t)>& on_token);
+
+// Logits of every position of `tokens` (teacher forcing), [tokens.size()][vocab].
+std::vector<std::vector<float>> teacher_forced_logits(Executor& ex, const std::vector<int32_t>& tokens);
+
+}  // namespace ac

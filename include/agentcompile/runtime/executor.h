@@ -1,0 +1,41 @@
+#pragma once
+// What the runtime asks of a backend: run one forward step of the graph over a ragged batch and
+// hand back logits. KV caches live in the backend (host or device memory); the runtime only
+// tracks which slot each sequence owns and how long it is.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ac {
+
+// One step: token i of the batch is at `positions[i]` of the sequence in cache slot `slots[i]`.
+// Tokens of one slot must be consecutive and in position order; the cache of that slot must
+// already hold positions [0, positions[first]) (prefill of a new sequence starts at 0).
+struct StepBatch {
+  std::vector<int32_t> tokens;
+  std::vector<int32_t> positions;
+  std::vector<int32_t> slots;
+  std::vector<int32_t> logit_rows;  // indices into tokens whose logits are wanted, in order
+};
+
+struct ExecutorLimits {
+  int max_slots = 1;        // concurrent sequences
+  int64_t max_seq = 0;      // positions per sequence (prompt + generated)
+  int64_t max_tokens = 0;   // tokens in one step (0: max_slots * max_seq)
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual std::string name() const = 0;  // "cpu", "cuda"
+  // Runs the step; afterwards logits() holds [batch.logit_rows.size(), vocab] f32 values.
+  virtual void forward(const StepBatch& batch) = 0;
+  virtual const float* logits() const = 0;
+  virtual int64_t vocab_size() const = 0;
+  virtual const ExecutorLimits& limits() const = 0;
+};
+
+void validate_step(const StepBatch& b, const ExecutorLimits& lim, int64_t vocab);
+
+}  // namespace ac

@@ -1,0 +1,38 @@
+#pragma once
+// Token selection from logits: greedy (temperature 0) or sampling with temperature, top-k,
+// top-p and min-p applied in that order (HF transformers' order), from a seeded generator so a
+// run reproduces. Non-finite logits are an error, never sampled from.
+#include <cstdint>
+#include <vector>
+
+#include "agentcompile/core/rng.h"
+
+namespace ac {
+
+struct SamplingParams {
+  float temperature = 0.0f;  // 0: greedy
+  int top_k = 0;             // 0: off
+  float top_p = 1.0f;        // 1: off
+  float min_p = 0.0f;        // 0: off
+  uint64_t seed = 0;
+};
+
+// Checks ranges; BadInput error naming the flag.
+void validate_sampling(const SamplingParams& p);
+
+class Sampler {
+ public:
+  explicit Sampler(const SamplingParams& p) : p_(p), rng_(p.seed) {}
+  // Throws Error(Internal) when a logit is NaN or infinite.
+  int32_t sample(const float* logits, int64_t vocab);
+
+ private:
+  SamplingParams p_;
+  Rng rng_;
+  std::vector<std::pair<float, int32_t>> cand_;
+};
+
+// Index of the largest logit (the first on ties, like torch.argmax).
+int32_t argmax(const float* logits, int64_t vocab);
+
+}  // namespace ac

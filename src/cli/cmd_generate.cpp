@@ -1,0 +1,109 @@
+// agentcompile generate MODEL (--prompt S | --prompt-tokens 1,2) [...]: streams text, or --json.
+#include <cstdio>
+#include <optional>
+
+#include "agentcompile/core/error.h"
+#include "agentcompile/ir/graph.h"
+#include "agentcompile/model/model.h"
+#include "agentcompile/runtime/backends.h"
+#include "agentcompile/runtime/engine.h"
+#include "agentcompile/runtime/generation_defaults.h"
+#include "cli/cli_common.h"
+
+namespace ac::cli {
+
+namespace {
+
+struct GenerateCliOptions {
+  std::string model, prompt, prompt_tokens, system, backend = "auto", plan;
+  bool chat = false, json = false, ignore_eos = false, no_special = false;
+  int64_t max_tokens = 128;
+  std::optional<float> temperature, top_p, min_p;
+  std::optional<int> top_k;
+  uint64_t seed = 0;
+};
+
+Json timings_json(const GenerateResult& r) {
+  return {{"prefill_ms", r.prefill_ms}, {"decode_ms_per_token", r.decode_ms_per_token},
+          {"decode_steps", r.decode_ms.size()}};
+}
+
+int run_generate(const GenerateCliOptions& o) {
+  if (o.prompt.empty() == o.prompt_tokens.empty())
+    throw_input("generate", "give exactly one of --prompt and --prompt-tokens");
+  if (!o.plan.empty()) throw_input("--plan", "not yet: compiled plans arrive with the compiler (issue 7)");
+  auto model = load_model(o.model);
+  std::vector<int32_t> prompt;
+  if (!o.prompt_tokens.empty()) {
+    if (o.chat) throw_input("--chat", "needs a text --prompt, not --prompt-tokens");
+    prompt = parse_id_list(o.prompt_tokens, "--prompt-tokens");
+    for (int32_t t : prompt)
+      if (t >= model->config.vocab_size)
+        throw_input("--prompt-tokens", "token id " + std::to_string(t) + " is outside the vocabulary (" +
+                                           std::to_string(model->config.vocab_size) + ")");
+  } else {
+    throw_input("--prompt", "not yet: text prompts need the tokenizer (issue 3); use --prompt-tokens");
+  }
+  check_context(model->config, int64_t(prompt.size()), o.max_tokens);
+
+  GenerateOptions g;
+  g.max_tokens = o.max_tokens;
+  g.ignore_eos = o.ignore_eos;
+  g.stop_ids = model->config.eos_token_ids;
+  const bool any_sampling_flag = o.temperature || o.top_k || o.top_p || o.min_p;
+  g.sampling = any_sampling_flag ? SamplingParams{} : load_sampling_defaults(model->dir);
+  if (o.temperature) g.sampling.temperature = *o.temperature;
+  if (o.top_k) g.sampling.top_k = *o.top_k;
+  if (o.top_p) g.sampling.top_p = *o.top_p;
+  if (o.min_p) g.sampling.min_p = *o.min_p;
+  if (any_sampling_flag && !o.temperature && (o.top_k || o.top_p || o.min_p)) g.sampling.temperature = 1.0f;
+  g.sampling.seed = o.seed;
+  validate_sampling(g.sampling);
+
+  Graph graph = build_decoder_graph(model->config, model->weights);
+  ExecutorLimits lim{1, int64_t(prompt.size()) + o.max_tokens, int64_t(prompt.size())};
+  auto ex = make_executor(o.backend, graph, lim);
+
+  auto on_token = [&](int32_t t) {
+    if (o.json) return;
+    std::printf("%d ", t);
+    std::fflush(stdout);
+  };
+  GenerateResult r = generate(*ex, model->config, prompt, g, on_token);
+  if (o.json) {
+    Json j = {{"prompt_tokens", prompt}, {"tokens", r.tokens}, {"text", ""}, {"finish_reason", r.finish_reason},
+              {"backend", ex->name()}, {"timings", timings_json(r)}};
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("\n");
+    std::fprintf(stderr, "[%zu tokens, %s; prefill %.1f ms, decode %.2f ms/token, backend %s]\n", r.tokens.size(),
+                 r.finish_reason.c_str(), r.prefill_ms, r.decode_ms_per_token, ex->name().c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+Subcommand add_generate(CLI::App& root) {
+  auto o = std::make_shared<GenerateCliOptions>();
+  CLI::App* app = root.add_subcommand("generate", "Generate text from a prompt (streams to stdout, or --json)");
+  app->add_option("MODEL", o->model, "Hugging Face model folder")->required();
+  app->add_option("--prompt", o->prompt, "Prompt text");
+  app->add_option("--prompt-tokens", o->prompt_tokens, "Prompt as comma-separated token ids (no tokenizer needed)");
+  app->add_flag("--chat", o->chat, "Wrap the prompt in the model's chat template");
+  app->add_option("--system", o->system, "System message (with --chat)");
+  app->add_option("--max-tokens", o->max_tokens, "Most tokens to generate (default 128)");
+  app->add_option("--temperature", o->temperature, "0 = greedy; default: generation_config.json, else greedy");
+  app->add_option("--top-k", o->top_k, "Keep the k most likely tokens (0 = off)");
+  app->add_option("--top-p", o->top_p, "Keep the smallest set with this much probability (1 = off)");
+  app->add_option("--min-p", o->min_p, "Drop tokens below min-p times the most likely (0 = off)");
+  app->add_option("--seed", o->seed, "Sampling seed (default 0)");
+  app->add_flag("--ignore-eos", o->ignore_eos, "Do not stop at end-of-sequence tokens");
+  app->add_option("--backend", o->backend, "cpu, cuda or auto (default: cuda when a GPU is usable)");
+  app->add_option("--plan", o->plan, "Run a compiled plan folder");
+  app->add_flag("--no-special-in-prompt", o->no_special, "Treat special-token text in the prompt as plain text");
+  app->add_flag("--json", o->json, "Print one JSON object with tokens, text, finish_reason and timings");
+  return {app, [o]() { return run_generate(*o); }};
+}
+
+}  // namespace ac::cli

@@ -1,0 +1,92 @@
+#include "agentcompile/runtime/engine.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "agentcompile/core/error.h"
+
+namespace ac {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+}  // namespace
+
+void check_context(const ModelConfig& cfg, int64_t prompt_tokens, int64_t max_tokens) {
+  if (prompt_tokens < 1) throw_input("prompt", "is empty (need at least one token)");
+  if (max_tokens < 0) throw_input("--max-tokens", "must be >= 0");
+  const int64_t limit = cfg.context_limit();
+  if (prompt_tokens + max_tokens > limit)
+    throw_input("prompt", std::to_string(prompt_tokens) + " prompt tokens + " + std::to_string(max_tokens) +
+                              " new tokens exceed the model's context of " + std::to_string(limit) + " positions");
+}
+
+GenerateResult generate(Executor& ex, const ModelConfig& cfg, const std::vector<int32_t>& prompt,
+                        const GenerateOptions& opts, const std::function<void(int32_t)>& on_token) {
+  check_context(cfg, int64_t(prompt.size()), opts.max_tokens);
+  if (int64_t(prompt.size()) + opts.max_tokens > ex.limits().max_seq + 1)
+    throw_internal("generate", "executor sized for fewer positions than requested");
+  validate_sampling(opts.sampling);
+  Sampler sampler(opts.sampling);
+  GenerateResult r;
+  r.finish_reason = "length";
+  if (opts.max_tokens == 0) return r;
+
+  auto is_stop = [&](int32_t t) {
+    return !opts.ignore_eos && std::find(opts.stop_ids.begin(), opts.stop_ids.end(), int64_t(t)) != opts.stop_ids.end();
+  };
+
+  StepBatch step;
+  const int32_t n = int32_t(prompt.size());
+  step.tokens = prompt;
+  for (int32_t i = 0; i < n; ++i) step.positions.push_back(i);
+  step.slots.assign(size_t(n), 0);
+  step.logit_rows = {n - 1};
+  auto t0 = Clock::now();
+  ex.forward(step);
+  int32_t tok = sampler.sample(ex.logits(), ex.vocab_size());
+  r.prefill_ms = ms_since(t0);
+  r.tokens.push_back(tok);
+  if (on_token) on_token(tok);
+
+  int32_t pos = n;
+  while (!is_stop(tok) && int64_t(r.tokens.size()) < opts.max_tokens) {
+    step.tokens = {tok};
+    step.positions = {pos++};
+    step.slots = {0};
+    step.logit_rows = {0};
+    auto t1 = Clock::now();
+    ex.forward(step);
+    tok = sampler.sample(ex.logits(), ex.vocab_size());
+    r.decode_ms.push_back(ms_since(t1));
+    r.tokens.push_back(tok);
+    if (on_token) on_token(tok);
+  }
+  if (is_stop(tok)) r.finish_reason = "stop";
+  r.decode_ms_per_token = median(r.decode_ms);
+  return r;
+}
+
+std::vector<std::vector<float>> teacher_forced_logits(Executor& ex, const std::vector<int32_t>& tokens) {
+  StepBatch step;
+  step.tokens = tokens;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    step.positions.push_back(int32_t(i));
+    step.slots.push_back(0);
+    step.logit_rows.push_back(int32_t(i));
+  }
+  ex.forward(step);
+  const int64_t v = ex.vocab_size();
+  std::vector<std::vector<float>> out(tokens.size());
+  for (size_t i = 0; i < tokens.size(); ++i) out[i].assign(ex.logits() + int64_t(i) * v, ex.logits() + int64_t(i + 1) * v);
+  return out;
+}
+
+}  // namespace ac
