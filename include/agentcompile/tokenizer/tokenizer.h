@@ -1,0 +1,106 @@
+#pragma once
+// The tokenizer of a Hugging Face model folder: tokenizer.json (byte-level BPE: Qwen2/Qwen3,
+// Llama 3, GPT-2 style) and, when present, tokenizer_config.json (special tokens, chat template).
+// Ids match the reference (@lenml/tokenizers, a port of transformers.js) exactly; see
+// tests/tokenizer/ for how that is checked.
+//
+// Conventions:
+//  - encode adds no BOS/EOS; text that spells an added token becomes that token (special ones
+//    only when allow_special), everything else is normalized, pre-tokenized and BPE-encoded.
+//  - Invalid UTF-8 in the input is not an error: each maximal invalid subpart becomes U+FFFD,
+//    exactly as a WHATWG TextDecoder (and so the reference, reading the same bytes) does.
+//  - decode maps ids back to bytes and decodes them the same way; it never applies the
+//    "clean_up_tokenization_spaces" rewrite (" ." -> "." etc.), so decode(encode(x)) == NFC(x)
+//    for Qwen3 and == x for Llama 3.
+//  - Unicode tables are the system's (PCRE2 for \p{L}/\p{N}, utf8proc for NFC); characters assigned
+//    after their Unicode versions may split differently from a reference with newer tables.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agentcompile/core/fs.h"
+
+namespace ac {
+
+struct ChatMessage {
+  std::string role;  // system, user or assistant
+  std::string content;
+};
+
+struct ChatOptions {
+  bool add_generation_prompt = true;
+  bool enable_thinking = true;  // Qwen3: false renders an empty <think></think> block to skip reasoning
+  // Llama 3.1/3.2 templates print "Today Date: <date_string>". Empty means today's local date
+  // ("29 Nov 2025"), what the templates' strftime_now gives in HF transformers and in the
+  // reference; pass a fixed date for reproducible prompts.
+  std::string date_string;
+};
+
+class Tokenizer {
+ public:
+  // Loads dir/tokenizer.json and, if present, dir/tokenizer_config.json. Errors are BadInput and
+  // name the file and the field.
+  static Tokenizer load(const fs::path& dir);
+  // The same from the files' contents; `config_json` may be empty (no tokenizer_config.json).
+  static Tokenizer parse(std::string_view tokenizer_json, std::string_view config_json,
+                         const std::string& tokenizer_name = "tokenizer.json",
+                         const std::string& config_name = "tokenizer_config.json");
+
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+  ~Tokenizer();
+
+  std::vector<int32_t> encode(std::string_view text, bool allow_special = true) const;
+
+  // Text of the ids; BadInput when an id is not a token (see check_id).
+  std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const;
+
+  // True for special tokens: special added tokens and the additional_special_tokens of
+  // tokenizer_config.json (what skip_special_tokens drops).
+  bool is_special(int32_t id) const;
+  bool is_token(int32_t id) const;
+  // BadInput "token id N: ..." unless is_token(id).
+  void check_id(int32_t id) const;
+
+  int64_t vocab_size() const;  // largest id + 1
+  // The id of a token's text as written in tokenizer.json (byte-level form for vocabulary
+  // entries, e.g. "Ġthe"; the content for added tokens).
+  std::optional<int32_t> token_id(std::string_view token_text) const;
+  // The inverse of token_id (empty for ids that are not tokens).
+  std::string token_text(int32_t id) const;
+
+  // From tokenizer_config.json (bos_token / eos_token), when they name a token.
+  std::optional<int32_t> bos_token_id() const;
+  std::optional<int32_t> eos_token_id() const;
+  // The token that ends a turn in the chat format (<|im_end|>, <|eot_id|>), when there is a chat template.
+  std::optional<int32_t> end_of_turn_id() const;
+
+  // Renders a conversation with the chat template named by tokenizer_config.json, recognised as
+  // Qwen3 or Llama 3 / 3.1 / 3.2 and reproduced by hard-coded formatters; BadInput when there is
+  // none, it is not one of those, or a message has another role.
+  std::string apply_chat_template(const std::vector<ChatMessage>& msgs, bool add_generation_prompt,
+                                  bool enable_thinking) const;
+  std::string apply_chat_template(const std::vector<ChatMessage>& msgs, const ChatOptions& opts) const;
+  // "qwen3", "llama3", "llama3.1" or "" (none / not recognised).
+  std::string chat_template_name() const;
+
+  // How an id decodes: raw bytes (byte-level vocabulary tokens), or text written as is (added
+  // tokens, which the reference does not pass through the byte-level decoder). Call check_id first.
+  struct Piece {
+    std::string bytes;
+    bool verbatim = false;
+    bool special = false;  // dropped by skip_special_tokens
+  };
+  const Piece& piece(int32_t id) const;
+
+  struct Impl;
+
+ private:
+  explicit Tokenizer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ac

@@ -1,0 +1,35 @@
+#include "agentcompile/tokenizer/stream_decoder.h"
+
+namespace ac {
+
+StreamDecoder::StreamDecoder(const Tokenizer& tokenizer, bool skip_special_tokens)
+    : tok_(tokenizer), skip_special_(skip_special_tokens) {}
+
+std::string StreamDecoder::push(int32_t id) {
+  std::string out;
+  push(id, out);
+  return out;
+}
+
+void StreamDecoder::push(int32_t id, std::string& out) {
+  tok_.check_id(id);
+  const Tokenizer::Piece& p = tok_.piece(id);
+  if (skip_special_ && p.special) return;  // skipped tokens do not split a byte run
+  if (p.verbatim) {
+    // Added tokens end the byte run: the reference decodes each run on its own.
+    bytes_.finish(out);
+    out += p.bytes;
+  } else {
+    bytes_.push(p.bytes, out);
+  }
+}
+
+std::string StreamDecoder::finish() {
+  std::string out;
+  finish(out);
+  return out;
+}
+
+void StreamDecoder::finish(std::string& out) { bytes_.finish(out); }
+
+}  // namespace ac

@@ -1,0 +1,264 @@
+#include "agentcompile/tokenizer/tokenizer.h"
+
+#include <deque>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "agentcompile/core/error.h"
+#include "agentcompile/core/json.h"
+#include "agentcompile/tokenizer/added_tokens.h"
+#include "agentcompile/tokenizer/bpe.h"
+#include "agentcompile/tokenizer/byte_level.h"
+#include "agentcompile/tokenizer/chat_template.h"
+#include "agentcompile/tokenizer/normalizer.h"
+#include "agentcompile/tokenizer/pre_tokenizer.h"
+#include "agentcompile/tokenizer/stream_decoder.h"
+#include "agentcompile/tokenizer/tokenizer_json.h"
+#include "agentcompile/tokenizer/utf8.h"
+
+namespace ac {
+
+namespace {
+
+constexpr size_t kMaxTokenizerBytes = size_t(512) << 20;
+constexpr size_t kMaxConfigBytes = size_t(16) << 20;
+
+// A token named in tokenizer_config.json: a string, or {"__type": "AddedToken", "content": ...}.
+std::optional<std::string> config_token(const Json& cfg, const std::string& subject, const std::string& key) {
+  if (!cfg.contains(key) || cfg[key].is_null()) return std::nullopt;
+  const Json& v = cfg[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object()) return json_string(v, subject + ": " + key, "content");
+  throw_input(subject, key + ": expected a string or an AddedToken object");
+}
+
+void check_decoder(const Json& j, const std::string& subject) {
+  if (j.is_null()) throw_input(subject, "missing (a ByteLevel decoder is required: only byte-level BPE is supported)");
+  if (!j.is_object()) throw_input(subject, "expected an object");
+  std::string type = json_string(j, subject, "type");
+  if (type != "ByteLevel") throw_input(subject, "type: \"" + type + "\" is not supported (ByteLevel)");
+}
+
+}  // namespace
+
+struct Tokenizer::Impl {
+  Normalizer normalizer;
+  PreTokenizer pre_tokenizer;
+  BpeModel bpe;
+  AddedTokens added;
+  std::vector<Piece> pieces;  // by id
+  std::vector<bool> exists;   // by id
+  std::unordered_map<int32_t, std::string> added_text;
+  std::optional<int32_t> bos, eos;
+  ChatTemplate chat;
+  // Why there is no chat format, when there is none: the error's subject and reason.
+  std::string chat_subject, chat_reason;
+};
+
+Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+Tokenizer::~Tokenizer() = default;
+
+Tokenizer Tokenizer::load(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw_input(dir.string(), "not a folder");
+  const fs::path tj = dir / "tokenizer.json";
+  if (!fs::exists(tj, ec)) throw_input(tj.string(), "missing (the model folder has no tokenizer.json)");
+  std::string tokenizer_text = read_file(tj, kMaxTokenizerBytes);
+  const fs::path cj = dir / "tokenizer_config.json";
+  std::string config_text;
+  if (fs::exists(cj, ec)) config_text = read_file(cj, kMaxConfigBytes);
+  return parse(tokenizer_text, config_text, tj.string(), cj.string());
+}
+
+Tokenizer Tokenizer::parse(std::string_view tokenizer_json, std::string_view config_json, const std::string& tname,
+                           const std::string& cname) {
+  auto impl = std::make_unique<Impl>();
+  Impl& t = *impl;
+  {
+    const TokenizerJson file = read_tokenizer_json(tokenizer_json, tname);
+    const Json& root = file.root;
+    if (!root.is_object()) throw_input(tname, "expected a JSON object");
+    const Json null_json;
+    auto field = [&](const char* key) -> const Json& { return root.contains(key) ? root[key] : null_json; };
+    t.bpe = BpeModel::from_json(file, tname);
+    t.normalizer = Normalizer::from_json(field("normalizer"), tname + ": normalizer");
+    t.pre_tokenizer = PreTokenizer::from_json(field("pre_tokenizer"), tname + ": pre_tokenizer");
+    check_decoder(field("decoder"), tname + ": decoder");
+    t.added = AddedTokens::from_json(field("added_tokens"), tname + ": added_tokens");
+  }
+
+  // Added tokens take over their content's id, as they do in the reference's token maps.
+  for (const AddedToken& a : t.added.tokens()) t.bpe.alias(a.content, a.id);
+
+  const auto& texts = t.bpe.token_texts();
+  size_t size = texts.size();
+  for (const AddedToken& a : t.added.tokens()) size = std::max(size, size_t(a.id) + 1);
+  t.pieces.resize(size);
+  t.exists.assign(size, false);
+  std::unordered_set<std::string> added_contents;
+  for (const AddedToken& a : t.added.tokens()) added_contents.insert(a.content);
+  for (size_t id = 0; id < texts.size(); ++id) {
+    if (texts[id].empty()) continue;
+    t.exists[id] = true;
+    // A vocabulary entry spelling an added token's content decodes as that text, unconverted.
+    if (added_contents.count(texts[id])) t.pieces[id] = Piece{texts[id], true, false};
+    else t.pieces[id] = Piece{*byte_level_to_bytes(texts[id]), false, false};
+  }
+  for (const AddedToken& a : t.added.tokens()) {
+    t.exists[size_t(a.id)] = true;
+    t.pieces[size_t(a.id)] = Piece{a.content, true, false};
+    t.added_text[a.id] = a.content;
+  }
+
+  std::unordered_set<std::string> special;
+  for (const AddedToken& a : t.added.tokens())
+    if (a.special) special.insert(a.content);
+
+  std::string bos_text;
+  if (!config_json.empty()) {
+    const Json cfg = parse_json_strict(config_json, cname);
+    if (!cfg.is_object()) throw_input(cname, "expected a JSON object");
+    if (cfg.contains("additional_special_tokens") && cfg["additional_special_tokens"].is_array())
+      for (const Json& s : cfg["additional_special_tokens"])
+        if (s.is_string()) special.insert(s.get<std::string>());
+    auto bos = config_token(cfg, cname, "bos_token");
+    auto eos = config_token(cfg, cname, "eos_token");
+    auto lookup = [&](const std::optional<std::string>& s) -> std::optional<int32_t> {
+      if (!s) return std::nullopt;
+      return t.bpe.find(*s);
+    };
+    t.bos = lookup(bos);
+    t.eos = lookup(eos);
+    bos_text = bos.value_or("");
+    std::optional<std::string> tmpl;
+    if (cfg.contains("chat_template") && !cfg["chat_template"].is_null()) {
+      const Json& ct = cfg["chat_template"];
+      if (ct.is_string()) {
+        tmpl = ct.get<std::string>();
+      } else if (ct.is_array()) {  // named templates: the "default" one
+        for (const Json& e : ct)
+          if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string())
+            tmpl = e["template"].get<std::string>();
+        if (!tmpl) {
+          t.chat_subject = cname;
+          t.chat_reason = "chat_template: no template named \"default\"";
+        }
+      } else {
+        throw_input(cname, "chat_template: expected a string or a list of named templates");
+      }
+    } else {
+      t.chat_subject = cname;
+      t.chat_reason = "chat_template: missing";
+    }
+    if (tmpl) {
+      t.chat = ChatTemplate::detect(*tmpl, bos_text);
+      if (t.chat.format == ChatFormat::None) {
+        t.chat_subject = cname;
+        t.chat_reason = "chat_template: not a known chat template (Qwen3, Llama 3, Llama 3.1/3.2)";
+      }
+    }
+  } else {
+    t.chat_subject = cname;
+    t.chat_reason = "missing (no chat template)";
+  }
+  for (size_t id = 0; id < size; ++id)
+    if (t.exists[id]) {
+      auto it = t.added_text.find(static_cast<int32_t>(id));
+      const std::string& text = it != t.added_text.end() ? it->second : texts[id];
+      t.pieces[id].special = special.count(text) > 0;
+    }
+  return Tokenizer(std::move(impl));
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool allow_special) const {
+  const Impl& t = *impl_;
+  std::string sanitized;
+  if (!utf8_valid(text)) {
+    sanitized = utf8_sanitize(text);
+    text = sanitized;
+  }
+  std::vector<int32_t> ids;
+  ids.reserve(text.size() / 3 + 4);
+  std::vector<TextSection> sections;
+  t.added.split(text, allow_special, sections);
+  std::vector<std::string_view> words;
+  std::deque<std::string> arena;
+  std::string normalized;
+  for (const TextSection& s : sections) {
+    if (s.token >= 0) {
+      ids.push_back(t.added.tokens()[size_t(s.token)].id);
+      continue;
+    }
+    std::string_view norm = t.normalizer.apply(s.text, normalized);
+    if (norm.empty()) continue;
+    words.clear();
+    arena.clear();
+    t.pre_tokenizer.split(norm, words, arena);
+    for (std::string_view w : words)
+      if (!w.empty()) t.bpe.encode_word(w, ids);
+  }
+  return ids;
+}
+
+bool Tokenizer::is_token(int32_t id) const {
+  return id >= 0 && size_t(id) < impl_->exists.size() && impl_->exists[size_t(id)];
+}
+
+void Tokenizer::check_id(int32_t id) const {
+  if (id < 0 || size_t(id) >= impl_->exists.size())
+    throw_input("token id " + std::to_string(id), "out of range [0, " + std::to_string(impl_->exists.size()) + ")");
+  if (!impl_->exists[size_t(id)]) throw_input("token id " + std::to_string(id), "no token has this id");
+}
+
+const Tokenizer::Piece& Tokenizer::piece(int32_t id) const { return impl_->pieces[size_t(id)]; }
+
+std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
+  for (int32_t id : ids) check_id(id);  // all or nothing
+  std::string out;
+  StreamDecoder d(*this, skip_special_tokens);
+  for (int32_t id : ids) d.push(id, out);
+  d.finish(out);
+  return out;
+}
+
+bool Tokenizer::is_special(int32_t id) const { return is_token(id) && impl_->pieces[size_t(id)].special; }
+
+int64_t Tokenizer::vocab_size() const { return static_cast<int64_t>(impl_->exists.size()); }
+
+std::optional<int32_t> Tokenizer::token_id(std::string_view token_text) const {
+  return impl_->bpe.find(token_text);
+}
+
+std::string Tokenizer::token_text(int32_t id) const {
+  if (!is_token(id)) return {};
+  auto it = impl_->added_text.find(id);
+  return it != impl_->added_text.end() ? it->second : impl_->bpe.token_texts()[size_t(id)];
+}
+
+std::optional<int32_t> Tokenizer::bos_token_id() const { return impl_->bos; }
+std::optional<int32_t> Tokenizer::eos_token_id() const { return impl_->eos; }
+
+std::optional<int32_t> Tokenizer::end_of_turn_id() const {
+  std::string_view eot = impl_->chat.end_of_turn();
+  if (eot.empty()) return std::nullopt;
+  return token_id(eot);
+}
+
+std::string Tokenizer::apply_chat_template(const std::vector<ChatMessage>& msgs, bool add_generation_prompt,
+                                           bool enable_thinking) const {
+  ChatOptions opts;
+  opts.add_generation_prompt = add_generation_prompt;
+  opts.enable_thinking = enable_thinking;
+  return apply_chat_template(msgs, opts);
+}
+
+std::string Tokenizer::apply_chat_template(const std::vector<ChatMessage>& msgs, const ChatOptions& opts) const {
+  if (impl_->chat.format == ChatFormat::None) throw_input(impl_->chat_subject, impl_->chat_reason);
+  return impl_->chat.render(msgs, opts);
+}
+
+std::string Tokenizer::chat_template_name() const { return std::string(impl_->chat.name()); }
+
+}  // namespace ac
