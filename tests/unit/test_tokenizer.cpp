@@ -1,0 +1,427 @@
+// Tokenizer pieces on their own: UTF-8 decoding with replacement, the byte-level alphabet, split
+// pattern translation, BPE merge order on tiny hand-made tokenizers, malformed tokenizer.json
+// files, the API around ids, chat template errors and linear time on pathological input.
+// (Agreement with the reference on real tokenizers is test_tokenizer_reference.cpp.)
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <regex>
+
+#include "agentcompile/core/error.h"
+#include "agentcompile/tokenizer/byte_level.h"
+#include "agentcompile/tokenizer/split_regex.h"
+#include "agentcompile/tokenizer/stream_decoder.h"
+#include "agentcompile/tokenizer/tokenizer.h"
+#include "agentcompile/tokenizer/utf8.h"
+#include "tokenizer/reference_client.h"
+
+using namespace ac;
+
+namespace {
+
+const std::string kFffd = "\xEF\xBF\xBD";
+
+std::string decode_all(std::string_view bytes) {
+  std::string out;
+  Utf8Decoder d;
+  d.push(bytes, out);
+  d.finish(out);
+  return out;
+}
+
+std::string bl(std::string_view raw) { return bytes_to_byte_level(raw); }
+
+// A byte-level BPE tokenizer.json: the 256 byte tokens (id = byte), then one token per merge
+// result (ids from 256, in merge order), with the given merges and parts.
+Json tiny_tokenizer(const std::vector<std::pair<std::string, std::string>>& merges) {
+  Json vocab = Json::object();
+  for (int b = 0; b < 256; ++b) vocab[bl(std::string(1, char(b)))] = b;
+  Json m = Json::array();
+  int next = 256;
+  for (const auto& [l, r] : merges) {
+    if (!vocab.contains(bl(l + r))) vocab[bl(l + r)] = next++;
+    m.push_back(Json::array({bl(l), bl(r)}));
+  }
+  return {{"version", "1.0"},
+          {"added_tokens", Json::array()},
+          {"normalizer", nullptr},
+          {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+          {"decoder", {{"type", "ByteLevel"}}},
+          {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", m}}}};
+}
+
+Tokenizer tiny(const Json& j, const std::string& config = "") { return Tokenizer::parse(j.dump(), config); }
+
+std::vector<std::string> pieces(const Tokenizer& t, std::string_view text) {
+  std::vector<std::string> out;
+  for (int32_t id : t.encode(text)) out.push_back(*byte_level_to_bytes(t.token_text(id)));
+  return out;
+}
+
+// The BadInput message of parsing `j`, or "" when it loads.
+std::string load_error(const Json& j, const std::string& config = "") {
+  try {
+    Tokenizer::parse(j.dump(), config);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput) << e.what();
+    return e.what();
+  }
+  return "";
+}
+
+double seconds_to_encode(const Tokenizer& t, const std::string& text) {
+  double best = 1e9;
+  for (int r = 0; r < 3; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto ids = t.encode(text);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    EXPECT_FALSE(ids.empty());
+  }
+  return best;
+}
+
+}  // namespace
+
+TEST(TokenizerUtf8, DecoderReplacesMaximalSubparts) {
+  EXPECT_EQ(decode_all("plain \xC3\xA9 \xF0\x9F\x98\x80"), "plain \xC3\xA9 \xF0\x9F\x98\x80");
+  EXPECT_EQ(decode_all("\xFF"), kFffd);
+  EXPECT_EQ(decode_all("\xF0\x9F\x98x"), kFffd + "x");          // truncated 4-byte: one U+FFFD
+  EXPECT_EQ(decode_all("\xED\xA0\x80"), kFffd + kFffd + kFffd);  // surrogate: ED is not followed by A0
+  EXPECT_EQ(decode_all("\xC0\xAF"), kFffd + kFffd);              // overlong lead
+  EXPECT_EQ(decode_all("\xF4\x90\x80\x80"), kFffd + kFffd + kFffd + kFffd);
+  EXPECT_EQ(decode_all("\xE2\x82"), kFffd);  // unfinished at the end
+  EXPECT_EQ(decode_all("\xEF\xBB\xBF"), "\xEF\xBB\xBF");  // a BOM is kept
+  EXPECT_TRUE(utf8_valid("\xF4\x8F\xBF\xBF"));
+  EXPECT_FALSE(utf8_valid("\xF4\x90\x80\x80"));
+  EXPECT_FALSE(utf8_valid("abc\xE2\x82"));
+  EXPECT_EQ(utf8_sanitize("a\x80" "b"), "a" + kFffd + "b");
+}
+
+TEST(TokenizerUtf8, StreamingEqualsWholeAtEverySplit) {
+  const std::string s = "a\xC3\xA9\xF0\x9F\x98\x80\xE2\x82 \xFF\xF0\x9F\x98\xED\xA0\x80z\xE4\xB8\xAD";
+  const std::string whole = decode_all(s);
+  for (size_t cut = 0; cut <= s.size(); ++cut) {
+    std::string out;
+    Utf8Decoder d;
+    d.push(s.substr(0, cut), out);
+    EXPECT_TRUE(utf8_valid(out)) << cut;
+    d.push(s.substr(cut), out);
+    d.finish(out);
+    EXPECT_EQ(out, whole) << cut;
+  }
+}
+
+TEST(TokenizerUtf8, JavaScriptWhitespace) {
+  for (char32_t c : {U'\t', U'\n', U'\v', U'\f', U'\r', U' ', U'\u00A0', U'\u1680', U'\u2000', U'\u200A', U'\u2028',
+                     U'\u2029', U'\u202F', U'\u205F', U'\u3000', U'\uFEFF'})
+    EXPECT_TRUE(is_js_space(c)) << std::hex << uint32_t(c);
+  for (char32_t c : {U'\u0085', U'\u180E', U'\u200B', U'a', U'\u001C'}) EXPECT_FALSE(is_js_space(c)) << std::hex << uint32_t(c);
+  EXPECT_EQ(js_trim("\u3000 \uFEFFx y\t\u00A0"), "x y");
+  EXPECT_EQ(js_trim_start("  x "), "x ");
+  EXPECT_EQ(js_trim_end("  x \u2029"), "  x");
+  EXPECT_EQ(js_trim("\u0085x\u0085"), "\u0085x\u0085");
+}
+
+TEST(TokenizerByteLevel, AlphabetIsABijection) {
+  std::set<char32_t> seen;
+  for (int b = 0; b < 256; ++b) {
+    char32_t c = byte_level_char(uint8_t(b));
+    EXPECT_TRUE(seen.insert(c).second);
+    EXPECT_EQ(byte_level_byte(c), b);
+  }
+  // The well-known GPT-2 spellings: space is "Ġ", newline "Ċ", printable ASCII is itself.
+  EXPECT_EQ(bl(" "), "\xC4\xA0");
+  EXPECT_EQ(bl("\n"), "\xC4\x8A");
+  EXPECT_EQ(bl("Az~!"), "Az~!");
+  EXPECT_EQ(byte_level_to_bytes("\xC4\xA0hi"), std::optional<std::string>(" hi"));
+  EXPECT_FALSE(byte_level_to_bytes("\xE4\xB8\xAD"));  // not in the alphabet
+}
+
+TEST(TokenizerSplitRegex, TranslationFollowsJavaScript) {
+  const std::string s = "subject";
+  EXPECT_EQ(translate_split_regex("(?i:'s|'t)", s), "(?:'[sS]|'[tT])");
+  EXPECT_EQ(translate_split_regex("\\p{L}+|\\p{N}{1,3}", s), "\\p{L}+|\\p{N}{1,3}");
+  EXPECT_NE(translate_split_regex("\\s+", s).find("\\x{FEFF}"), std::string::npos);
+  EXPECT_EQ(translate_split_regex("\\d\\w", s), "[0-9][A-Za-z0-9_]");
+  EXPECT_EQ(translate_split_regex("[^]", s), "[\\x{0}-\\x{10FFFF}]");
+  EXPECT_EQ(translate_split_regex("\\u00e9\\v", s), "\\x{E9}\\x{0B}");
+  for (const char* bad : {"\\bword", "(a)\\1", "(?s:.)", "[\\S]", "(?i:[a-z])", "\\q", "abc\\"}) {
+    try {
+      translate_split_regex(bad, s);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      EXPECT_EQ(std::string(e.what()).rfind("subject: ", 0), 0u) << e.what();
+    }
+  }
+}
+
+TEST(TokenizerSplitRegex, IsolatedSplitKeepsMatchesAndGaps) {
+  auto r = SplitRegex::from_regex("\\d+", "t");
+  std::vector<std::string_view> out;
+  r.split("ab12cd3", out);
+  EXPECT_EQ(out, (std::vector<std::string_view>{"ab", "12", "cd", "3"}));
+  out.clear();
+  r.split("", out);
+  EXPECT_TRUE(out.empty());
+  // JavaScript's \s: U+0085 is not whitespace, U+FEFF is.
+  auto ws = SplitRegex::from_regex("\\s+", "t");
+  out.clear();
+  ws.split("a\u0085b\uFEFFc", out);
+  EXPECT_EQ(out, (std::vector<std::string_view>{"a\u0085b", "\uFEFF", "c"}));
+  // "'ſ" is not a contraction (the reference folds ASCII only).
+  auto contraction = SplitRegex::from_regex("(?i:'s)", "t");
+  out.clear();
+  contraction.split("x'S'\u017F", out);
+  EXPECT_EQ(out, (std::vector<std::string_view>{"x", "'S", "'\u017F"}));
+  auto lit = SplitRegex::from_literal("a.b", "t");
+  out.clear();
+  lit.split("xa.bya_b", out);
+  EXPECT_EQ(out, (std::vector<std::string_view>{"x", "a.b", "ya_b"}));
+}
+
+TEST(TokenizerBpe, LowestRankFirstThenLeftmost) {
+  // "a a" outranks everything: "aaa" -> "aa" + "a" (leftmost pair first), "aaaa" -> "aaaa".
+  Tokenizer t = tiny(tiny_tokenizer({{"a", "a"}, {"aa", "aa"}, {"b", "c"}, {"a", "b"}}));
+  EXPECT_EQ(pieces(t, "aaa"), (std::vector<std::string>{"aa", "a"}));
+  EXPECT_EQ(pieces(t, "aaaa"), (std::vector<std::string>{"aaaa"}));
+  EXPECT_EQ(pieces(t, "aaaaa"), (std::vector<std::string>{"aaaa", "a"}));
+  // "b c" (rank 2) beats "a b" (rank 3): "abc" -> "a" + "bc".
+  EXPECT_EQ(pieces(t, "abc"), (std::vector<std::string>{"a", "bc"}));
+  EXPECT_EQ(pieces(t, "ab"), (std::vector<std::string>{"ab"}));
+  // The GPT-2 split makes " ab" one word; with no " a" merge the space stays alone. Bytes of
+  // other characters stay single.
+  EXPECT_EQ(pieces(t, "ab ab"), (std::vector<std::string>{"ab", " ", "ab"}));
+  EXPECT_EQ(pieces(t, "\xC3\xA9"), (std::vector<std::string>{"\xC3", "\xA9"}));
+  EXPECT_EQ(t.decode(t.encode("aaa abc \xC3\xA9!")), "aaa abc \xC3\xA9!");
+}
+
+TEST(TokenizerBpe, MergesInBothFormsAndIgnoreMerges) {
+  Json j = tiny_tokenizer({{"h", "i"}, {"hi", "s"}});
+  Json strings = j;
+  strings["model"]["merges"] = Json::array({"h i", "hi s"});
+  EXPECT_EQ(tiny(j).encode("his"), tiny(strings).encode("his"));
+  EXPECT_EQ(pieces(tiny(strings), "his"), (std::vector<std::string>{"his"}));
+  // ignore_merges: a word that is in the vocabulary is taken whole, even with no merge path to it.
+  Json direct = tiny_tokenizer({});
+  direct["model"]["vocab"]["xyz"] = 300;
+  EXPECT_EQ(tiny(direct).encode("xyz").size(), 3u);
+  direct["model"]["ignore_merges"] = true;
+  EXPECT_EQ(tiny(direct).encode("xyz"), (std::vector<int32_t>{300}));
+}
+
+TEST(TokenizerAddedTokens, LongestMatchStripAndSpecialOnlyWhenAllowed) {
+  Json j = tiny_tokenizer({});
+  j["added_tokens"] = Json::array({
+      {{"id", 400}, {"content", "<s>"}, {"special", true}},
+      {{"id", 401}, {"content", "<s>x"}, {"special", false}},
+      {{"id", 402}, {"content", "[L]"}, {"special", false}, {"lstrip", true}, {"rstrip", true}},
+  });
+  Tokenizer t = tiny(j, R"({"additional_special_tokens": ["[L]"], "bos_token": "<s>"})");
+  EXPECT_EQ(t.encode("<s>x<s>"), (std::vector<int32_t>{401, 400}));
+  EXPECT_EQ(t.encode("a \t[L]\n b"), (std::vector<int32_t>{'a', 402, 'b'}));
+  // Without special tokens, "<s>" is text but the non-special "<s>x" still matches.
+  EXPECT_EQ(t.encode("<s>", false), (std::vector<int32_t>{'<', 's', '>'}));
+  EXPECT_EQ(t.encode("<s>x", false), (std::vector<int32_t>{401}));
+  EXPECT_TRUE(t.is_special(400));
+  EXPECT_FALSE(t.is_special(401));
+  EXPECT_TRUE(t.is_special(402));  // named in additional_special_tokens
+  EXPECT_EQ(t.bos_token_id(), std::optional<int32_t>(400));
+  EXPECT_EQ(t.decode({'a', 400, 401, 402, 'b'}), "a<s><s>x[L]b");
+  EXPECT_EQ(t.decode({'a', 400, 401, 402, 'b'}, true), "a<s>xb");
+  EXPECT_EQ(t.vocab_size(), 403);
+  EXPECT_FALSE(t.is_token(300));
+  EXPECT_EQ(t.token_id("<s>x"), std::optional<int32_t>(401));
+  EXPECT_EQ(t.token_text(401), "<s>x");
+  EXPECT_EQ(t.token_id(bl(" ")), std::optional<int32_t>(' '));
+}
+
+TEST(TokenizerDecode, BadIdsAreBadInput) {
+  Tokenizer t = tiny(tiny_tokenizer({}));
+  for (int32_t id : {-1, 256, 1 << 30}) {
+    try {
+      t.decode({65, id});
+      ADD_FAILURE() << id;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      EXPECT_NE(std::string(e.what()).find("token id " + std::to_string(id)), std::string::npos) << e.what();
+    }
+  }
+  StreamDecoder sd(t);
+  EXPECT_THROW(sd.push(999), Error);
+}
+
+TEST(TokenizerDecode, StreamingNeverSplitsACharacter) {
+  Tokenizer t = tiny(tiny_tokenizer({}));
+  const std::string text = "h\xC3\xA9llo \xF0\x9F\x98\x80 \xE4\xB8\xAD\xE6\x96\x87!";
+  const auto ids = t.encode(text);
+  ASSERT_EQ(ids.size(), text.size());  // one token per byte here
+  StreamDecoder sd(t);
+  std::string out;
+  for (int32_t id : ids) {
+    std::string part = sd.push(id);
+    EXPECT_TRUE(utf8_valid(part));
+    out += part;
+  }
+  out += sd.finish();
+  EXPECT_EQ(out, text);
+  // An unfinished character at the end becomes U+FFFD, as in decode.
+  std::vector<int32_t> cut(ids.begin(), ids.begin() + 2);
+  std::string partial = sd.push(cut[0]);
+  partial += sd.push(cut[1]);
+  partial += sd.finish();
+  EXPECT_EQ(partial, "h" + kFffd);
+  EXPECT_EQ(t.decode(cut), "h" + kFffd);
+}
+
+TEST(TokenizerLoad, MalformedFilesNameTheFieldAndNeverCrash) {
+  const Json ok = tiny_tokenizer({{"a", "b"}});
+  ASSERT_EQ(load_error(ok), "");
+  struct Bad {
+    std::string name, needle;
+    std::function<void(Json&)> edit;
+  };
+  const std::vector<Bad> cases = {
+      {"no model", "model: missing", [](Json& j) { j.erase("model"); }},
+      {"model type", "model: type: \"WordPiece\" is not supported", [](Json& j) { j["model"]["type"] = "WordPiece"; }},
+      {"dropout", "model: dropout", [](Json& j) { j["model"]["dropout"] = 0.1; }},
+      {"suffix", "model: end_of_word_suffix", [](Json& j) { j["model"]["end_of_word_suffix"] = "</w>"; }},
+      {"no vocab", "model: vocab: missing", [](Json& j) { j["model"].erase("vocab"); }},
+      {"vocab array", "model: vocab: expected an object", [](Json& j) { j["model"]["vocab"] = Json::array(); }},
+      {"vocab id", "model: vocab: \"a\": not a token id", [](Json& j) { j["model"]["vocab"]["a"] = -3; }},
+      {"vocab id type", "model: vocab: \"a\": not a token id", [](Json& j) { j["model"]["vocab"]["a"] = "97"; }},
+      {"vocab shared id", "is used by two tokens", [](Json& j) { j["model"]["vocab"]["zz"] = 97; }},
+      {"vocab not byte-level", "is not byte-level text", [](Json& j) { j["model"]["vocab"]["\xE4\xB8\xAD"] = 999; }},
+      {"alphabet", "no token for byte 0x20", [](Json& j) { j["model"]["vocab"].erase(bl(" ")); }},
+      {"no merges", "model: merges: missing", [](Json& j) { j["model"].erase("merges"); }},
+      {"merge string", "merges[0]: \"ab\" is not \"left right\"", [](Json& j) { j["model"]["merges"] = {"ab"}; }},
+      {"merge pair", "merges[0]: expected two strings",
+       [](Json& j) { j["model"]["merges"] = Json::array({Json::array({"a", "b", "c"})}); }},
+      {"merge unknown", "merges[0]: \"xy\" is not in the vocabulary",
+       [](Json& j) { j["model"]["merges"] = Json::array({Json::array({"xy", "a"})}); }},
+      {"merge result unknown", "merges[0]: \"ba\" is not in the vocabulary",
+       [](Json& j) { j["model"]["merges"] = Json::array({Json::array({"b", "a"})}); }},
+      {"normalizer", "normalizer: type: \"Lowercase\" is not supported", [](Json& j) { j["normalizer"] = {{"type", "Lowercase"}}; }},
+      {"normalizer seq", "normalizer.normalizers[1]: type: \"Strip\"",
+       [](Json& j) { j["normalizer"] = {{"type", "Sequence"}, {"normalizers", {{{"type", "NFC"}}, {{"type", "Strip"}}}}}; }},
+      {"pre-tokenizer", "pre_tokenizer: type: \"Whitespace\" is not supported",
+       [](Json& j) { j["pre_tokenizer"] = {{"type", "Whitespace"}}; }},
+      {"no byte level", "pre_tokenizer: a ByteLevel step is required",
+       [](Json& j) {
+         j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "\\s+"}}}, {"behavior", "Isolated"}};
+       }},
+      {"split behaviour", "behavior: \"Removed\" is not supported",
+       [](Json& j) {
+         j["pre_tokenizer"] = {{"type", "Sequence"},
+                               {"pretokenizers",
+                                {{{"type", "Split"}, {"pattern", {{"Regex", "\\s+"}}}, {"behavior", "Removed"}},
+                                 {{"type", "ByteLevel"}}}}};
+       }},
+      {"split regex", "pre_tokenizer.pretokenizers[0].pattern.Regex: unsupported escape \\q",
+       [](Json& j) {
+         j["pre_tokenizer"] = {{"type", "Sequence"},
+                               {"pretokenizers",
+                                {{{"type", "Split"}, {"pattern", {{"Regex", "a\\q"}}}, {"behavior", "Isolated"}},
+                                 {{"type", "ByteLevel"}}}}};
+       }},
+      {"split regex compile", "cannot compile the pattern",
+       [](Json& j) {
+         j["pre_tokenizer"] = {{"type", "Sequence"},
+                               {"pretokenizers",
+                                {{{"type", "Split"}, {"pattern", {{"Regex", "(ab"}}}, {"behavior", "Isolated"}},
+                                 {{"type", "ByteLevel"}}}}};
+       }},
+      {"decoder", "decoder: type: \"WordPiece\" is not supported", [](Json& j) { j["decoder"] = {{"type", "WordPiece"}}; }},
+      {"no decoder", "decoder: missing", [](Json& j) { j.erase("decoder"); }},
+      {"added id", "added_tokens[0]: id: missing", [](Json& j) { j["added_tokens"] = {{{"content", "<x>"}}}; }},
+      {"added empty", "added_tokens[0]: content: empty", [](Json& j) { j["added_tokens"] = {{{"id", 300}, {"content", ""}}}; }},
+      {"added twice", "added_tokens[1]: id: 300 is used by another",
+       [](Json& j) { j["added_tokens"] = {{{"id", 300}, {"content", "<x>"}}, {{"id", 300}, {"content", "<y>"}}}; }},
+  };
+  for (const Bad& b : cases) {
+    Json j = ok;
+    b.edit(j);
+    const std::string e = load_error(j);
+    EXPECT_EQ(e.rfind("tokenizer.json: ", 0), 0u) << b.name << ": " << e;
+    EXPECT_NE(e.find(b.needle), std::string::npos) << b.name << ": " << e;
+  }
+  // Broken JSON: syntax, duplicate keys (anywhere, including the streamed vocab and merges),
+  // depth, trailing garbage, invalid UTF-8.
+  std::string text = ok.dump();
+  for (const auto& [broken, needle] : std::vector<std::pair<std::string, std::string>>{
+           {text.substr(0, text.size() / 2), "invalid JSON"},
+           {text + "x", "invalid JSON"},
+           {"{\"a\": 1, \"a\": 2}", "duplicate key \"a\""},
+           {"{\"model\": {\"vocab\": {}, \"vocab\": {}}}", "duplicate key \"vocab\""},
+           {"{\"model\": {\"vocab\": {\"a\": 1, \"a\": 2}}}", "\"a\" appears twice"},
+           {std::string(200, '[') + std::string(200, ']'), "nested deeper"},
+           {"{\"x\": \"\xFF\"}", "invalid JSON"},
+           {"[]", "expected a JSON object"},
+       }) {
+    std::string e;
+    try {
+      Tokenizer::parse(broken, "");
+    } catch (const Error& err) {
+      e = err.what();
+    }
+    EXPECT_NE(e.find(needle), std::string::npos) << broken.substr(0, 60) << " -> " << e;
+  }
+  // tokenizer_config.json errors name that file.
+  EXPECT_NE(load_error(ok, "{").find("tokenizer_config.json: invalid JSON"), std::string::npos);
+  EXPECT_NE(load_error(ok, R"({"chat_template": 5})").find("tokenizer_config.json: chat_template"), std::string::npos);
+}
+
+TEST(TokenizerLoad, FolderErrors) {
+  test::TempDir tmp;
+  for (const fs::path& p : {tmp.path() / "missing", tmp.path()}) {
+    try {
+      Tokenizer::load(p);
+      ADD_FAILURE() << p;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      EXPECT_NE(std::string(e.what()).find(p == tmp.path() ? "tokenizer.json: missing" : "not a folder"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(TokenizerChat, ErrorsAndFormats) {
+  Tokenizer none = tiny(tiny_tokenizer({}));
+  EXPECT_EQ(none.chat_template_name(), "");
+  try {
+    none.apply_chat_template({{"user", "hi"}}, true, true);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tokenizer_config.json: missing"), std::string::npos) << e.what();
+  }
+  Tokenizer unknown = tiny(tiny_tokenizer({}), R"({"chat_template": "{{ messages }}"})");
+  EXPECT_THROW(unknown.apply_chat_template({{"user", "hi"}}, true, true), Error);
+
+  Json cfg = {{"chat_template", "<|start_header_id|> <|eot_id|> Cutting Knowledge Date add_generation_prompt"},
+              {"bos_token", "<B>"}};
+  Tokenizer llama = tiny(tiny_tokenizer({}), cfg.dump());
+  EXPECT_EQ(llama.chat_template_name(), "llama3.1");
+  EXPECT_THROW(llama.apply_chat_template({}, true, true), Error);
+  EXPECT_THROW(llama.apply_chat_template({{"tool", "x"}}, true, true), Error);
+  ChatOptions opts;
+  opts.date_string = "01 Feb 2003";
+  const std::string s = llama.apply_chat_template({{"user", " hi "}}, opts);
+  EXPECT_EQ(s, "<B><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 01 Feb 2003"
+               "\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|><|start_header_id|>assistant"
+               "<|end_header_id|>\n\n");
+  // The default date is today's, written as strftime's "%d %b %Y".
+  const std::string today = llama.apply_chat_template({{"user", "x"}}, ChatOptions{});
+  EXPECT_TRUE(std::regex_search(today, std::regex("Today Date: [0-3][0-9] (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) 2[0-9]{3}\n")))
+      << today;
+}
+
+TEST(TokenizerSpeed, PathologicalInputIsLinear) {
+  const Tokenizer t = Tokenizer::load(test::model_dir("qwen3"));
+  for (char c : {' ', 'a', '\n', '7'}) {
+    const double small = seconds_to_encode(t, std::string(100000, c));
+    const double large = seconds_to_encode(t, std::string(400000, c));
+    // 4x the input: O(n log n) gives about 4.5x; quadratic would be 16x.
+    EXPECT_LT(large, 9.0 * small + 0.02) << "char " << int(c) << ": " << small << " s -> " << large << " s";
+  }
+}
