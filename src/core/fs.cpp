@@ -25,8 +25,12 @@ std::string random_suffix() {
 }
 }  // namespace
 
+// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever; the
+// S_ISREG check that follows rejects it. It changes nothing for regular files.
+constexpr int kOpenReadFlags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+
 MappedFile::MappedFile(const fs::path& path) : path_(path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), kOpenReadFlags);
   if (fd < 0) throw_input(path.string(), "cannot open: " + errno_text());
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
@@ -77,7 +81,7 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
 }
 
 std::string read_file(const fs::path& path, size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), kOpenReadFlags);
   if (fd < 0) throw_input(path.string(), "cannot open: " + errno_text());
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -134,7 +138,12 @@ StagingDir::StagingDir(const fs::path& final_path) : final_(fs::absolute(final_p
   std::error_code ec;
   fs::create_directories(parent, ec);
   if (ec) throw_input(parent.string(), "cannot create folder: " + ec.message());
-  tmp_ = parent / ("." + final_.filename().string() + ".tmp-" + random_suffix());
+  // Built with += : GCC 12 gives a false -Wrestrict warning for "." + std::string.
+  std::string name = ".";
+  name += final_.filename().string();
+  name += ".tmp-";
+  name += random_suffix();
+  tmp_ = parent / name;
   if (!fs::create_directory(tmp_, ec) || ec) throw_input(final_.string(), "cannot create a temporary folder beside it");
 }
 

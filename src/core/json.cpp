@@ -1,7 +1,8 @@
 #include "agentcompile/core/json.h"
 
+#include <algorithm>
 #include <cmath>
-#include <set>
+#include <cstdio>
 
 #include "agentcompile/core/error.h"
 
@@ -9,56 +10,147 @@ namespace ac {
 
 namespace {
 
-// Tracks, per open container, the keys seen so far (arrays get an empty set). nlohmann's parser
-// keeps the last of duplicate keys silently; the reference implementations reject them.
-struct StrictState {
-  std::vector<std::set<std::string>> keys;
-  std::string failure;
+// Builds the document from nlohmann's SAX events. nlohmann's own callback parser rescans the
+// parent container each time an object closes (quadratic: a header of 100k tensors took minutes);
+// this builder is linear and applies the limits as it goes, before anything large is allocated.
+class StrictBuilder {
+ public:
+  explicit StrictBuilder(JsonLimits limits) : limits_(limits) {}
+
+  Json root;
+  std::string failure;    // what was wrong; empty when the text is valid
+  std::string last_key;   // the last object key read, to say where an error is
+
+  bool null() { return add(Json(nullptr)) != nullptr; }
+  bool boolean(bool v) { return add(Json(v)) != nullptr; }
+  bool number_integer(Json::number_integer_t v) { return add(Json(v)) != nullptr; }
+  bool number_unsigned(Json::number_unsigned_t v) { return add(Json(v)) != nullptr; }
+  bool number_float(Json::number_float_t v, const Json::string_t&) { return add(Json(v)) != nullptr; }
+  bool string(Json::string_t& v) { return add(Json(std::move(v))) != nullptr; }
+  bool binary(Json::binary_t&) { return fail("binary values are not JSON"); }
+  bool start_object(std::size_t) { return open(Json::object()); }
+  bool start_array(std::size_t) { return open(Json::array()); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+
+  bool key(Json::string_t& k) {
+    Frame& f = stack_.back();
+    if (f.node->contains(k)) return fail("duplicate key " + json_quote(k));
+    last_key = k;
+    f.key = std::move(k);
+    return true;
+  }
+
+  bool parse_error(std::size_t, const std::string&, const Json::exception& ex) {
+    std::string why = ex.what();
+    // "[json.exception.parse_error.101] parse error at line 1, ...": keep the tail.
+    if (auto p = why.find("] "); p != std::string::npos) why = why.substr(p + 2);
+    return fail(why);
+  }
+
+ private:
+  struct Frame {
+    Json* node;
+    std::string key;  // the key whose value comes next (objects)
+  };
+
+  bool fail(std::string why) {
+    if (failure.empty()) failure = std::move(why);
+    return false;
+  }
+
+  // Places a value in the open container (or as the root); returns where it now lives.
+  Json* add(Json&& v) {
+    if (stack_.empty()) {
+      root = std::move(v);
+      return &root;
+    }
+    Frame& f = stack_.back();
+    if (f.node->is_array()) {
+      auto& arr = f.node->get_ref<Json::array_t&>();
+      if (arr.size() >= limits_.max_array_size) {
+        fail("array longer than " + std::to_string(limits_.max_array_size) + " elements" +
+             (last_key.empty() ? "" : " (near key " + json_quote(last_key) + ")"));
+        return nullptr;
+      }
+      arr.push_back(std::move(v));
+      return &arr.back();
+    }
+    auto& obj = f.node->get_ref<Json::object_t&>();
+    return &obj.emplace(std::move(f.key), std::move(v)).first->second;
+  }
+
+  bool open(Json&& container) {
+    if (stack_.size() >= static_cast<size_t>(std::max(limits_.max_depth, 0)))
+      return fail("JSON nested deeper than " + std::to_string(limits_.max_depth) + " levels");
+    Json* node = add(std::move(container));
+    if (node == nullptr) return false;
+    // Parents never grow while a child is open, so this pointer stays valid until close().
+    stack_.push_back({node, {}});
+    return true;
+  }
+
+  bool close() {
+    stack_.pop_back();
+    return true;
+  }
+
+  JsonLimits limits_;
+  std::vector<Frame> stack_;
 };
+
+// Error text for one line: bytes outside printable ASCII written as \xNN (nlohmann quotes the
+// raw bytes it choked on, which may be invalid UTF-8 or control characters).
+std::string printable(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+std::string cut(std::string s, size_t max_chars) {
+  if (s.size() > max_chars) {
+    s.resize(max_chars);
+    // Do not leave half a UTF-8 sequence behind.
+    while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xc0) == 0x80) s.pop_back();
+    if (!s.empty() && static_cast<unsigned char>(s.back()) >= 0xc0) s.pop_back();
+    s += "...";
+  }
+  return s;
+}
 
 }  // namespace
 
 Json parse_json_strict(std::string_view text, const std::string& subject, JsonLimits limits) {
-  StrictState st;
-  Json::parser_callback_t cb = [&](int depth, Json::parse_event_t event, Json& parsed) -> bool {
-    if (!st.failure.empty()) return false;
-    switch (event) {
-      case Json::parse_event_t::object_start:
-      case Json::parse_event_t::array_start:
-        if (depth >= limits.max_depth) {
-          st.failure = "JSON nested deeper than " + std::to_string(limits.max_depth) + " levels";
-          throw std::runtime_error(st.failure);
-        }
-        st.keys.emplace_back();
-        break;
-      case Json::parse_event_t::object_end:
-      case Json::parse_event_t::array_end:
-        if (!st.keys.empty()) st.keys.pop_back();
-        break;
-      case Json::parse_event_t::key:
-        if (!st.keys.empty() && parsed.is_string()) {
-          auto key = parsed.get<std::string>();
-          if (!st.keys.back().insert(key).second) {
-            st.failure = "duplicate key \"" + key + "\"";
-            throw std::runtime_error(st.failure);
-          }
-        }
-        break;
-      case Json::parse_event_t::value:
-        break;
-    }
-    return true;
-  };
-  try {
-    return Json::parse(text.begin(), text.end(), cb, /*allow_exceptions=*/true, /*ignore_comments=*/false);
-  } catch (const Json::exception& e) {
-    std::string why = e.what();
-    // nlohmann messages look like "[json.exception.parse_error.101] parse error at line 1, ...": keep the tail.
-    if (auto p = why.find("] "); p != std::string::npos) why = why.substr(p + 2);
-    throw_input(subject, "invalid JSON: " + why);
-  } catch (const std::runtime_error&) {
-    throw_input(subject, "invalid JSON: " + st.failure);
+  // nlohmann stops reading at a NUL byte as if the text ended there; JSON has no raw NULs.
+  if (auto p = text.find('\0'); p != std::string_view::npos)
+    throw_input(subject, "invalid JSON: NUL byte at offset " + std::to_string(p));
+  StrictBuilder b(limits);
+  bool ok = Json::sax_parse(text.begin(), text.end(), &b, Json::input_format_t::json, /*strict=*/true,
+                            /*ignore_comments=*/false);
+  if (!ok || !b.failure.empty()) {
+    std::string why = b.failure.empty() ? "parse error" : b.failure;
+    if (!b.last_key.empty() && why.find("near key") == std::string::npos && !why.starts_with("duplicate key"))
+      why += " (after key " + json_quote(b.last_key, 60) + ")";
+    throw_input(subject, "invalid JSON: " + printable(why));
   }
+  return std::move(b.root);
+}
+
+std::string json_quote(std::string_view s, size_t max_chars) {
+  std::string q = Json(cut(std::string(s), max_chars)).dump(-1, ' ', false, Json::error_handler_t::replace);
+  return q;
+}
+
+std::string json_brief(const Json& v, size_t max_chars) {
+  return cut(v.dump(-1, ' ', false, Json::error_handler_t::replace), max_chars);
 }
 
 const Json& json_require(const Json& obj, const std::string& subject, const std::string& key) {
@@ -86,9 +178,9 @@ std::optional<int64_t> json_as_int(const Json& v, int64_t lo, int64_t hi) {
 
 int64_t json_int(const Json& obj, const std::string& subject, const std::string& key, int64_t lo, int64_t hi) {
   const Json& v = json_require(obj, subject, key);
-  if (!v.is_number()) throw_input(subject, key + ": expected an integer, got " + v.dump());
+  if (!v.is_number()) throw_input(subject, key + ": expected an integer, got " + json_brief(v));
   auto x = json_as_int(v, INT64_MIN, INT64_MAX);
-  if (!x) throw_input(subject, key + ": expected an integer, got " + v.dump());
+  if (!x) throw_input(subject, key + ": expected an integer, got " + json_brief(v));
   if (*x < lo || *x > hi)
     throw_input(subject, key + ": " + std::to_string(*x) + " is out of range [" + std::to_string(lo) + ", " +
                              std::to_string(hi) + "]");
@@ -103,7 +195,7 @@ std::optional<int64_t> json_opt_int(const Json& obj, const std::string& subject,
 
 double json_number(const Json& obj, const std::string& subject, const std::string& key) {
   const Json& v = json_require(obj, subject, key);
-  if (!v.is_number()) throw_input(subject, key + ": expected a number, got " + v.dump());
+  if (!v.is_number()) throw_input(subject, key + ": expected a number, got " + json_brief(v));
   double d = v.get<double>();
   if (!std::isfinite(d)) throw_input(subject, key + ": not a finite number");
   return d;
@@ -116,7 +208,7 @@ std::optional<double> json_opt_number(const Json& obj, const std::string& subjec
 
 std::string json_string(const Json& obj, const std::string& subject, const std::string& key) {
   const Json& v = json_require(obj, subject, key);
-  if (!v.is_string()) throw_input(subject, key + ": expected a string, got " + v.dump());
+  if (!v.is_string()) throw_input(subject, key + ": expected a string, got " + json_brief(v));
   return v.get<std::string>();
 }
 
@@ -128,7 +220,7 @@ std::optional<std::string> json_opt_string(const Json& obj, const std::string& s
 std::optional<bool> json_opt_bool(const Json& obj, const std::string& subject, const std::string& key) {
   if (!obj.is_object() || !obj.contains(key) || obj.at(key).is_null()) return std::nullopt;
   const Json& v = obj.at(key);
-  if (!v.is_boolean()) throw_input(subject, key + ": expected true or false, got " + v.dump());
+  if (!v.is_boolean()) throw_input(subject, key + ": expected true or false, got " + json_brief(v));
   return v.get<bool>();
 }
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "agentcompile/core/error.h"
+#include "agentcompile/core/json.h"
 
 namespace ac {
 
@@ -63,11 +64,11 @@ ModelWeights bind_weights(const ModelConfig& cfg, const WeightStore& store) {
   std::map<std::string, const TensorInfo*> bound;
   for (const auto& e : expected_tensors(cfg)) {
     const TensorInfo* t = store.find(e.name);
-    if (t == nullptr) throw_input(store.files().front().string(), "missing tensor \"" + e.name + "\"");
+    if (t == nullptr) throw_input(store.source().string(), "missing tensor " + json_quote(e.name));
     if (t->shape != e.shape)
-      throw_input(t->file, "tensor \"" + e.name + "\" has shape " + t->shape_str() + ", expected " + shape_str(e.shape));
+      throw_input(t->file, "tensor " + json_quote(e.name) + " has shape " + t->shape_str() + ", expected " + shape_str(e.shape));
     if (!dtype_is_compute(t->dtype))
-      throw_input(t->file, "tensor \"" + e.name + "\" has dtype " + std::string(dtype_safetensors_name(t->dtype)) +
+      throw_input(t->file, "tensor " + json_quote(e.name) + " has dtype " + std::string(dtype_safetensors_name(t->dtype)) +
                                " (supported: BF16, F16, F32)");
     bound[e.name] = t;
     w.parameters += t->numel();
@@ -80,7 +81,7 @@ ModelWeights bind_weights(const ModelConfig& cfg, const WeightStore& store) {
       w.ignored.push_back(name);
       continue;
     }
-    throw_input(t->file, "unexpected tensor \"" + name + "\" (not part of a " + std::string(arch_name(cfg.arch)) +
+    throw_input(t->file, "unexpected tensor " + json_quote(name) + " (not part of a " + std::string(arch_name(cfg.arch)) +
                              " model with this config)");
   }
 

@@ -9,11 +9,16 @@ namespace ac {
 namespace {
 constexpr size_t kMaxConfigBytes = 4u << 20;
 
-std::vector<int64_t> parse_token_ids(const Json& v, const std::string& subject, const std::string& key) {
+// One token id or a list of them (eos may be several), each inside the vocabulary.
+std::vector<int64_t> parse_token_ids(const Json& v, const std::string& subject, const std::string& key,
+                                     int64_t vocab_size) {
   std::vector<int64_t> ids;
   auto one = [&](const Json& x) {
     auto id = json_as_int(x, 0, ConfigLimits::kMaxVocab - 1);
-    if (!id) throw_input(subject, key + ": " + x.dump() + " is not a token id");
+    if (!id) throw_input(subject, key + ": " + json_brief(x) + " is not a token id");
+    if (*id >= vocab_size)
+      throw_input(subject, key + ": " + std::to_string(*id) + " is outside the vocabulary (" +
+                               std::to_string(vocab_size) + ")");
     ids.push_back(*id);
   };
   if (v.is_array()) {
@@ -23,6 +28,16 @@ std::vector<int64_t> parse_token_ids(const Json& v, const std::string& subject, 
     one(v);
   }
   return ids;
+}
+
+// bos_token_id: absent or null means none; otherwise exactly one id (a one-element list is
+// accepted, as some exporters write one).
+std::optional<int64_t> parse_bos(const Json& j, const std::string& subject, int64_t vocab_size) {
+  if (!j.contains("bos_token_id") || j.at("bos_token_id").is_null()) return std::nullopt;
+  const Json& v = j.at("bos_token_id");
+  auto ids = parse_token_ids(v, subject, "bos_token_id", vocab_size);
+  if (ids.size() != 1) throw_input(subject, "bos_token_id: expected one token id, got " + json_brief(v));
+  return ids[0];
 }
 
 // Reads the scaling part of a rope description (4.x rope_scaling or 5.x rope_parameters).
@@ -46,7 +61,7 @@ void parse_rope_scaling(const Json& r, const std::string& subject, const std::st
     if (!(rope.low_freq_factor > 0 && rope.high_freq_factor > rope.low_freq_factor))
       throw_input(where, "need 0 < low_freq_factor < high_freq_factor");
   } else {
-    throw_input(where, "rope_type: \"" + *type + "\" is not supported (default, linear, llama3)");
+    throw_input(where, "rope_type: " + json_quote(*type) + " is not supported (default, linear, llama3)");
   }
   rope.factor = json_number(r, where, "factor");
   if (!(rope.factor >= 1.0 && rope.factor <= 1024.0)) throw_input(where, "factor: must be in [1, 1024]");
@@ -86,7 +101,7 @@ ModelConfig parse_model_config(const Json& j, const std::string& subject) {
   else if (mt == "qwen2") c.arch = Arch::Qwen2;
   else if (mt == "qwen3") c.arch = Arch::Qwen3;
   else if (mt == "mistral") c.arch = Arch::Mistral;
-  else throw_input(subject, "model_type: \"" + mt + "\" is not supported (llama, qwen2, qwen3, mistral)");
+  else throw_input(subject, "model_type: " + json_quote(mt) + " is not supported (llama, qwen2, qwen3, mistral)");
 
   c.hidden_size = json_int(j, subject, "hidden_size", 1, ConfigLimits::kMaxHidden);
   c.intermediate_size = json_int(j, subject, "intermediate_size", 1, ConfigLimits::kMaxIntermediate);
@@ -111,7 +126,7 @@ ModelConfig parse_model_config(const Json& j, const std::string& subject) {
   if (!(c.rms_norm_eps > 0 && c.rms_norm_eps < 1)) throw_input(subject, "rms_norm_eps: must be in (0, 1)");
 
   std::string act = json_opt_string(j, subject, "hidden_act").value_or("silu");
-  if (act != "silu") throw_input(subject, "hidden_act: \"" + act + "\" is not supported (silu)");
+  if (act != "silu") throw_input(subject, "hidden_act: " + json_quote(act) + " is not supported (silu)");
 
   // Rope: 5.x rope_parameters, else 4.x rope_theta + rope_scaling.
   if (j.contains("rope_parameters") && !j.at("rope_parameters").is_null()) {
@@ -157,33 +172,20 @@ ModelConfig parse_model_config(const Json& j, const std::string& subject) {
   const char* dtype_key = j.contains("torch_dtype") ? "torch_dtype" : "dtype";
   if (auto td = json_opt_string(j, subject, dtype_key)) {
     auto d = dtype_from_user_name(*td);
-    if (!d) throw_input(subject, std::string(dtype_key) + ": \"" + *td + "\" is not supported (bfloat16, float16, float32)");
+    if (!d) throw_input(subject, std::string(dtype_key) + ": " + json_quote(*td) + " is not supported (bfloat16, float16, float32)");
     c.torch_dtype = *d;
   }
-  c.bos_token_id = j.contains("bos_token_id") && !j.at("bos_token_id").is_null()
-                       ? std::optional<int64_t>(parse_token_ids(j.at("bos_token_id"), subject, "bos_token_id").at(0))
-                       : std::nullopt;
+  c.bos_token_id = parse_bos(j, subject, c.vocab_size);
   if (j.contains("eos_token_id") && !j.at("eos_token_id").is_null())
-    c.eos_token_ids = parse_token_ids(j.at("eos_token_id"), subject, "eos_token_id");
-  for (int64_t id : c.eos_token_ids)
-    if (id >= c.vocab_size)
-      throw_input(subject, "eos_token_id: " + std::to_string(id) + " is outside the vocabulary (" +
-                               std::to_string(c.vocab_size) + ")");
+    c.eos_token_ids = parse_token_ids(j.at("eos_token_id"), subject, "eos_token_id", c.vocab_size);
   return c;
 }
 
 void apply_generation_config(ModelConfig& cfg, const Json& j, const std::string& subject) {
   if (!j.is_object()) throw_input(subject, "expected a JSON object");
-  if (j.contains("eos_token_id") && !j.at("eos_token_id").is_null()) {
-    auto ids = parse_token_ids(j.at("eos_token_id"), subject, "eos_token_id");
-    for (int64_t id : ids)
-      if (id >= cfg.vocab_size)
-        throw_input(subject, "eos_token_id: " + std::to_string(id) + " is outside the vocabulary (" +
-                                 std::to_string(cfg.vocab_size) + ")");
-    cfg.eos_token_ids = ids;
-  }
-  if (j.contains("bos_token_id") && !j.at("bos_token_id").is_null())
-    cfg.bos_token_id = parse_token_ids(j.at("bos_token_id"), subject, "bos_token_id").at(0);
+  if (j.contains("eos_token_id") && !j.at("eos_token_id").is_null())
+    cfg.eos_token_ids = parse_token_ids(j.at("eos_token_id"), subject, "eos_token_id", cfg.vocab_size);
+  if (auto bos = parse_bos(j, subject, cfg.vocab_size)) cfg.bos_token_id = bos;
 }
 
 ModelConfig load_model_config(const fs::path& dir) {

@@ -45,11 +45,11 @@ bool as_u64(const Json& v, uint64_t& out) {
 }
 
 TensorInfo parse_tensor_entry(const std::string& name, const Json& e, const std::string& subject) {
-  const std::string where = subject + ": tensor \"" + name + "\"";
+  const std::string where = subject + ": tensor " + json_quote(name);
   if (!e.is_object()) throw_input(where, "expected an object with dtype, shape and data_offsets");
   for (auto it = e.begin(); it != e.end(); ++it)
     if (it.key() != "dtype" && it.key() != "shape" && it.key() != "data_offsets")
-      throw_input(where, "unknown field \"" + it.key() + "\"");
+      throw_input(where, "unknown field " + json_quote(it.key()));
   TensorInfo t;
   t.name = name;
   t.file = subject;
@@ -57,7 +57,7 @@ TensorInfo parse_tensor_entry(const std::string& name, const Json& e, const std:
   auto dt = e.find("dtype");
   if (dt == e.end() || !dt->is_string()) throw_input(where, "dtype: missing or not a string");
   auto parsed = dtype_from_safetensors_name(dt->get<std::string>());
-  if (!parsed) throw_input(where, "dtype: unknown dtype \"" + dt->get<std::string>() + "\"");
+  if (!parsed) throw_input(where, "dtype: unknown dtype " + json_quote(dt->get<std::string>()));
   t.dtype = *parsed;
 
   auto sh = e.find("shape");
@@ -68,7 +68,7 @@ TensorInfo parse_tensor_entry(const std::string& name, const Json& e, const std:
   uint64_t numel = 1;
   for (const Json& d : *sh) {
     uint64_t dim;
-    if (!as_u64(d, dim)) throw_input(where, "shape: dimension " + d.dump() + " is not a non-negative integer");
+    if (!as_u64(d, dim)) throw_input(where, "shape: dimension " + json_brief(d) + " is not a non-negative integer");
     if (dim > uint64_t(INT64_MAX)) throw_input(where, "shape: dimension too large");
     if (dim != 0 && numel > UINT64_MAX / dim) throw_input(where, "shape: element count overflows");
     numel *= dim;
@@ -105,8 +105,9 @@ SafetensorsHeader parse_safetensors(const uint8_t* data, size_t size, const std:
                              std::to_string(size) + " bytes)");
   std::string_view text(reinterpret_cast<const char*>(data + 8), static_cast<size_t>(n));
   if (text.empty() || text.front() != '{') throw_input(subject, "header does not start with '{'");
-  // Trailing spaces are the format's padding; nlohmann accepts trailing whitespace.
-  Json header = parse_json_strict(text, subject + ": header", JsonLimits{.max_depth = 8});
+  // Trailing spaces are the format's padding; nlohmann accepts trailing whitespace. The only
+  // arrays are shapes (rank <= 8) and offset pairs, so longer ones are cut off while parsing.
+  Json header = parse_json_strict(text, subject + ": header", JsonLimits{.max_depth = 8, .max_array_size = 64});
   if (!header.is_object()) throw_input(subject, "header is not a JSON object");
 
   SafetensorsHeader out;
@@ -116,7 +117,7 @@ SafetensorsHeader parse_safetensors(const uint8_t* data, size_t size, const std:
       if (it->is_null()) continue;
       if (!it->is_object()) throw_input(subject, "__metadata__: expected an object of strings");
       for (auto m = it->begin(); m != it->end(); ++m) {
-        if (!m->is_string()) throw_input(subject, "__metadata__: value of \"" + m.key() + "\" is not a string");
+        if (!m->is_string()) throw_input(subject, "__metadata__: value of " + json_quote(m.key()) + " is not a string");
         out.metadata[m.key()] = m->get<std::string>();
       }
       continue;
@@ -133,13 +134,13 @@ SafetensorsHeader parse_safetensors(const uint8_t* data, size_t size, const std:
   uint64_t cursor = 0;
   for (auto& t : out.tensors) {
     if (t.begin != cursor) {
-      throw_input(subject, "tensor \"" + t.name + "\": data_offsets begin at " + std::to_string(t.begin) +
+      throw_input(subject, "tensor " + json_quote(t.name) + ": data_offsets begin at " + std::to_string(t.begin) +
                                (t.begin < cursor ? ", overlapping the previous tensor (which ends at "
                                                  : ", leaving a gap after the previous tensor (which ends at ") +
                                std::to_string(cursor) + ")");
     }
     if (t.end > data_size)
-      throw_input(subject, "tensor \"" + t.name + "\": data ends at " + std::to_string(t.end) +
+      throw_input(subject, "tensor " + json_quote(t.name) + ": data ends at " + std::to_string(t.end) +
                                " but the file holds only " + std::to_string(data_size) + " data bytes (truncated?)");
     t.data = data + out.data_offset + t.begin;
     cursor = t.end;

@@ -15,15 +15,32 @@ bool is_plain_file_name(const std::string& s) {
 }
 }  // namespace
 
+ShardIndex parse_shard_index(std::string_view text, const std::string& subject) {
+  // Only weight_map's object and "metadata" exist; arrays are never long in a real index.
+  Json j = parse_json_strict(text, subject, JsonLimits{.max_depth = 16});
+  const Json& map = json_require(j, subject, "weight_map");
+  if (!map.is_object() || map.empty()) throw_input(subject, "weight_map: expected a non-empty object");
+  ShardIndex idx;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    const std::string where = "weight_map: " + json_quote(it.key());
+    if (!it->is_string()) throw_input(subject, where + ": file name is not a string");
+    std::string file = it->get<std::string>();
+    if (!is_plain_file_name(file)) throw_input(subject, where + ": bad file name " + json_quote(file));
+    idx.tensors_in[file].insert(it.key());
+    idx.file_of.emplace(it.key(), std::move(file));
+  }
+  return idx;
+}
+
 void WeightStore::add_file(const fs::path& path, const std::set<std::string>* only) {
   files_.push_back(std::make_unique<SafetensorsFile>(path));
   paths_.push_back(path);
   for (const auto& t : files_.back()->header().tensors) {
     if (only != nullptr && only->count(t.name) == 0)
-      throw_input(path.string(), "tensor \"" + t.name + "\" is not listed for this file in model.safetensors.index.json");
+      throw_input(path.string(), "tensor " + json_quote(t.name) + " is not listed for this file in model.safetensors.index.json");
     auto [it, inserted] = by_name_.emplace(t.name, &t);
     if (!inserted)
-      throw_input(path.string(), "tensor \"" + t.name + "\" is also stored in " + it->second->file);
+      throw_input(path.string(), "tensor " + json_quote(t.name) + " is also stored in " + it->second->file);
   }
 }
 
@@ -33,22 +50,21 @@ WeightStore WeightStore::open(const fs::path& dir) {
   fs::path single = dir / "model.safetensors";
   std::error_code ec;
   if (fs::exists(index, ec)) {
+    ws.source_ = index;
     const std::string subject = index.string();
-    Json j = parse_json_strict(read_file(index, kMaxIndexBytes), subject);
-    const Json& map = json_require(j, subject, "weight_map");
-    if (!map.is_object() || map.empty()) throw_input(subject, "weight_map: expected a non-empty object");
-    std::map<std::string, std::set<std::string>> by_file;
-    for (auto it = map.begin(); it != map.end(); ++it) {
-      if (!it->is_string()) throw_input(subject, "weight_map: \"" + it.key() + "\": file name is not a string");
-      std::string file = it->get<std::string>();
-      if (!is_plain_file_name(file)) throw_input(subject, "weight_map: \"" + it.key() + "\": bad file name \"" + file + "\"");
-      by_file[file].insert(it.key());
+    ShardIndex idx = parse_shard_index(read_file(index, kMaxIndexBytes), subject);
+    for (const auto& [file, names] : idx.tensors_in) {
+      fs::path shard = dir / file;
+      if (!fs::exists(shard, ec))
+        throw_input(shard.string(), "cannot open: missing, but model.safetensors.index.json lists " +
+                                        std::to_string(names.size()) + " tensors in it");
+      ws.add_file(shard, &names);
     }
-    for (const auto& [file, names] : by_file) ws.add_file(dir / file, &names);
-    for (auto it = map.begin(); it != map.end(); ++it)
-      if (ws.by_name_.count(it.key()) == 0)
-        throw_input(subject, "weight_map: tensor \"" + it.key() + "\" is not in " + it->get<std::string>());
+    for (const auto& [name, file] : idx.file_of)
+      if (ws.by_name_.count(name) == 0)
+        throw_input(subject, "weight_map: tensor " + json_quote(name) + " is not in " + file);
   } else if (fs::exists(single, ec)) {
+    ws.source_ = single;
     ws.add_file(single, nullptr);
   } else {
     throw_input(dir.string(), "no model.safetensors or model.safetensors.index.json");

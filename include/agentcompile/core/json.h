@@ -1,6 +1,7 @@
 #pragma once
 // JSON from untrusted files: strict parsing (valid UTF-8, bounded nesting depth, duplicate keys
 // rejected) and typed field readers whose errors name the field.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,11 +16,22 @@ using Json = nlohmann::json;
 
 struct JsonLimits {
   int max_depth = 64;
+  // Longest array accepted; a format that only has short arrays sets it so that a file made of
+  // one huge array cannot make the parser allocate many times the file's size.
+  size_t max_array_size = SIZE_MAX;
 };
 
-// Throws Error(BadInput, subject, why) on malformed JSON, invalid UTF-8, nesting deeper than
-// limits.max_depth or an object with the same key twice.
+// Throws Error(BadInput, subject, why) on malformed JSON, invalid UTF-8, a NUL byte, nesting
+// deeper than limits.max_depth, an array longer than limits.max_array_size or an object with the
+// same key twice. Time and memory are linear in the size of the text.
 Json parse_json_strict(std::string_view text, const std::string& subject, JsonLimits limits = {});
+
+// `s` as a JSON string literal for messages: quoted, control characters escaped, invalid UTF-8
+// replaced, cut to about max_chars characters ("..." marks a cut). Strings from files go through it
+// so that an error stays one printable line.
+std::string json_quote(std::string_view s, size_t max_chars = 120);
+// A JSON value for messages: its compact dump, cut like json_quote.
+std::string json_brief(const Json& v, size_t max_chars = 80);
 
 // Typed readers: `subject` names the file, `key` the field; a missing field or a wrong type is a
 // BadInput error "subject: key: ...". Integers are range-checked into [lo, hi].

@@ -2,14 +2,23 @@
 // The tensors of a model folder: one model.safetensors, or shards listed by
 // model.safetensors.index.json. All files stay mapped for the lifetime of the store.
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agentcompile/model/safetensors.h"
 
 namespace ac {
+
+// model.safetensors.index.json: which shard holds each tensor. Shard names must be plain file
+// names inside the model folder (no paths, no ".."); errors name the index file and the entry.
+struct ShardIndex {
+  std::map<std::string, std::string> file_of;                // tensor -> shard file name
+  std::map<std::string, std::set<std::string>> tensors_in;   // shard file name -> its tensors
+};
+ShardIndex parse_shard_index(std::string_view text, const std::string& subject);
 
 class WeightStore {
  public:
@@ -19,11 +28,14 @@ class WeightStore {
   const TensorInfo* find(const std::string& name) const;
   const std::map<std::string, const TensorInfo*>& all() const { return by_name_; }
   const std::vector<fs::path>& files() const { return paths_; }
+  // The file that says which tensors exist: the index when sharded, else model.safetensors.
+  const fs::path& source() const { return source_; }
 
  private:
   void add_file(const fs::path& path, const std::set<std::string>* only);
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
   std::vector<fs::path> paths_;
+  fs::path source_;
   std::map<std::string, const TensorInfo*> by_name_;
 };
 

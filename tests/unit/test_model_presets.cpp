@@ -1,0 +1,119 @@
+// The synth-model presets: configs round-trip through config.json, parameter counts equal the
+// published ones (real presets) or hand-computed ones (tiny presets), and a synthesised tiny
+// folder loads with exactly that many parameters.
+#include <gtest/gtest.h>
+
+#include "agentcompile/model/architecture.h"
+#include "agentcompile/model/model.h"
+#include "agentcompile/model/synth_model.h"
+#include "model_test_util.h"
+
+using namespace ac;
+using namespace ac::test;
+
+namespace {
+
+// Parameters of a llama-family decoder, from the HF modeling code: embedding (and lm_head when
+// untied), per layer q/k/v/o + optional q/k norms + two RMSNorms + gate/up/down, final norm.
+int64_t decoder_params(int64_t h, int64_t f, int64_t layers, int64_t heads, int64_t kv, int64_t hd, int64_t vocab,
+                       bool tied, bool qk_norm) {
+  int64_t layer = 2 * h * heads * hd + 2 * h * kv * hd + 3 * h * f + 2 * h + (qk_norm ? 2 * hd : 0);
+  return vocab * h * (tied ? 1 : 2) + layers * layer + h;
+}
+
+int64_t expected_sum(const ModelConfig& c) {
+  int64_t n = 0;
+  for (const auto& t : expected_tensors(c)) n += numel_of(t.shape);
+  return n;
+}
+
+ModelConfig preset_config(const std::string& name) {
+  const SynthPreset* p = find_synth_preset(name);
+  EXPECT_NE(p, nullptr) << name;
+  return parse_model_config(p->config, name);
+}
+
+void expect_same_config(const ModelConfig& a, const ModelConfig& b) {
+  EXPECT_EQ(a.arch, b.arch);
+  EXPECT_EQ(a.hidden_size, b.hidden_size);
+  EXPECT_EQ(a.intermediate_size, b.intermediate_size);
+  EXPECT_EQ(a.num_layers, b.num_layers);
+  EXPECT_EQ(a.num_heads, b.num_heads);
+  EXPECT_EQ(a.num_kv_heads, b.num_kv_heads);
+  EXPECT_EQ(a.head_dim, b.head_dim);
+  EXPECT_EQ(a.vocab_size, b.vocab_size);
+  EXPECT_EQ(a.max_position_embeddings, b.max_position_embeddings);
+  EXPECT_EQ(a.rms_norm_eps, b.rms_norm_eps);
+  EXPECT_EQ(a.rope.theta, b.rope.theta);
+  EXPECT_EQ(a.rope.type, b.rope.type);
+  EXPECT_EQ(a.rope.factor, b.rope.factor);
+  EXPECT_EQ(a.tie_word_embeddings, b.tie_word_embeddings);
+  EXPECT_EQ(a.qk_norm, b.qk_norm);
+  EXPECT_EQ(a.torch_dtype, b.torch_dtype);
+  EXPECT_EQ(a.bos_token_id, b.bos_token_id);
+}
+
+}  // namespace
+
+TEST(ModelPresets, RealPresetsHaveThePublishedParameterCounts) {
+  // Exact counts of the published checkpoints (tied embeddings counted once).
+  EXPECT_EQ(expected_sum(preset_config("qwen3-1.7b")), 1'720'574'976);
+  EXPECT_EQ(expected_sum(preset_config("qwen3-4b")), 4'022'468'096);
+  EXPECT_EQ(expected_sum(preset_config("llama-3.2-1b")), 1'235'814'400);
+  EXPECT_EQ(expected_sum(preset_config("qwen3-1.7b")), decoder_params(2048, 6144, 28, 16, 8, 128, 151936, true, true));
+  EXPECT_EQ(expected_sum(preset_config("llama-3.2-1b")), decoder_params(2048, 8192, 16, 32, 8, 64, 128256, true, false));
+}
+
+TEST(ModelPresets, EveryPresetConfigRoundTripsThroughJson) {
+  ASSERT_GE(synth_presets().size(), 5u);
+  for (const auto& p : synth_presets()) {
+    ModelConfig direct = parse_model_config(p.config, p.name);
+    // What synth-model writes: the dump, read back by the strict parser.
+    ModelConfig reread = parse_model_config(parse_json_strict(p.config.dump(2) + "\n", "config.json"), "config.json");
+    expect_same_config(direct, reread);
+    ModelConfig with_gen = reread;
+    apply_generation_config(with_gen, parse_json_strict(p.generation_config.dump(2), "g.json"), "g.json");
+    EXPECT_FALSE(with_gen.eos_token_ids.empty()) << p.name;
+    for (int64_t id : with_gen.eos_token_ids) EXPECT_LT(id, direct.vocab_size) << p.name;
+  }
+}
+
+TEST(ModelPresets, TinyPresetsSynthesiseAndLoadWithExactCounts) {
+  struct Case {
+    const char* preset;
+    DType dtype;
+    int64_t params;  // by hand, see decoder_params
+  };
+  const Case cases[] = {
+      {"tiny-qwen3", DType::BF16, 9'847'232},  // 151936*64 + 2*(8192+4096+4096+8192+64+128+36864) + 64
+      {"tiny-llama", DType::F16, 8'323'392},   // 128256*64 + 2*(8192+2048+2048+8192+128+36864) + 64
+  };
+  EXPECT_EQ(cases[0].params, decoder_params(64, 192, 2, 4, 2, 32, 151936, true, true));
+  EXPECT_EQ(cases[1].params, decoder_params(64, 192, 2, 4, 1, 32, 128256, true, false));
+  for (const auto& c : cases) {
+    TempDir dir;
+    SynthOptions o;
+    o.preset = c.preset;
+    o.out = dir / "m";
+    o.seed = 7;
+    o.dtype = c.dtype;
+    o.quiet = true;
+    SynthResult r = synth_model(o);
+    EXPECT_EQ(r.parameters, c.params) << c.preset;
+    auto m = load_model(dir / "m");
+    EXPECT_EQ(m->weights.parameters, c.params) << c.preset;
+    EXPECT_EQ(m->weights.bytes, uint64_t(c.params) * dtype_size(c.dtype));
+    EXPECT_EQ(m->config.torch_dtype, c.dtype);
+    EXPECT_EQ(m->weights.parameters, expected_sum(m->config));
+    EXPECT_TRUE(m->weights.ignored.empty());
+    for (const auto& [name, t] : m->store.all()) EXPECT_EQ(t->dtype, c.dtype) << name;
+    // The folder holds nothing but the header and the tensors.
+    SafetensorsFile f(dir / "m" / "model.safetensors");
+    EXPECT_EQ(fs::file_size(dir / "m" / "model.safetensors"), f.header().data_offset + m->weights.bytes);
+    ModelConfig want = preset_config(c.preset);
+    want.torch_dtype = c.dtype;
+    expect_same_config(m->config, want);
+    // generation_config.json's eos list replaces config.json's single id.
+    EXPECT_GE(m->config.eos_token_ids.size(), 2u);
+  }
+}
