@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <new>
 
 #include "agentcompile/core/error.h"
 #include "agentcompile/tokenizer/utf8.h"

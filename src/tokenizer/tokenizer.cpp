@@ -51,8 +51,15 @@ struct Tokenizer::Impl {
   std::unordered_map<int32_t, std::string> added_text;
   std::optional<int32_t> bos, eos;
   ChatTemplate chat;
+  std::string bos_text;  // what the Llama templates start with
   // Why there is no chat format, when there is none: the error's subject and reason.
   std::string chat_subject, chat_reason;
+
+  void use_chat_template(const std::string& text, const std::string& subject) {
+    chat = ChatTemplate::detect(text, bos_text);
+    chat_subject = subject;
+    chat_reason = "not a known chat template (Qwen3, Llama 3, Llama 3.1/3.2)";
+  }
 };
 
 Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -69,7 +76,11 @@ Tokenizer Tokenizer::load(const fs::path& dir) {
   const fs::path cj = dir / "tokenizer_config.json";
   std::string config_text;
   if (fs::exists(cj, ec)) config_text = read_file(cj, kMaxConfigBytes);
-  return parse(tokenizer_text, config_text, tj.string(), cj.string());
+  Tokenizer t = parse(tokenizer_text, config_text, tj.string(), cj.string());
+  // Newer Hugging Face folders keep the template in its own file, which then takes precedence.
+  const fs::path jinja = dir / "chat_template.jinja";
+  if (fs::exists(jinja, ec)) t.impl_->use_chat_template(read_file(jinja, kMaxConfigBytes), jinja.string());
+  return t;
 }
 
 Tokenizer Tokenizer::parse(std::string_view tokenizer_json, std::string_view config_json, const std::string& tname,
@@ -116,7 +127,6 @@ Tokenizer Tokenizer::parse(std::string_view tokenizer_json, std::string_view con
   for (const AddedToken& a : t.added.tokens())
     if (a.special) special.insert(a.content);
 
-  std::string bos_text;
   if (!config_json.empty()) {
     const Json cfg = parse_json_strict(config_json, cname);
     if (!cfg.is_object()) throw_input(cname, "expected a JSON object");
@@ -131,7 +141,7 @@ Tokenizer Tokenizer::parse(std::string_view tokenizer_json, std::string_view con
     };
     t.bos = lookup(bos);
     t.eos = lookup(eos);
-    bos_text = bos.value_or("");
+    t.bos_text = bos.value_or("");
     std::optional<std::string> tmpl;
     if (cfg.contains("chat_template") && !cfg["chat_template"].is_null()) {
       const Json& ct = cfg["chat_template"];
@@ -152,13 +162,7 @@ Tokenizer Tokenizer::parse(std::string_view tokenizer_json, std::string_view con
       t.chat_subject = cname;
       t.chat_reason = "chat_template: missing";
     }
-    if (tmpl) {
-      t.chat = ChatTemplate::detect(*tmpl, bos_text);
-      if (t.chat.format == ChatFormat::None) {
-        t.chat_subject = cname;
-        t.chat_reason = "chat_template: not a known chat template (Qwen3, Llama 3, Llama 3.1/3.2)";
-      }
-    }
+    if (tmpl) t.use_chat_template(*tmpl, cname + ": chat_template");
   } else {
     t.chat_subject = cname;
     t.chat_reason = "missing (no chat template)";

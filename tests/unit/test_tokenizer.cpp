@@ -4,9 +4,13 @@
 // (Agreement with the reference on real tokenizers is test_tokenizer_reference.cpp.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <fstream>
-#include <regex>
+#include <functional>
+#include <set>
+#include <thread>
 
 #include "agentcompile/core/error.h"
 #include "agentcompile/tokenizer/byte_level.h"
@@ -386,6 +390,24 @@ TEST(TokenizerLoad, FolderErrors) {
   }
 }
 
+TEST(TokenizerChat, TemplateFileReplacesTheConfigs) {
+  test::TempDir tmp;
+  std::ofstream(tmp.path() / "tokenizer.json") << tiny_tokenizer({}).dump();
+  std::ofstream(tmp.path() / "tokenizer_config.json") << R"({"chat_template": "{{ messages }}", "bos_token": "<B>"})";
+  EXPECT_EQ(Tokenizer::load(tmp.path()).chat_template_name(), "");
+  std::ofstream(tmp.path() / "chat_template.jinja") << "<|start_header_id|> {{ add_generation_prompt }} <|eot_id|>";
+  const Tokenizer t = Tokenizer::load(tmp.path());
+  EXPECT_EQ(t.chat_template_name(), "llama3");
+  EXPECT_EQ(t.apply_chat_template({{"user", "hi"}}, false, true), "<B><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>");
+  std::ofstream(tmp.path() / "chat_template.jinja") << "{{ unknown }}";
+  try {
+    Tokenizer::load(tmp.path()).apply_chat_template({{"user", "hi"}}, true, true);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("chat_template.jinja: not a known chat template"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TokenizerChat, ErrorsAndFormats) {
   Tokenizer none = tiny(tiny_tokenizer({}));
   EXPECT_EQ(none.chat_template_name(), "");
@@ -410,10 +432,39 @@ TEST(TokenizerChat, ErrorsAndFormats) {
   EXPECT_EQ(s, "<B><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 01 Feb 2003"
                "\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|><|start_header_id|>assistant"
                "<|end_header_id|>\n\n");
-  // The default date is today's, written as strftime's "%d %b %Y".
+  // The default date is today's, written as strftime's "%d %b %Y" ("05 Mar 2026").
   const std::string today = llama.apply_chat_template({{"user", "x"}}, ChatOptions{});
-  EXPECT_TRUE(std::regex_search(today, std::regex("Today Date: [0-3][0-9] (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) 2[0-9]{3}\n")))
+  const size_t at = today.find("Today Date: ");
+  ASSERT_NE(at, std::string::npos);
+  const std::string date = today.substr(at + 12, 11);
+  EXPECT_TRUE(std::isdigit(uint8_t(date[0])) && std::isdigit(uint8_t(date[1])) && date[2] == ' ' && date[6] == ' ' &&
+              std::string("JanFebMarAprMayJunJulAugSepOctNovDec").find(date.substr(3, 3)) % 3 == 0 &&
+              std::all_of(date.begin() + 7, date.end(), [](char c) { return std::isdigit(uint8_t(c)); }) &&
+              today.compare(at + 23, 2, "\n\n") == 0)
       << today;
+}
+
+TEST(TokenizerThreads, ConcurrentEncodeGivesTheSameIds) {
+  // Expected ids from a separate instance, so the threads start on a cold word cache.
+  const Tokenizer t = Tokenizer::load(test::model_dir("qwen3"));
+  const Json corpus = test::read_json_file(test::tokenizer_test_dir() / "corpus.json");
+  std::vector<std::vector<int32_t>> want;
+  {
+    const Tokenizer single = Tokenizer::load(test::model_dir("qwen3"));
+    for (const Json& s : corpus) want.push_back(single.encode(s.get<std::string>()));
+  }
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 4; ++w)
+    threads.emplace_back([&, w] {
+      for (int round = 0; round < 3; ++round)
+        for (size_t k = 0; k < corpus.size(); ++k) {
+          const size_t i = (k * 7 + size_t(w) * 13 + size_t(round)) % corpus.size();
+          if (t.encode(corpus[i].get<std::string>()) != want[i]) ++mismatches[size_t(w)];
+        }
+    });
+  for (auto& th : threads) th.join();
+  for (int m : mismatches) EXPECT_EQ(m, 0);
 }
 
 TEST(TokenizerSpeed, PathologicalInputIsLinear) {

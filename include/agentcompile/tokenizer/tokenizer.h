@@ -41,8 +41,9 @@ struct ChatOptions {
 
 class Tokenizer {
  public:
-  // Loads dir/tokenizer.json and, if present, dir/tokenizer_config.json. Errors are BadInput and
-  // name the file and the field.
+  // Loads dir/tokenizer.json and, if present, dir/tokenizer_config.json and dir/chat_template.jinja
+  // (which, as in Hugging Face folders, replaces the config's chat_template). Errors are BadInput
+  // and name the file and the field.
   static Tokenizer load(const fs::path& dir);
   // The same from the files' contents; `config_json` may be empty (no tokenizer_config.json).
   static Tokenizer parse(std::string_view tokenizer_json, std::string_view config_json,
