@@ -25,6 +25,7 @@ Subcommand add_inspect(CLI::App& root);
 Subcommand add_synth_model(CLI::App& root);
 Subcommand add_logits(CLI::App& root);
 Subcommand add_generate(CLI::App& root);
+Subcommand add_kernels(CLI::App& root);
 Subcommand add_tokenize(CLI::App& root);
 Subcommand add_detokenize(CLI::App& root);
 

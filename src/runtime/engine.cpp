@@ -49,9 +49,19 @@ GenerateResult generate(Executor& ex, const ModelConfig& cfg, const std::vector<
   for (int32_t i = 0; i < n; ++i) step.positions.push_back(i);
   step.slots.assign(size_t(n), 0);
   step.logit_rows = {n - 1};
+  // Greedy decoding uses the backend's own argmax where it has one (no logits copy).
+  const bool greedy = opts.sampling.temperature == 0.0f;
+  std::vector<int32_t> picked;
+  auto choose = [&]() -> int32_t {
+    if (greedy && ex.argmax_rows(picked)) {
+      if (picked.at(0) < 0) throw_internal("sampler", "the logits hold NaN or Inf; generation stopped");
+      return picked[0];
+    }
+    return sampler.sample(ex.logits(), ex.vocab_size());
+  };
   auto t0 = Clock::now();
   ex.forward(step);
-  int32_t tok = sampler.sample(ex.logits(), ex.vocab_size());
+  int32_t tok = choose();
   r.prefill_ms = ms_since(t0);
   r.tokens.push_back(tok);
   if (on_token) on_token(tok);
@@ -64,7 +74,7 @@ GenerateResult generate(Executor& ex, const ModelConfig& cfg, const std::vector<
     step.logit_rows = {0};
     auto t1 = Clock::now();
     ex.forward(step);
-    tok = sampler.sample(ex.logits(), ex.vocab_size());
+    tok = choose();
     r.decode_ms.push_back(ms_since(t1));
     r.tokens.push_back(tok);
     if (on_token) on_token(tok);

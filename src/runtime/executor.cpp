@@ -9,8 +9,9 @@ void validate_step(const StepBatch& b, const ExecutorLimits& lim, int64_t vocab)
   const size_t n = b.tokens.size();
   if (n == 0) throw_internal("step", "empty batch");
   if (b.positions.size() != n || b.slots.size() != n) throw_internal("step", "tokens, positions and slots differ in length");
-  const int64_t max_tokens = lim.max_tokens > 0 ? lim.max_tokens : lim.max_slots * lim.max_seq;
-  if (static_cast<int64_t>(n) > max_tokens) throw_internal("step", "more tokens than the executor was sized for");
+  if (static_cast<int64_t>(n) > lim.step_tokens()) throw_internal("step", "more tokens than the executor was sized for");
+  if (static_cast<int64_t>(b.logit_rows.size()) > lim.logit_rows())
+    throw_internal("step", "more logit rows than the executor was sized for");
   for (size_t i = 0; i < n; ++i) {
     if (b.tokens[i] < 0 || b.tokens[i] >= vocab)
       throw_input("tokens", "token id " + std::to_string(b.tokens[i]) + " is outside the vocabulary (" +

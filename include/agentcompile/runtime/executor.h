@@ -20,9 +20,12 @@ struct StepBatch {
 };
 
 struct ExecutorLimits {
-  int max_slots = 1;        // concurrent sequences
-  int64_t max_seq = 0;      // positions per sequence (prompt + generated)
-  int64_t max_tokens = 0;   // tokens in one step (0: max_slots * max_seq)
+  int max_slots = 1;         // concurrent sequences
+  int64_t max_seq = 0;       // positions per sequence (prompt + generated)
+  int64_t max_tokens = 0;    // tokens in one step (0: max_slots * max_seq)
+  int64_t max_logit_rows = 0;  // logit rows in one step (0: max(max_slots, max_tokens))
+  int64_t step_tokens() const { return max_tokens > 0 ? max_tokens : max_slots * max_seq; }
+  int64_t logit_rows() const { return max_logit_rows > 0 ? max_logit_rows : step_tokens(); }
 };
 
 class Executor {
@@ -32,6 +35,9 @@ class Executor {
   // Runs the step; afterwards logits() holds [batch.logit_rows.size(), vocab] f32 values.
   virtual void forward(const StepBatch& batch) = 0;
   virtual const float* logits() const = 0;
+  // The greedy token of each logit row, computed where the logits live; false when the backend
+  // has no such path (the runtime then reads logits()). A row with a NaN/Inf logit gives -1.
+  virtual bool argmax_rows(std::vector<int32_t>& out) { return false; }
   virtual int64_t vocab_size() const = 0;
   virtual const ExecutorLimits& limits() const = 0;
 };

@@ -1,0 +1,22 @@
+#pragma once
+// The CUDA backend's executor: weights uploaded once in their stored dtype, f32 activations and
+// KV cache in device memory, every op a JIT-compiled kernel (reference families) and the linear
+// layers on cuBLAS (or the reference kernel). No CUDA headers here.
+#include <memory>
+#include <string>
+
+#include "agentcompile/ir/graph.h"
+#include "agentcompile/runtime/executor.h"
+
+namespace ac {
+
+struct CudaExecutorOptions {
+  std::string linear_route = "cublas";  // "cublas" or "ref"
+};
+
+// True when a driver and a GPU are usable (why not in *why_not otherwise).
+bool cuda_available(std::string* why_not = nullptr);
+std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const ExecutorLimits& limits,
+                                             const CudaExecutorOptions& opts = {});
+
+}  // namespace ac

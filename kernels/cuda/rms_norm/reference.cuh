@@ -1,0 +1,18 @@
+// RMSNorm: one block per row; out = x / sqrt(mean(x^2) + eps) * gamma, f32 throughout.
+#pragma once
+#include "common/params.h"
+#include "common/reduce.cuh"
+#include "common/types.cuh"
+
+template <int BLOCK, typename W>
+__device__ void rms_norm_ref(const RmsNormParams& p) {
+  __shared__ float scratch[BLOCK / 32];
+  const long long r = blockIdx.x;
+  const float* x = p.x + r * p.dim;
+  float ss = 0.0f;
+  for (long long j = threadIdx.x; j < p.dim; j += BLOCK) ss += x[j] * x[j];
+  ss = block_sum<BLOCK>(ss, scratch);
+  const float inv = 1.0f / sqrtf(ss / (float)p.dim + p.eps);
+  const W* g = static_cast<const W*>(p.gamma);
+  for (long long j = threadIdx.x; j < p.dim; j += BLOCK) p.out[r * p.dim + j] = to_f32(g[j]) * (x[j] * inv);
+}

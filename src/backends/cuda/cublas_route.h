@@ -1,0 +1,37 @@
+#pragma once
+// The library route for linear layers: cuBLAS GEMM with f32 accumulation. Activations are f32 in
+// this backend, so for bf16/f16 weights they are cast to the weight dtype first (what a bf16
+// PyTorch model computes); f32 weights use an f32 GEMM with TF32 off.
+#include <cublas_v2.h>
+
+#include "agentcompile/core/dtype.h"
+#include "backends/cuda/device.h"
+
+namespace ac::cuda {
+
+[[noreturn]] void throw_cublas_error(cublasStatus_t s, const char* call, const char* file, int line);
+
+#define CUBLAS_CHECK(call)                                                                          \
+  do {                                                                                              \
+    cublasStatus_t ac_cublas_status_ = (call);                                                      \
+    if (ac_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                                 \
+      ::ac::cuda::throw_cublas_error(ac_cublas_status_, #call, __FILE__, __LINE__);                 \
+  } while (0)
+
+class CublasHandle {
+ public:
+  explicit CublasHandle(CUstream s);
+  ~CublasHandle();
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  cublasHandle_t get() const { return h_; }
+
+ private:
+  cublasHandle_t h_ = nullptr;
+};
+
+// out[n, out_dim] (f32) = x[n, in] (dtype t) * w[out_dim, in]^T (dtype t), row-major.
+void cublas_linear(const CublasHandle& h, DType t, const void* x, const void* w, float* out, long long n, long long in,
+                   long long out_dim);
+
+}  // namespace ac::cuda

@@ -1,0 +1,64 @@
+#pragma once
+// Kernel template families. A family declares, in one place, the template that holds its logic
+// (kernels/cuda/<op>/<file>.cuh), its parameter domains, its type parameters, and its
+// constraints. A variant binds every parameter; the JIT renders only those bindings plus an
+// extern "C" entry (flashinfer style), and the variant's name encodes every binding
+// (rms_norm__ref__w_bf16__block256__sm90), so it doubles as a readable cache key.
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "agentcompile/core/dtype.h"
+
+namespace ac::cuda {
+
+struct ParamDomain {
+  std::string name;         // template parameter name, e.g. "BLOCK"
+  std::vector<int> values;  // finite domain
+};
+
+struct Family {
+  std::string op;             // what it computes: "rms_norm", "linear", ...
+  std::string name;           // family within the op: "ref", ...
+  std::string header;         // template file, relative to kernels/cuda
+  std::string params_struct;  // kernel argument type (kernels/cuda/common/params.h)
+  std::string device_fn;      // template function: device_fn<params..., types...>(const Params&)
+  std::vector<ParamDomain> params;
+  std::vector<std::string> type_params;  // typename template parameters, bound to bf16/f16/f32
+  std::string threads_param = "BLOCK";   // the parameter that is the block size
+  bool needs_sm90a = false;              // uses wgmma/TMA features only sm_90a has
+  std::string description;
+  // Extra constraint over the bound parameters; returns why it is invalid, "" when valid.
+  std::function<std::string(const std::map<std::string, int>&)> constraint;
+};
+
+struct Variant {
+  const Family* family = nullptr;
+  std::map<std::string, int> values;  // one per family parameter
+  std::vector<DType> types;           // one per type parameter
+  std::string arch;                   // "sm_90", ...
+
+  std::string name() const;
+  std::string source() const;  // the rendered translation unit
+  int threads() const;
+  int param(const std::string& name) const;
+};
+
+const std::vector<Family>& families();
+// Throws Internal when unknown (families are code, not input).
+const Family& find_family(const std::string& op, const std::string& name);
+
+// Binds a variant; throws Internal when a value is outside its domain or a constraint fails.
+Variant make_variant(const Family& f, std::map<std::string, int> values, std::vector<DType> types,
+                     const std::string& arch);
+// Why the variant cannot run on `arch` ("" when it can).
+std::string arch_constraint(const Family& f, const std::string& arch);
+
+// A deterministic sample of the family's space for `arch` (every type binding, parameter points
+// spread over the domains), at most `max` variants; used by `kernels --compile-all`.
+std::vector<Variant> sample_variants(const Family& f, const std::string& arch, size_t max);
+// Number of points in the family's space (parameters x type bindings), before constraints.
+size_t space_size(const Family& f);
+
+}  // namespace ac::cuda

@@ -1,0 +1,62 @@
+#include "backends/cuda/kernel_loader.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "agentcompile/core/error.h"
+
+namespace ac::cuda {
+
+const LoadedKernel& load_kernel(const Variant& v) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<LoadedKernel>> loaded;
+  const std::string name = v.name();
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = loaded.find(name); it != loaded.end()) return *it->second;
+
+  Device& dev = Device::get();
+  auto k = std::make_unique<LoadedKernel>();
+  k->name = name;
+  k->jit = jit_compile(JitRequest{name, v.source(), v.arch, {}});
+  if (!k->jit.ok) throw_internal(name, k->jit.error);
+  CUmodule mod;
+  CU_CHECK(drv().cuModuleLoadData(&mod, k->jit.cubin.data()));
+  CU_CHECK(drv().cuModuleGetFunction(&k->fn, mod, name.c_str()));
+  auto attr = [&](CUfunction_attribute a) {
+    int x = 0;
+    CU_CHECK(drv().cuFuncGetAttribute(&x, a, k->fn));
+    return x;
+  };
+  k->max_threads = attr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  k->registers = attr(CU_FUNC_ATTRIBUTE_NUM_REGS);
+  k->static_smem = attr(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+  k->local_bytes = attr(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+  (void)dev;
+  return *loaded.emplace(name, std::move(k)).first->second;
+}
+
+void launch_kernel(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t dynamic_smem, CUstream s,
+                   const void* params) {
+  const DeviceInfo& info = Device::get().info();
+  if (threads == 0 || int(threads) > k.max_threads)
+    throw_internal(k.name, "launch with " + std::to_string(threads) + " threads; the kernel allows " +
+                               std::to_string(k.max_threads));
+  const size_t smem = dynamic_smem + size_t(k.static_smem);
+  if (smem > size_t(info.max_smem_per_block_optin))
+    throw_internal(k.name, "needs " + std::to_string(smem) + " bytes of shared memory; the device has " +
+                               std::to_string(info.max_smem_per_block_optin));
+  if (smem > size_t(info.max_smem_per_block))
+    CU_CHECK(drv().cuFuncSetAttribute(k.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(dynamic_smem)));
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;  // nothing to do
+  void* args[] = {const_cast<void*>(params)};
+  CU_CHECK(drv().cuLaunchKernel(k.fn, grid.x, grid.y, grid.z, threads, 1, 1, unsigned(dynamic_smem), s, args, nullptr));
+}
+
+unsigned elementwise_blocks(long long count, unsigned threads) {
+  long long b = (count + threads - 1) / threads;
+  return unsigned(std::clamp<long long>(b, 1, 65535LL * 16));
+}
+
+}  // namespace ac::cuda

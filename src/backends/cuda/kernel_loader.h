@@ -1,0 +1,37 @@
+#pragma once
+// Compiled variants on the GPU: compile (through the cache), load the CUBIN, read its resource
+// attributes, and launch with the hardware constraints checked first.
+#include <string>
+
+#include "backends/cuda/device.h"
+#include "backends/cuda/family.h"
+#include "backends/cuda/nvrtc_jit.h"
+
+namespace ac::cuda {
+
+struct LoadedKernel {
+  std::string name;
+  CUfunction fn = nullptr;
+  int max_threads = 0;    // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (accounts for registers)
+  int registers = 0;
+  int static_smem = 0;
+  int local_bytes = 0;
+  JitResult jit;
+};
+
+// Memoised per process; throws Internal when the variant does not compile or load.
+const LoadedKernel& load_kernel(const Variant& v);
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+// Checks threads against the function's limit and shared memory against the device's (opting in
+// above 48 KiB), then launches `params` (the kernel's single by-value argument).
+void launch_kernel(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t dynamic_smem, CUstream s,
+                   const void* params);
+
+// Convenience: grid-stride launch size for `count` elements.
+unsigned elementwise_blocks(long long count, unsigned threads);
+
+}  // namespace ac::cuda

@@ -1,0 +1,51 @@
+#include "agentcompile/backends/cuda/kernels_info.h"
+
+#include "agentcompile/core/threads.h"
+#include "backends/cuda/family.h"
+#include "backends/cuda/nvrtc_jit.h"
+
+namespace ac {
+
+bool cuda_backend_built() { return true; }
+
+std::vector<std::string> supported_kernel_archs() { return cuda::supported_archs(); }
+std::string nvrtc_version() { return cuda::nvrtc_version_string(); }
+
+std::vector<KernelFamilyInfo> list_kernel_families() {
+  std::vector<KernelFamilyInfo> out;
+  for (const auto& f : cuda::families()) {
+    KernelFamilyInfo i{f.op, f.name, f.header, f.description, {}, f.type_params, cuda::space_size(f), f.needs_sm90a};
+    for (const auto& d : f.params) i.params.emplace_back(d.name, d.values);
+    out.push_back(std::move(i));
+  }
+  return out;
+}
+
+std::vector<KernelCompileInfo> compile_all_kernels(const std::string& arch, size_t max_per_family, bool use_cache) {
+  std::vector<cuda::Variant> variants;
+  for (const auto& f : cuda::families())
+    for (auto& v : cuda::sample_variants(f, arch, max_per_family)) variants.push_back(std::move(v));
+  std::vector<KernelCompileInfo> out(variants.size());
+  parallel_for(variants.size(), 1, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) {
+      const auto& v = variants[i];
+      cuda::JitResult r = cuda::jit_compile(cuda::JitRequest{v.name(), v.source(), arch, {}}, use_cache);
+      KernelCompileInfo& k = out[i];
+      k.name = v.name();
+      k.op = v.family->op;
+      k.family = v.family->name;
+      k.arch = arch;
+      k.ok = r.ok;
+      k.status = r.ok ? "ok" : r.error;
+      k.registers = r.registers;
+      k.shared_bytes = r.shared_bytes;
+      k.spill_bytes = r.spill_bytes;
+      k.stack_bytes = r.stack_bytes;
+      k.compile_ms = r.compile_ms;
+      k.from_cache = r.from_cache;
+    }
+  });
+  return out;
+}
+
+}  // namespace ac

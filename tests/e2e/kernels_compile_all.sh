@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Every kernel family compiles with NVRTC for sm_80, sm_90 and sm_100 (no GPU needed), with a cold
+# cache so the compile really happens; any failure fails the test.
+set -euo pipefail
+bin=${AC_BIN:?}
+if ! "$bin" kernels --list >/dev/null 2>&1; then echo "kernels_compile_all: no CUDA backend in this build: skipped"; exit 0; fi
+export AGENTCOMPILE_KERNEL_CACHE=$(mktemp -d); trap 'rm -rf "$AGENTCOMPILE_KERNEL_CACHE"' EXIT
+for arch in sm_80 sm_90 sm_100; do
+  "$bin" kernels --compile-all --arch $arch --json > "$AGENTCOMPILE_KERNEL_CACHE/$arch.json"
+  python3 - "$AGENTCOMPILE_KERNEL_CACHE/$arch.json" $arch <<'PY'
+import json, sys
+variants = json.load(open(sys.argv[1]))
+assert len(variants) >= 20, len(variants)
+bad = [v for v in variants if v["status"] != "ok"]
+assert not bad, bad[:3]
+assert all(v["registers"] > 0 and v["spills"] >= 0 and v["shared_bytes"] >= 0 for v in variants)
+assert all(v["name"].endswith(sys.argv[2].replace("_", "")) for v in variants)
+print(sys.argv[2], len(variants), "variants ok")
+PY
+done
+# A second run is served from the cache.
+"$bin" kernels --compile-all --arch sm_90 --json | python3 -c "import json,sys; v=json.load(sys.stdin); assert all(x['cached'] for x in v), 'not cached'"
+"$bin" kernels --compile-all --arch sm_12 >/dev/null 2>&1 && { echo "bad arch accepted"; exit 1; }
+echo "kernels_compile_all: ok"

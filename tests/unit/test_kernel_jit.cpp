@@ -1,0 +1,117 @@
+// NVRTC JIT and the on-disk kernel cache (no GPU needed): variant names and sources, ptxas
+// resource parsing, cache hits, corrupt entries rebuilt, keys that change with the options.
+#ifdef AGENTCOMPILE_HAVE_CUDA
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "agentcompile/core/error.h"
+#include "backends/cuda/family.h"
+#include "backends/cuda/kernel_cache.h"
+#include "backends/cuda/nvrtc_jit.h"
+
+using namespace ac;
+using namespace ac::cuda;
+
+namespace {
+
+struct TempCache {
+  fs::path dir;
+  std::string old;
+  TempCache() {
+    dir = fs::temp_directory_path() / ("ac-kcache-" + std::to_string(::getpid()) + "-" + std::to_string(rand()));
+    if (const char* e = std::getenv("AGENTCOMPILE_KERNEL_CACHE")) old = e;
+    ::setenv("AGENTCOMPILE_KERNEL_CACHE", dir.c_str(), 1);
+  }
+  ~TempCache() {
+    if (old.empty()) ::unsetenv("AGENTCOMPILE_KERNEL_CACHE");
+    else ::setenv("AGENTCOMPILE_KERNEL_CACHE", old.c_str(), 1);
+    fs::remove_all(dir);
+  }
+};
+
+Variant rms_variant(int block = 256) {
+  return make_variant(find_family("rms_norm", "ref"), {{"BLOCK", block}}, {DType::BF16}, "sm_90");
+}
+
+TEST(KernelFamily, VariantNameEncodesEveryBindingAndSourceOnlyBinds) {
+  Variant v = rms_variant(128);
+  EXPECT_EQ(v.name(), "rms_norm__ref__w_bf16__block128__sm90");
+  const std::string s = v.source();
+  EXPECT_NE(s.find("#include \"rms_norm/reference.cuh\""), std::string::npos);
+  EXPECT_NE(s.find("constexpr int BLOCK = 128;"), std::string::npos);
+  EXPECT_NE(s.find("using W = ac_bf16;"), std::string::npos);
+  EXPECT_NE(s.find("extern \"C\" __global__"), std::string::npos);
+  EXPECT_THROW(make_variant(find_family("rms_norm", "ref"), {{"BLOCK", 100}}, {DType::BF16}, "sm_90"), Error);
+  EXPECT_THROW(make_variant(find_family("rms_norm", "ref"), {{"BLOCK", 128}}, {}, "sm_90"), Error);
+}
+
+TEST(KernelJit, CompilesReportsResourcesAndCaches) {
+  TempCache tc;
+  Variant v = rms_variant();
+  JitRequest req{v.name(), v.source(), "sm_90", {}};
+  JitResult a = jit_compile(req);
+  ASSERT_TRUE(a.ok) << a.error;
+  EXPECT_FALSE(a.from_cache);
+  EXPECT_GT(a.registers, 0);
+  EXPECT_EQ(a.spill_bytes, 0);
+  EXPECT_GE(a.shared_bytes, 32);  // BLOCK/32 floats of scratch
+  EXPECT_GT(a.cubin.size(), 1000u);
+  JitResult b = jit_compile(req);
+  EXPECT_TRUE(b.from_cache);
+  EXPECT_EQ(a.cubin, b.cubin);
+  EXPECT_EQ(a.registers, b.registers);
+  // Another option or architecture is another key.
+  JitResult c = jit_compile(JitRequest{v.name(), v.source(), "sm_80", {}});
+  EXPECT_NE(c.key, a.key);
+  JitResult d = jit_compile(JitRequest{v.name(), v.source(), "sm_90", {"-DAC_EXTRA=1"}});
+  EXPECT_NE(d.key, a.key);
+}
+
+TEST(KernelJit, CorruptEntriesAreRebuiltNeverLoaded) {
+  TempCache tc;
+  Variant v = rms_variant();
+  JitRequest req{v.name(), v.source(), "sm_90", {}};
+  JitResult a = jit_compile(req);
+  ASSERT_TRUE(a.ok);
+  fs::path entry = kernel_cache_dir() / (a.key + ".ackc");
+  ASSERT_TRUE(fs::exists(entry));
+  for (int mode = 0; mode < 3; ++mode) {
+    std::string bytes = read_file(entry, 1 << 26);
+    if (mode == 0) bytes[bytes.size() / 2] ^= 0x5a;              // flipped bit in the CUBIN
+    if (mode == 1) bytes.resize(bytes.size() / 3);                // truncated
+    if (mode == 2) bytes = "garbage";                             // not an entry at all
+    { std::ofstream(entry, std::ios::binary | std::ios::trunc) << bytes; }
+    EXPECT_FALSE(cache_load(a.key).has_value()) << "mode " << mode;
+    JitResult again = jit_compile(req);
+    EXPECT_TRUE(again.ok);
+    EXPECT_FALSE(again.from_cache) << "mode " << mode;
+    EXPECT_EQ(again.cubin, a.cubin);
+    EXPECT_TRUE(cache_load(a.key).has_value()) << "rewritten after mode " << mode;
+  }
+}
+
+TEST(KernelJit, CompileFailureIsAResultNotACrash) {
+  TempCache tc;
+  JitResult r = jit_compile(JitRequest{"broken", "extern \"C\" __global__ void broken() { this is not C++; }", "sm_90", {}});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("compile failed"), std::string::npos);
+  EXPECT_THROW(jit_compile(JitRequest{"x", "", "sm_12", {}}), Error);
+}
+
+TEST(KernelJit, ParsesPtxasLog) {
+  JitResult r;
+  parse_ptxas_log(
+      "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+      "ptxas         .     16 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
+      "ptxas info    : Used 168 registers, used 1 barriers, 4096 bytes smem\n",
+      r);
+  EXPECT_EQ(r.registers, 168);
+  EXPECT_EQ(r.spill_bytes, 20);
+  EXPECT_EQ(r.shared_bytes, 4096);
+  EXPECT_EQ(r.stack_bytes, 16);
+}
+
+}  // namespace
+#endif
