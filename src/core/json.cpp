@@ -41,12 +41,7 @@ class StrictBuilder {
     return true;
   }
 
-  bool parse_error(std::size_t, const std::string&, const Json::exception& ex) {
-    std::string why = ex.what();
-    // "[json.exception.parse_error.101] parse error at line 1, ...": keep the tail.
-    if (auto p = why.find("] "); p != std::string::npos) why = why.substr(p + 2);
-    return fail(why);
-  }
+  bool parse_error(std::size_t, const std::string&, const Json::exception& ex) { return fail(json_error_text(ex.what())); }
 
  private:
   struct Frame {
@@ -99,8 +94,8 @@ class StrictBuilder {
   std::vector<Frame> stack_;
 };
 
-// Error text for one line: bytes outside printable ASCII written as \xNN (nlohmann quotes the
-// raw bytes it choked on, which may be invalid UTF-8 or control characters).
+// Bytes outside printable ASCII written as \xNN (nlohmann quotes the raw bytes it choked on,
+// which may be invalid UTF-8 or control characters).
 std::string printable(std::string_view s) {
   std::string out;
   for (unsigned char c : s) {
@@ -128,10 +123,21 @@ std::string cut(std::string s, size_t max_chars) {
 
 }  // namespace
 
-Json parse_json_strict(std::string_view text, const std::string& subject, JsonLimits limits) {
+void json_reject_nul(std::string_view text, const std::string& subject) {
   // nlohmann stops reading at a NUL byte as if the text ended there; JSON has no raw NULs.
   if (auto p = text.find('\0'); p != std::string_view::npos)
     throw_input(subject, "invalid JSON: NUL byte at offset " + std::to_string(p));
+}
+
+std::string json_error_text(std::string_view what) {
+  // "[json.exception.parse_error.101] parse error at line 1, ...": keep the tail.
+  if (what.starts_with("[json.exception."))
+    if (auto p = what.find("] "); p != std::string_view::npos) what = what.substr(p + 2);
+  return printable(what);
+}
+
+Json parse_json_strict(std::string_view text, const std::string& subject, JsonLimits limits) {
+  json_reject_nul(text, subject);
   StrictBuilder b(limits);
   bool ok = Json::sax_parse(text.begin(), text.end(), &b, Json::input_format_t::json, /*strict=*/true,
                             /*ignore_comments=*/false);

@@ -26,6 +26,13 @@ struct JsonLimits {
 // same key twice. Time and memory are linear in the size of the text.
 Json parse_json_strict(std::string_view text, const std::string& subject, JsonLimits limits = {});
 
+// For parsers that consume nlohmann's SAX events themselves (the safetensors header):
+// refuses a text holding a NUL byte (nlohmann would stop reading there, as if the text ended) ...
+void json_reject_nul(std::string_view text, const std::string& subject);
+// ... and turns a nlohmann exception text into one printable line: the "[json.exception...]"
+// prefix dropped, bytes outside printable ASCII written as \xNN.
+std::string json_error_text(std::string_view what);
+
 // `s` as a JSON string literal for messages: quoted, control characters escaped, invalid UTF-8
 // replaced, cut to about max_chars characters ("..." marks a cut). Strings from files go through it
 // so that an error stays one printable line.
