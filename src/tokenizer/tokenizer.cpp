@@ -60,7 +60,71 @@ struct Tokenizer::Impl {
     chat_subject = subject;
     chat_reason = "not a known chat template (Qwen3, Llama 3, Llama 3.1/3.2)";
   }
+  void build_pieces();
+  void read_config(const Json& cfg, const std::string& cname, std::unordered_set<std::string>& special);
+  void mark_special(const std::unordered_set<std::string>& special);
 };
+
+// What each id decodes to (see Piece).
+void Tokenizer::Impl::build_pieces() {
+  const auto& texts = bpe.token_texts();
+  size_t size = texts.size();
+  for (const AddedToken& a : added.tokens()) size = std::max(size, size_t(a.id) + 1);
+  pieces.resize(size);
+  exists.assign(size, false);
+  std::unordered_set<std::string> added_contents;
+  for (const AddedToken& a : added.tokens()) added_contents.insert(a.content);
+  for (size_t id = 0; id < texts.size(); ++id) {
+    if (texts[id].empty()) continue;
+    exists[id] = true;
+    // A vocabulary entry spelling an added token's content decodes as that text, unconverted.
+    if (added_contents.count(texts[id])) pieces[id] = Piece{texts[id], true, false};
+    else pieces[id] = Piece{*byte_level_to_bytes(texts[id]), false, false};
+  }
+  for (const AddedToken& a : added.tokens()) {
+    exists[size_t(a.id)] = true;
+    pieces[size_t(a.id)] = Piece{a.content, true, false};
+    added_text[a.id] = a.content;
+  }
+}
+
+// tokenizer_config.json: more special tokens, BOS/EOS, the chat template.
+void Tokenizer::Impl::read_config(const Json& cfg, const std::string& cname, std::unordered_set<std::string>& special) {
+  if (!cfg.is_object()) throw_input(cname, "expected a JSON object");
+  if (cfg.contains("additional_special_tokens") && cfg["additional_special_tokens"].is_array())
+    for (const Json& s : cfg["additional_special_tokens"])
+      if (s.is_string()) special.insert(s.get<std::string>());
+  auto bos_token = config_token(cfg, cname, "bos_token");
+  auto eos_token = config_token(cfg, cname, "eos_token");
+  if (bos_token) bos = bpe.find(*bos_token);
+  if (eos_token) eos = bpe.find(*eos_token);
+  bos_text = bos_token.value_or("");
+  chat_subject = cname;
+  if (!cfg.contains("chat_template") || cfg["chat_template"].is_null()) {
+    chat_reason = "chat_template: missing";
+    return;
+  }
+  const Json& ct = cfg["chat_template"];
+  if (ct.is_string()) {
+    use_chat_template(ct.get<std::string>(), cname + ": chat_template");
+  } else if (ct.is_array()) {  // named templates: the "default" one
+    chat_reason = "chat_template: no template named \"default\"";
+    for (const Json& e : ct)
+      if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string())
+        use_chat_template(e["template"].get<std::string>(), cname + ": chat_template");
+  } else {
+    throw_input(cname, "chat_template: expected a string or a list of named templates");
+  }
+}
+
+// Special tokens are those whose text is in `special`, whatever their id (as the reference filters).
+void Tokenizer::Impl::mark_special(const std::unordered_set<std::string>& special) {
+  for (size_t id = 0; id < pieces.size(); ++id) {
+    if (!exists[id]) continue;
+    auto it = added_text.find(static_cast<int32_t>(id));
+    pieces[id].special = special.count(it != added_text.end() ? it->second : bpe.token_texts()[id]) > 0;
+  }
+}
 
 Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
@@ -102,77 +166,17 @@ Tokenizer Tokenizer::parse(std::string_view tokenizer_json, std::string_view con
 
   // Added tokens take over their content's id, as they do in the reference's token maps.
   for (const AddedToken& a : t.added.tokens()) t.bpe.alias(a.content, a.id);
-
-  const auto& texts = t.bpe.token_texts();
-  size_t size = texts.size();
-  for (const AddedToken& a : t.added.tokens()) size = std::max(size, size_t(a.id) + 1);
-  t.pieces.resize(size);
-  t.exists.assign(size, false);
-  std::unordered_set<std::string> added_contents;
-  for (const AddedToken& a : t.added.tokens()) added_contents.insert(a.content);
-  for (size_t id = 0; id < texts.size(); ++id) {
-    if (texts[id].empty()) continue;
-    t.exists[id] = true;
-    // A vocabulary entry spelling an added token's content decodes as that text, unconverted.
-    if (added_contents.count(texts[id])) t.pieces[id] = Piece{texts[id], true, false};
-    else t.pieces[id] = Piece{*byte_level_to_bytes(texts[id]), false, false};
-  }
-  for (const AddedToken& a : t.added.tokens()) {
-    t.exists[size_t(a.id)] = true;
-    t.pieces[size_t(a.id)] = Piece{a.content, true, false};
-    t.added_text[a.id] = a.content;
-  }
-
+  t.build_pieces();
   std::unordered_set<std::string> special;
   for (const AddedToken& a : t.added.tokens())
     if (a.special) special.insert(a.content);
-
-  if (!config_json.empty()) {
-    const Json cfg = parse_json_strict(config_json, cname);
-    if (!cfg.is_object()) throw_input(cname, "expected a JSON object");
-    if (cfg.contains("additional_special_tokens") && cfg["additional_special_tokens"].is_array())
-      for (const Json& s : cfg["additional_special_tokens"])
-        if (s.is_string()) special.insert(s.get<std::string>());
-    auto bos = config_token(cfg, cname, "bos_token");
-    auto eos = config_token(cfg, cname, "eos_token");
-    auto lookup = [&](const std::optional<std::string>& s) -> std::optional<int32_t> {
-      if (!s) return std::nullopt;
-      return t.bpe.find(*s);
-    };
-    t.bos = lookup(bos);
-    t.eos = lookup(eos);
-    t.bos_text = bos.value_or("");
-    std::optional<std::string> tmpl;
-    if (cfg.contains("chat_template") && !cfg["chat_template"].is_null()) {
-      const Json& ct = cfg["chat_template"];
-      if (ct.is_string()) {
-        tmpl = ct.get<std::string>();
-      } else if (ct.is_array()) {  // named templates: the "default" one
-        for (const Json& e : ct)
-          if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string())
-            tmpl = e["template"].get<std::string>();
-        if (!tmpl) {
-          t.chat_subject = cname;
-          t.chat_reason = "chat_template: no template named \"default\"";
-        }
-      } else {
-        throw_input(cname, "chat_template: expected a string or a list of named templates");
-      }
-    } else {
-      t.chat_subject = cname;
-      t.chat_reason = "chat_template: missing";
-    }
-    if (tmpl) t.use_chat_template(*tmpl, cname + ": chat_template");
-  } else {
+  if (config_json.empty()) {
     t.chat_subject = cname;
     t.chat_reason = "missing (no chat template)";
+  } else {
+    t.read_config(parse_json_strict(config_json, cname), cname, special);
   }
-  for (size_t id = 0; id < size; ++id)
-    if (t.exists[id]) {
-      auto it = t.added_text.find(static_cast<int32_t>(id));
-      const std::string& text = it != t.added_text.end() ? it->second : texts[id];
-      t.pieces[id].special = special.count(text) > 0;
-    }
+  t.mark_special(special);
   return Tokenizer(std::move(impl));
 }
 
