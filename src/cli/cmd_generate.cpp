@@ -1,4 +1,5 @@
 // agentcompile generate MODEL (--prompt S | --prompt-tokens 1,2) [...]: streams text, or --json.
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -8,6 +9,8 @@
 #include "agentcompile/runtime/backends.h"
 #include "agentcompile/runtime/engine.h"
 #include "agentcompile/runtime/generation_defaults.h"
+#include "agentcompile/tokenizer/stream_decoder.h"
+#include "agentcompile/tokenizer/tokenizer.h"
 #include "cli/cli_common.h"
 
 namespace ac::cli {
@@ -16,7 +19,7 @@ namespace {
 
 struct GenerateCliOptions {
   std::string model, prompt, prompt_tokens, system, backend = "auto", plan;
-  bool chat = false, json = false, ignore_eos = false, no_special = false;
+  bool chat = false, json = false, ignore_eos = false, no_special = false, no_think = false;
   int64_t max_tokens = 128;
   std::optional<float> temperature, top_p, min_p;
   std::optional<int> top_k;
@@ -28,11 +31,42 @@ Json timings_json(const GenerateResult& r) {
           {"decode_steps", r.decode_ms.size()}};
 }
 
+// The prompt as token ids: plain text, or a one-turn conversation through the chat template.
+// With --no-special-in-prompt the user's text is encoded with special-token matching off (only
+// the template's own markers are special), by encoding the rendered prompt in three parts.
+std::vector<int32_t> encode_prompt(const Tokenizer& tok, const GenerateCliOptions& o) {
+  const bool allow_special = !o.no_special;
+  if (!o.chat) return tok.encode(o.prompt, allow_special);
+  std::vector<ChatMessage> msgs;
+  if (!o.system.empty()) msgs.push_back({"system", o.system});
+  msgs.push_back({"user", o.prompt});
+  const std::string text = tok.apply_chat_template(msgs, /*add_generation_prompt=*/true, /*enable_thinking=*/!o.no_think);
+  if (allow_special) return tok.encode(text, true);
+  // Templates may trim the content; find the user's text as rendered, last occurrence.
+  std::string content = o.prompt;
+  size_t at = text.rfind(content);
+  if (at == std::string::npos) {
+    const auto b = content.find_first_not_of(" \t\r\n"), e = content.find_last_not_of(" \t\r\n");
+    content = b == std::string::npos ? "" : content.substr(b, e - b + 1);
+    at = content.empty() ? std::string::npos : text.rfind(content);
+  }
+  if (at == std::string::npos) return tok.encode(text, true);  // empty content: nothing to escape
+  std::vector<int32_t> ids = tok.encode(text.substr(0, at), true);
+  std::vector<int32_t> mid = tok.encode(content, false);
+  std::vector<int32_t> tail = tok.encode(text.substr(at + content.size()), true);
+  ids.insert(ids.end(), mid.begin(), mid.end());
+  ids.insert(ids.end(), tail.begin(), tail.end());
+  return ids;
+}
+
 int run_generate(const GenerateCliOptions& o) {
   if (o.prompt.empty() == o.prompt_tokens.empty())
     throw_input("generate", "give exactly one of --prompt and --prompt-tokens");
   if (!o.plan.empty()) throw_input("--plan", "not yet: compiled plans arrive with the compiler (issue 7)");
+  if (!o.system.empty() && !o.chat) throw_input("--system", "needs --chat");
   auto model = load_model(o.model);
+  std::unique_ptr<Tokenizer> tok;
+  if (model->has_tokenizer()) tok = std::make_unique<Tokenizer>(Tokenizer::load(model->dir));
   std::vector<int32_t> prompt;
   if (!o.prompt_tokens.empty()) {
     if (o.chat) throw_input("--chat", "needs a text --prompt, not --prompt-tokens");
@@ -42,14 +76,22 @@ int run_generate(const GenerateCliOptions& o) {
         throw_input("--prompt-tokens", "token id " + std::to_string(t) + " is outside the vocabulary (" +
                                            std::to_string(model->config.vocab_size) + ")");
   } else {
-    throw_input("--prompt", "not yet: text prompts need the tokenizer (issue 3); use --prompt-tokens");
+    if (!tok) throw_input(o.model, "has no tokenizer.json; give the prompt as --prompt-tokens");
+    prompt = encode_prompt(*tok, o);
   }
+  if (int64_t(tok ? tok->vocab_size() : 0) > model->config.vocab_size)
+    throw_input(o.model, "the tokenizer has " + std::to_string(tok->vocab_size()) + " tokens, more than the model's " +
+                             std::to_string(model->config.vocab_size));
   check_context(model->config, int64_t(prompt.size()), o.max_tokens);
 
   GenerateOptions g;
   g.max_tokens = o.max_tokens;
   g.ignore_eos = o.ignore_eos;
   g.stop_ids = model->config.eos_token_ids;
+  if (o.chat && tok)  // the end of the assistant's turn ends generation even if the config omits it
+    if (auto eot = tok->end_of_turn_id();
+        eot && std::find(g.stop_ids.begin(), g.stop_ids.end(), int64_t(*eot)) == g.stop_ids.end())
+      g.stop_ids.push_back(*eot);
   const bool any_sampling_flag = o.temperature || o.top_k || o.top_p || o.min_p;
   g.sampling = any_sampling_flag ? SamplingParams{} : load_sampling_defaults(model->dir);
   if (o.temperature) g.sampling.temperature = *o.temperature;
@@ -64,17 +106,31 @@ int run_generate(const GenerateCliOptions& o) {
   ExecutorLimits lim{1, int64_t(prompt.size()) + o.max_tokens, int64_t(prompt.size())};
   auto ex = make_executor(o.backend, graph, lim);
 
+  // Streamed text: special tokens (the stop token among them) are not shown, as HF's
+  // skip_special_tokens=True; without a tokenizer the ids are printed.
+  std::unique_ptr<StreamDecoder> stream;
+  if (tok) stream = std::make_unique<StreamDecoder>(*tok, /*skip_special_tokens=*/true);
   auto on_token = [&](int32_t t) {
     if (o.json) return;
-    std::printf("%d ", t);
+    if (stream) {
+      std::string piece = stream->push(t);
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+    } else {
+      std::printf("%d ", t);
+    }
     std::fflush(stdout);
   };
   GenerateResult r = generate(*ex, model->config, prompt, g, on_token);
   if (o.json) {
-    Json j = {{"prompt_tokens", prompt}, {"tokens", r.tokens}, {"text", ""}, {"finish_reason", r.finish_reason},
-              {"backend", ex->name()}, {"timings", timings_json(r)}};
-    std::printf("%s\n", j.dump().c_str());
+    Json j = {{"prompt_tokens", prompt}, {"tokens", r.tokens},
+              {"text", tok ? tok->decode(r.tokens, /*skip_special_tokens=*/true) : std::string()},
+              {"finish_reason", r.finish_reason}, {"backend", ex->name()}, {"timings", timings_json(r)}};
+    std::printf("%s\n", j.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
   } else {
+    if (stream) {
+      std::string rest = stream->finish();
+      std::fwrite(rest.data(), 1, rest.size(), stdout);
+    }
     std::printf("\n");
     std::fprintf(stderr, "[%zu tokens, %s; prefill %.1f ms, decode %.2f ms/token, backend %s]\n", r.tokens.size(),
                  r.finish_reason.c_str(), r.prefill_ms, r.decode_ms_per_token, ex->name().c_str());
@@ -102,6 +158,7 @@ Subcommand add_generate(CLI::App& root) {
   app->add_option("--backend", o->backend, "cpu, cuda or auto (default: cuda when a GPU is usable)");
   app->add_option("--plan", o->plan, "Run a compiled plan folder");
   app->add_flag("--no-special-in-prompt", o->no_special, "Treat special-token text in the prompt as plain text");
+  app->add_flag("--no-think", o->no_think, "With --chat on Qwen3: render enable_thinking=false (no reasoning block)");
   app->add_flag("--json", o->json, "Print one JSON object with tokens, text, finish_reason and timings");
   return {app, [o]() { return run_generate(*o); }};
 }

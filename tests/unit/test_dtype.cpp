@@ -8,7 +8,7 @@
 using namespace ac;
 
 TEST(DType, Bf16RoundTripAndRounding) {
-  for (float v : {0.0f, 1.0f, -2.5f, 3.140625f, 1e-20f, 6.5e4f}) EXPECT_EQ(bf16_to_f32(f32_to_bf16(v)), v) << v;
+  for (float v : {0.0f, 1.0f, -2.5f, 3.140625f, 0x1p-66f, 65024.0f}) EXPECT_EQ(bf16_to_f32(f32_to_bf16(v)), v) << v;
   // 1 + 2^-8 is halfway between two bf16 values: ties to even (1.0).
   EXPECT_EQ(bf16_to_f32(f32_to_bf16(1.0f + 1.0f / 256)), 1.0f);
   EXPECT_EQ(bf16_to_f32(f32_to_bf16(1.0f + 3.0f / 256)), 1.0f + 4.0f / 256);

@@ -3,25 +3,26 @@
 #include <cuda_runtime_api.h>
 
 #include "agentcompile/core/error.h"
+#include "backends/cuda/cuda_libs.h"
 
 namespace ac::cuda {
 
 void throw_cublas_error(cublasStatus_t s, const char* call, const char* file, int line) {
   std::string where = file;
   if (auto p = where.rfind("/src/"); p != std::string::npos) where = where.substr(p + 1);
-  throw_internal("cublas", where + ":" + std::to_string(line) + ": " + call + ": " + cublasGetStatusName(s) + ": " +
-                               cublasGetStatusString(s));
+  throw_internal("cublas", where + ":" + std::to_string(line) + ": " + call + ": " + cublas().cublasGetStatusName(s) + ": " +
+                               cublas().cublasGetStatusString(s));
 }
 
 CublasHandle::CublasHandle(CUstream s) {
   Device::get();  // primary context current on this thread; cuBLAS uses it through the runtime
-  CUBLAS_CHECK(cublasCreate(&h_));
-  CUBLAS_CHECK(cublasSetStream(h_, reinterpret_cast<cudaStream_t>(s)));
-  CUBLAS_CHECK(cublasSetMathMode(h_, CUBLAS_DEFAULT_MATH));  // no TF32 for f32 GEMMs
+  CUBLAS_CHECK(cublas().cublasCreate(&h_));
+  CUBLAS_CHECK(cublas().cublasSetStream(h_, reinterpret_cast<cudaStream_t>(s)));
+  CUBLAS_CHECK(cublas().cublasSetMathMode(h_, CUBLAS_DEFAULT_MATH));  // no TF32 for f32 GEMMs
 }
 
 CublasHandle::~CublasHandle() {
-  if (h_) cublasDestroy(h_);
+  if (h_) cublas().cublasDestroy(h_);
 }
 
 void cublas_linear(const CublasHandle& h, DType t, const void* x, const void* w, float* out, long long n, long long in,
@@ -29,7 +30,7 @@ void cublas_linear(const CublasHandle& h, DType t, const void* x, const void* w,
   // Column-major view: out^T [out_dim, n] = W [out_dim, in] (= W^T stored, op T) * x^T [in, n].
   const float alpha = 1.0f, beta = 0.0f;
   cudaDataType_t ty = t == DType::BF16 ? CUDA_R_16BF : t == DType::F16 ? CUDA_R_16F : CUDA_R_32F;
-  CUBLAS_CHECK(cublasGemmEx(h.get(), CUBLAS_OP_T, CUBLAS_OP_N, int(out_dim), int(n), int(in), &alpha, w, ty, int(in), x,
+  CUBLAS_CHECK(cublas().cublasGemmEx(h.get(), CUBLAS_OP_T, CUBLAS_OP_N, int(out_dim), int(n), int(in), &alpha, w, ty, int(in), x,
                             ty, int(in), &beta, out, CUDA_R_32F, int(out_dim), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 

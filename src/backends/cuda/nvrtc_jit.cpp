@@ -1,7 +1,5 @@
 #include "backends/cuda/nvrtc_jit.h"
 
-#include <nvrtc.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -9,6 +7,7 @@
 
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/hash.h"
+#include "backends/cuda/cuda_libs.h"
 #include "backends/cuda/kernel_cache.h"
 #include "backends/cuda/kernel_sources.h"
 
@@ -26,7 +25,7 @@ bool is_supported_arch(const std::string& arch) {
 
 std::string nvrtc_version_string() {
   int major = 0, minor = 0;
-  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "?";
+  if (nvrtc().nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "?";
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
@@ -92,33 +91,33 @@ JitResult jit_compile(const JitRequest& req, bool use_cache) {
     header_text.push_back(f.text);
   }
   nvrtcProgram prog;
-  nvrtcResult st = nvrtcCreateProgram(&prog, req.source.c_str(), (req.name + ".cu").c_str(), int(header_text.size()),
+  nvrtcResult st = nvrtc().nvrtcCreateProgram(&prog, req.source.c_str(), (req.name + ".cu").c_str(), int(header_text.size()),
                                       header_text.data(), header_names.data());
-  if (st != NVRTC_SUCCESS) throw_internal("nvrtc", std::string("nvrtcCreateProgram: ") + nvrtcGetErrorString(st));
-  std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> guard(&prog, [](nvrtcProgram* p) { nvrtcDestroyProgram(p); });
+  if (st != NVRTC_SUCCESS) throw_internal("nvrtc", std::string("nvrtcCreateProgram: ") + nvrtc().nvrtcGetErrorString(st));
+  std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> guard(&prog, [](nvrtcProgram* p) { nvrtc().nvrtcDestroyProgram(p); });
   std::vector<const char*> copt;
   for (const auto& o : opts) copt.push_back(o.c_str());
-  nvrtcResult cr = nvrtcCompileProgram(prog, int(copt.size()), copt.data());
+  nvrtcResult cr = nvrtc().nvrtcCompileProgram(prog, int(copt.size()), copt.data());
   size_t log_size = 0;
-  nvrtcGetProgramLogSize(prog, &log_size);
+  nvrtc().nvrtcGetProgramLogSize(prog, &log_size);
   r.log.resize(log_size);
-  if (log_size) nvrtcGetProgramLog(prog, r.log.data());
+  if (log_size) nvrtc().nvrtcGetProgramLog(prog, r.log.data());
   while (!r.log.empty() && (r.log.back() == '\0' || r.log.back() == '\n')) r.log.pop_back();
   r.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (cr != NVRTC_SUCCESS) {
     r.ok = false;
     std::string first = r.log.substr(0, r.log.find('\n', r.log.find("error")));
-    r.error = std::string("compile failed: ") + nvrtcGetErrorString(cr) + (first.empty() ? "" : ": " + first);
+    r.error = std::string("compile failed: ") + nvrtc().nvrtcGetErrorString(cr) + (first.empty() ? "" : ": " + first);
     return r;
   }
   size_t cubin_size = 0;
-  if (nvrtcGetCUBINSize(prog, &cubin_size) != NVRTC_SUCCESS || cubin_size == 0) {
+  if (nvrtc().nvrtcGetCUBINSize(prog, &cubin_size) != NVRTC_SUCCESS || cubin_size == 0) {
     r.ok = false;
     r.error = "NVRTC produced no CUBIN";
     return r;
   }
   r.cubin.resize(cubin_size);
-  nvrtcGetCUBIN(prog, r.cubin.data());
+  nvrtc().nvrtcGetCUBIN(prog, r.cubin.data());
   parse_ptxas_log(r.log, r);
   r.ok = true;
   if (use_cache) cache_store(r);
