@@ -60,7 +60,8 @@ TEST(Safetensors, ParsesAValidFile) {
 TEST(Safetensors, TensorsAreSortedByOffsetNotByName) {
   // "z" stored first, "a" second: the header lists them in key order but the data order wins.
   std::string header = "{" + entry("a", "U8", "[2]", 3, 5) + "," + entry("z", "U8", "[3]", 0, 3) + "}";
-  SafetensorsHeader h = parse(st_bytes(header, "zzzaa"));
+  const std::string bytes = st_bytes(header, "zzzaa");  // outlives h, whose data points into it
+  SafetensorsHeader h = parse(bytes);
   ASSERT_EQ(h.tensors.size(), 2u);
   EXPECT_EQ(h.tensors[0].name, "z");
   EXPECT_EQ(h.tensors[1].name, "a");
