@@ -1,6 +1,7 @@
 // libFuzzer target: a whole model folder through load_model (config, weights, binding). The input
 // is split: two little-endian bytes give the length of config.json, the rest is model.safetensors.
-// Both are written to a private temporary folder per process. An accepted model must have every
+// Both are written to a private temporary folder per process, under $TMPDIR (the smoke script
+// points it into build-fuzz and removes it: libFuzzer ends without running exit handlers). An accepted model must have every
 // expected tensor bound, inside its file, and a parameter count equal to their sizes.
 #include <fcntl.h>
 #include <unistd.h>

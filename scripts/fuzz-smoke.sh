@@ -37,8 +37,9 @@ status=0
 for t in "${targets[@]}"; do
   work="$BUILD/corpus/${corpus[$t]}"
   log="$BUILD/$t.log"
-  mkdir -p "$work"
-  if ! "$BUILD/fuzz/$t" "$work" "fuzz/corpus/${corpus[$t]}" -dict="fuzz/dict/${dict[$t]}.dict" \
+  mkdir -p "$work" "$BUILD/tmp"
+  # TMPDIR: fuzz_model writes its folders there; libFuzzer's exit skips their cleanup.
+  if ! TMPDIR="$(pwd)/$BUILD/tmp" "$BUILD/fuzz/$t" "$work" "fuzz/corpus/${corpus[$t]}" -dict="fuzz/dict/${dict[$t]}.dict" \
       -max_total_time="$per" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$BUILD/artifacts/$t-" \
       -print_final_stats=1 >"$log" 2>&1; then
     echo "fuzz-smoke: $t FAILED; the last lines of $log:" >&2
@@ -51,6 +52,7 @@ for t in "${targets[@]}"; do
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
   echo "fuzz-smoke: $t: ${runs:-?} inputs in ${per}s (${rate:-?}/s), ${cov:-cov: ?}, corpus $(ls "$work" | wc -l) new + $(ls "fuzz/corpus/${corpus[$t]}" | wc -l) seeds"
 done
+rm -rf "$BUILD/tmp"
 t2=$(date +%s)
 echo "fuzz-smoke: build $((t1 - t0))s, fuzzing $((t2 - t1))s$([ "$status" -eq 0 ] && echo ", no findings")"
 exit "$status"
