@@ -22,10 +22,11 @@ t0=$(date +%s)
 # folder was made with another compiler.
 if ! grep -qs 'CMAKE_CXX_COMPILER:.*clang' "$BUILD/CMakeCache.txt"; then
   rm -rf "$BUILD"
+  mkdir -p "$BUILD"
   gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
   CC=clang CXX=clang++ cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Debug -DAGENTCOMPILE_FUZZ=ON \
-    -DAGENTCOMPILE_TESTS=OFF >"$BUILD.configure.log" 2>&1 || { cat "$BUILD.configure.log" >&2; exit 1; }
+    -DAGENTCOMPILE_TESTS=OFF >"$BUILD/configure.log" 2>&1 || { cat "$BUILD/configure.log" >&2; exit 1; }
 fi
 cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}"
 t1=$(date +%s)
