@@ -1,0 +1,82 @@
+#pragma once
+// Tuned CPU kernel families: the CPU backend's candidates, so the search (issue 7) can measure
+// real alternatives without a GPU. Each family computes what a reference op computes (ref_ops.h)
+// and is checked against it; its parameters are finite domains with a constraint over the shape
+// and the host (cores, vector registers).
+//
+//   linear.blocked     out[t, o] = x[t, :] . w[o, :] + bias[o]: ROWS weight rows x TOKENS token
+//                      rows per register tile, KUNROLL independent partial sums along k, THREADS
+//                      threads over output rows (each weight row is read once per call).
+//   attention.blocked  the attending half of ref attention (the cache already holds this step's
+//                      rows): online softmax over KV blocks of BLOCK_KV positions; GQA_SHARE=1
+//                      handles all query heads of a KV head together, so each K/V row is loaded
+//                      once per group; THREADS threads over (token, head) work items.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agentcompile/backends/cpu/ref_ops.h"
+
+namespace ac::cpu {
+
+using CpuParams = std::map<std::string, int>;
+
+struct CpuParamDomain {
+  std::string name;
+  std::vector<int> values;
+};
+
+// What a constraint may look at: the op's shape at the specialisation point, and the host.
+struct CpuOpShape {
+  int64_t tokens = 1;   // rows of the step (linear: rows of x)
+  int64_t in = 0, out = 0;                        // linear
+  int64_t heads = 0, kv_heads = 0, head_dim = 0;  // attention
+  int64_t context = 0;                            // attention: positions attended per token
+};
+struct CpuHost {
+  int cores = 1;
+  int simd_floats = 4;
+  int simd_registers = 16;
+};
+
+struct CpuFamily {
+  std::string op;    // the graph op it implements: "linear" (also lm_head rows) or "attention"
+  std::string name;  // "blocked"
+  std::string description;
+  std::vector<CpuParamDomain> params;
+  std::vector<std::string> rules;  // the constraint, in words (for summaries and prompts)
+};
+
+const std::vector<CpuFamily>& cpu_families();
+const CpuFamily* find_cpu_family(std::string_view op, std::string_view name);
+
+// "" when `p` binds every parameter of `f` to a value of its domain and satisfies the family's
+// interface and hardware rules for `shape` on `host`; otherwise why not.
+std::string cpu_family_constraint(const CpuFamily& f, const CpuParams& p, const CpuOpShape& shape, const CpuHost& host);
+
+struct LinearBlockedParams {
+  int rows = 4, tokens = 1, k_unroll = 8, threads = 1;
+};
+// From a binding of linear.blocked; Internal error when a value is outside the domain.
+LinearBlockedParams linear_blocked_params(const CpuParams& p);
+// Same contract as cpu::linear (x [n, in], w [out, in], bias [out] or null, out [n, out]).
+void linear_blocked(const float* x, int64_t n, int64_t in, const float* w, const float* bias, int64_t out_dim,
+                    float* out, const LinearBlockedParams& p);
+
+struct AttentionBlockedParams {
+  int block_kv = 64, gqa_share = 1, threads = 1;
+};
+AttentionBlockedParams attention_blocked_params(const CpuParams& p);
+// Attends like cpu::attention, reading the cache only (rows [0, positions[i]] of slots[i] must
+// hold k and v already; kv_write below or the reference op put them there).
+void attention_blocked(const float* q, int64_t n, const int32_t* positions, const int32_t* slots, int64_t heads,
+                       int64_t kv_heads, int64_t head_dim, const KvCacheView& cache, float* out,
+                       const AttentionBlockedParams& p);
+
+// The cache-append half of cpu::attention: k_new/v_new [n, kv_dim] into (slots[i], positions[i]).
+void kv_write(const float* k_new, const float* v_new, int64_t n, const int32_t* positions, const int32_t* slots,
+              const KvCacheView& cache);
+
+}  // namespace ac::cpu
