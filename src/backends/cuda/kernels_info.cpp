@@ -1,12 +1,27 @@
 #include "agentcompile/backends/cuda/kernels_info.h"
 
 #include "agentcompile/core/threads.h"
+#include "agentcompile/core/error.h"
+#include "backends/cuda/device.h"
 #include "backends/cuda/family.h"
 #include "backends/cuda/nvrtc_jit.h"
 
 namespace ac {
 
 bool cuda_backend_built() { return true; }
+
+bool detect_gpu_device(GpuDeviceFacts* out, std::string* why_not) {
+  if (cuda::driver_api(why_not) == nullptr) return false;
+  try {
+    const cuda::DeviceInfo& d = cuda::Device::get().info();
+    *out = GpuDeviceFacts{d.name, d.arch(), d.sm_count, d.max_threads_per_block, d.max_regs_per_block,
+                          d.max_smem_per_block, d.max_smem_per_block_optin, d.l2_bytes, (long long)d.total_mem};
+  } catch (const Error& e) {
+    if (why_not) *why_not = e.reason();
+    return false;
+  }
+  return true;
+}
 
 std::vector<std::string> supported_kernel_archs() { return cuda::supported_archs(); }
 std::string nvrtc_version() { return cuda::nvrtc_version_string(); }

@@ -24,6 +24,15 @@ struct KernelCompileInfo {
   bool from_cache = false;
 };
 
+// The GPU the CUDA backend would use, as the compiler's target facts need it.
+struct GpuDeviceFacts {
+  std::string name, arch;  // "NVIDIA H200", "sm_90"
+  int sm_count = 0, max_threads_per_block = 0, regs_per_block = 0;
+  long long smem_per_block = 0, smem_per_block_optin = 0, l2_bytes = 0, memory_bytes = 0;
+};
+// False (why in *why_not) when no driver or GPU is usable.
+bool detect_gpu_device(GpuDeviceFacts* out, std::string* why_not);
+
 bool cuda_backend_built();
 std::vector<KernelFamilyInfo> list_kernel_families();
 // Compiles a sample of every family's space for `arch` with NVRTC (no GPU needed), in parallel.

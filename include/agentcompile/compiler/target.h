@@ -1,0 +1,67 @@
+#pragma once
+// The machine a plan is made for: the GPU the CUDA backend finds, a named GPU from a table of
+// published and measured facts (--target h200|h100|a100), or the host CPU. Rooflines use the
+// measured ceilings when known (copy bandwidth, bf16 GEMM rate: ../shared/GPU.md for the H200),
+// else the datasheet ones, and say which.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "agentcompile/core/json.h"
+
+namespace ac {
+
+struct TargetFacts {
+  std::string name;     // "h200", "cpu", or the detected device's name
+  std::string kind;     // "gpu" | "cpu"
+  std::string device;   // "NVIDIA H200", "x86_64 host"
+  std::string arch;     // "sm_90", "sm_80", "x86_64", "aarch64"
+  std::string origin;   // "detected" | "table" | "host"
+
+  // GPU facts (0 when unknown / not a GPU)
+  int sm_count = 0;
+  int max_threads_per_block = 0;
+  int64_t smem_per_block = 0;        // without opt-in
+  int64_t smem_per_block_optin = 0;  // largest dynamic shared memory a block may ask for
+  int regs_per_block = 0;
+  int64_t memory_bytes = 0;
+
+  // CPU facts (0 when not a CPU)
+  int cores = 0;
+  int simd_floats = 0;     // f32 lanes of the vector unit the build targets
+  int simd_registers = 0;  // architectural vector registers
+
+  int64_t l2_bytes = 0;    // GPU L2; CPU: the last-level cache
+  // Ceilings the roofline uses (bytes moved counted once, read or write).
+  double bandwidth_gbs = 0;
+  std::string bandwidth_source;
+  double matmul_tflops = 0;   // GPU: bf16 tensor-core GEMM; CPU: f32 FMA rate of all cores
+  std::string matmul_source;
+  bool bandwidth_measured = false, matmul_measured = false;
+  // Datasheet values, kept beside the measured ones.
+  double datasheet_bandwidth_gbs = 0, datasheet_matmul_tflops = 0;
+  std::string datasheet_source;
+
+  // Intensity (FLOP/byte) where the roofline's two limits meet.
+  double ridge_intensity() const;
+  Json to_json() const;
+};
+
+// Named GPU targets from the table in target.cpp (sources noted there).
+std::vector<std::string> named_targets();  // "h200", "h100", "a100", "cpu"
+// A named target; "cpu" is the host CPU with nominal figures. BadInput naming --target otherwise.
+TargetFacts named_target(const std::string& name);
+
+// The host CPU. measure: time a copy and an FMA loop (about 0.1 s) instead of nominal figures.
+TargetFacts host_cpu_target(bool measure);
+
+// The GPU the CUDA backend would use, facts filled from the device and completed from the table
+// when its name matches a row; false (why in *why_not) when there is none or no CUDA in the build.
+bool detect_gpu_target(TargetFacts* out, std::string* why_not);
+
+// --target resolution for a backend: "" means the detected GPU (backend cuda, else the host CPU);
+// backend cuda without a GPU and without --target uses the h200 row and says so in *note.
+TargetFacts resolve_target(const std::string& requested, const std::string& backend, bool measure_cpu,
+                           std::string* note);
+
+}  // namespace ac
