@@ -8,6 +8,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "agentcompile/core/json.h"
+
+namespace ac {
+struct Model;
+}
+
 namespace ac::cli {
 
 struct Subcommand {
@@ -28,5 +34,10 @@ Subcommand add_generate(CLI::App& root);
 Subcommand add_kernels(CLI::App& root);
 Subcommand add_tokenize(CLI::App& root);
 Subcommand add_detokenize(CLI::App& root);
+Subcommand add_advise(CLI::App& root);
+
+// The regions of a model with their summaries (cmd_advise.cpp), for inspect --regions.
+Json regions_report(const Model& m);
+void print_regions(const Json& report);
 
 }  // namespace ac::cli

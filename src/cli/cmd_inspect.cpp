@@ -14,6 +14,7 @@ struct InspectOptions {
   std::string model;
   bool json = false;
   bool graph = false;
+  bool regions = false;
 };
 
 Json describe(const Model& m) {
@@ -103,6 +104,7 @@ Subcommand add_inspect(CLI::App& root) {
   app->add_option("MODEL", opts->model, "Hugging Face model folder")->required();
   app->add_flag("--json", opts->json, "Print JSON");
   app->add_flag("--graph", opts->graph, "Also print the decoder graph (one op per line; \"graph\" in --json)");
+  app->add_flag("--regions", opts->regions, "Also print the regions and their summaries (\"regions\" in --json)");
   return {app, [opts]() {
             auto model = load_model(opts->model);
             Json j = describe(*model);
@@ -110,10 +112,12 @@ Subcommand add_inspect(CLI::App& root) {
             if (opts->graph) graph = build_decoder_graph(model->config, model->weights).to_string();
             if (opts->json) {
               if (opts->graph) j["graph"] = graph;
+              if (opts->regions) j["regions"] = regions_report(*model);
               std::printf("%s\n", j.dump(2).c_str());
             } else {
               print_text(j);
               if (opts->graph) std::printf("\ngraph (N = tokens in the step):\n%s", graph.c_str());
+              if (opts->regions) print_regions(regions_report(*model));
             }
             return 0;
           }};

@@ -17,6 +17,7 @@ constexpr ac::cli::AddCommand kCommands[] = {
     ac::cli::add_kernels,
     ac::cli::add_tokenize,
     ac::cli::add_detokenize,
+    ac::cli::add_advise,
 };
 
 // CLI11 error text is multi-line in places; keep the first line.
