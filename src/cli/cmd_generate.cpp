@@ -18,7 +18,7 @@ namespace ac::cli {
 namespace {
 
 struct GenerateCliOptions {
-  std::string model, prompt, prompt_tokens, system, backend = "auto", plan;
+  std::string model, prompt, prompt_tokens, system, backend = "auto", plan, cuda_route = "auto";
   bool chat = false, json = false, ignore_eos = false, no_special = false, no_think = false;
   int64_t max_tokens = 128;
   std::optional<float> temperature, top_p, min_p;
@@ -103,8 +103,8 @@ int run_generate(const GenerateCliOptions& o) {
   validate_sampling(g.sampling);
 
   Graph graph = build_decoder_graph(model->config, model->weights);
-  ExecutorLimits lim{1, int64_t(prompt.size()) + o.max_tokens, int64_t(prompt.size())};
-  auto ex = make_executor(o.backend, graph, lim);
+  ExecutorLimits lim{1, int64_t(prompt.size()) + o.max_tokens, int64_t(prompt.size()), 1};
+  auto ex = make_executor(o.backend, graph, lim, BackendOptions{o.cuda_route});
 
   // Streamed text: special tokens (the stop token among them) are not shown, as HF's
   // skip_special_tokens=True; without a tokenizer the ids are printed.
@@ -157,6 +157,9 @@ Subcommand add_generate(CLI::App& root) {
   app->add_flag("--ignore-eos", o->ignore_eos, "Do not stop at end-of-sequence tokens");
   app->add_option("--backend", o->backend, "cpu, cuda or auto (default: cuda when a GPU is usable)");
   app->add_option("--plan", o->plan, "Run a compiled plan folder");
+  app->add_option("--cuda-route", o->cuda_route,
+                  "CUDA kernels without a plan: auto (default), fast (fused decode + CUDA graphs), library "
+                  "(cuBLAS + reference kernels), reference");
   app->add_flag("--no-special-in-prompt", o->no_special, "Treat special-token text in the prompt as plain text");
   app->add_flag("--no-think", o->no_think, "With --chat on Qwen3: render enable_thinking=false (no reasoning block)");
   app->add_flag("--json", o->json, "Print one JSON object with tokens, text, finish_reason and timings");

@@ -31,11 +31,16 @@ std::string resolve_backend(const std::string& requested) {
   throw_input("--backend", "\"" + requested + "\" is not one of cpu, cuda, auto");
 }
 
-std::unique_ptr<Executor> make_executor(const std::string& backend, const Graph& graph, const ExecutorLimits& limits) {
+std::unique_ptr<Executor> make_executor(const std::string& backend, const Graph& graph, const ExecutorLimits& limits,
+                                        const BackendOptions& opts) {
   std::string b = resolve_backend(backend);
   if (b == "cpu") return make_cpu_executor(graph, limits);
 #ifdef AGENTCOMPILE_HAVE_CUDA
-  if (b == "cuda") return make_cuda_executor(graph, limits);
+  if (b == "cuda") {
+    CudaExecutorOptions o;
+    o.route = opts.cuda_route;
+    return make_cuda_executor(graph, limits, o);
+  }
 #endif
   throw_input("--backend", "\"" + b + "\" is not available in this build");
 }

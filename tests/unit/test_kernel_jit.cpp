@@ -7,7 +7,10 @@
 #include <fstream>
 
 #include "agentcompile/core/error.h"
+#include "agentcompile/model/hf_config.h"
+#include "agentcompile/model/synth_model.h"
 #include "backends/cuda/family.h"
+#include "backends/cuda/fast_executor.h"
 #include "backends/cuda/kernel_cache.h"
 #include "backends/cuda/nvrtc_jit.h"
 
@@ -111,6 +114,20 @@ TEST(KernelJit, ParsesPtxasLog) {
   EXPECT_EQ(r.spill_bytes, 20);
   EXPECT_EQ(r.shared_bytes, 4096);
   EXPECT_EQ(r.stack_bytes, 16);
+}
+
+// Every kernel the fast path launches for the three target models compiles for sm_90 without
+// spills (a spilling GEMV would not stream at bandwidth); no GPU needed.
+TEST(KernelJit, FastPathVariantsOfTheTargetModelsCompile) {
+  for (const char* preset : {"qwen3-1.7b", "qwen3-4b", "llama-3.2-1b", "tiny-qwen3"}) {
+    const ModelConfig c = parse_model_config(find_synth_preset(preset)->config, preset);
+    for (const Variant& v : fast_path_variants(c, DType::BF16, FastConfig{}, "sm_90")) {
+      JitResult r = jit_compile(JitRequest{v.name(), v.source(), "sm_90", {}});
+      ASSERT_TRUE(r.ok) << v.name() << ": " << r.error;
+      EXPECT_EQ(r.spill_bytes, 0) << v.name();
+      EXPECT_EQ(r.stack_bytes, 0) << v.name();
+    }
+  }
 }
 
 }  // namespace

@@ -86,3 +86,74 @@ struct ArgmaxParams {
   int* out;              // [rows]
   long long rows, vocab;
 };
+
+// ---- fast decode families (gemv/, attention/decode.cuh) ----
+
+// y = W x (+ bias) over B rows of x, with an optional RMSNorm of x first and an epilogue
+// (gemv/gemv.cuh: EPI_STORE, EPI_RESIDUAL, EPI_SWIGLU, EPI_ARGMAX).
+struct GemvParams {
+  const float* x;        // [B, K]
+  const void* gamma;     // [K] W: RMSNorm weight, or null (no norm)
+  float eps;
+  const void* w;         // [N, K] W (SWIGLU: the gate projection)
+  const void* w2;        // [N, K] W: SWIGLU's up projection, else null
+  const void* bias;      // [N] W or null
+  float* out;            // [B, N]; RESIDUAL adds into it (it holds the residual stream)
+  float* part_val;       // ARGMAX: [B, gridDim.x] block maxima
+  int* part_idx;         // ARGMAX: [B, gridDim.x] their indices
+  unsigned* counter;     // ARGMAX: blocks finished (zero before the first launch; the last block resets it)
+  int* token_out;        // ARGMAX: [B] chosen token, -1 when a logit is NaN/Inf
+  long long B, N, K;
+};
+
+// After the fused q/k/v projection: per-head RMSNorm of q and k (qwen3), rotary embedding, and
+// k, v stored into the bf16 KV cache.
+struct QkvPostParams {
+  const float* qkv;          // [n, q_dim + 2 * kv_dim] (q | k | v)
+  float* q_out;              // [n, q_dim], normalised and rotated
+  const void* q_norm;        // [head_dim] W or null
+  const void* k_norm;        // [head_dim] W or null
+  float eps;
+  const int* positions;      // [n]
+  const int* slots;          // [n]
+  const float* inv_freq;     // [head_dim / 2]
+  unsigned short* k_cache;   // [slots, kv_heads, max_seq, head_dim] bf16
+  unsigned short* v_cache;
+  long long n, heads, kv_heads, head_dim, max_seq;
+};
+
+// Flash-decoding: each block attends one KV head's query group over one split of the positions
+// and writes an unnormalised partial; attn_combine merges the splits.
+struct DecodeAttnParams {
+  const float* q;                 // [n, heads * head_dim]
+  const unsigned short* k_cache;  // [slots, kv_heads, max_seq, head_dim] bf16
+  const unsigned short* v_cache;
+  float* part_o;                  // [n, heads, max_splits, head_dim]
+  float* part_ml;                 // [n, heads, max_splits, 2] (running max, sum)
+  float* out;                     // [n, heads * head_dim] (attn_combine)
+  const int* positions;           // [n]; token t attends positions [0, positions[t]]
+  const int* slots;               // [n]
+  long long n, heads, kv_heads, max_seq, max_splits;
+  float scale;
+};
+
+// Decode attention fused with what precedes and follows it: q/k RMSNorm + rope, the KV-cache
+// write of the step's token, the split-K attention, and the merge of the splits by the last
+// block of each (token, KV head) to finish. For decode steps only (one token per sequence).
+struct FusedAttnParams {
+  const float* qkv;          // [n, q_dim + 2 * kv_dim] (q | k | v) from the QKV projection
+  const void* q_norm;        // [head_dim] W or null
+  const void* k_norm;        // [head_dim] W or null
+  float eps;
+  const float* inv_freq;     // [head_dim / 2]
+  unsigned short* k_cache;   // [slots, kv_heads, max_seq, head_dim] bf16
+  unsigned short* v_cache;
+  float* part_o;             // [n, heads, max_splits, head_dim]
+  float* part_ml;            // [n, heads, max_splits, 2]
+  unsigned* counters;        // [n, kv_heads], zero before the first launch; reset by the merging block
+  float* out;                // [n, heads * head_dim]
+  const int* positions;      // [n]
+  const int* slots;          // [n]
+  long long n, heads, kv_heads, max_seq, max_splits;
+  float scale;
+};

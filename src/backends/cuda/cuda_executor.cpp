@@ -9,6 +9,7 @@
 #include "agentcompile/ir/rope.h"
 #include "backends/cuda/cublas_route.h"
 #include "backends/cuda/device.h"
+#include "backends/cuda/fast_executor.h"
 #include "backends/cuda/kernel_loader.h"
 
 extern "C" {
@@ -41,10 +42,8 @@ class CudaExecutor final : public Executor {
   CudaExecutor(const Graph& g, const ExecutorLimits& lim, const CudaExecutorOptions& opts)
       : g_(g), lim_(lim), opts_(opts), dev_(cuda::Device::get()), stream_(dev_.stream()) {
     const ModelConfig& c = g.config;
-    if (opts_.linear_route != "cublas" && opts_.linear_route != "ref")
-      throw_input("linear route", "\"" + opts_.linear_route + "\" is not cublas or ref");
     arch_ = dev_.info().arch();
-    if (opts_.linear_route == "cublas") cublas_ = std::make_unique<cuda::CublasHandle>(stream_);
+    if (opts_.route == "library") cublas_ = std::make_unique<cuda::CublasHandle>(stream_);
 
     // Weights: uploaded once, as stored.
     for (const Op& op : g.ops)
@@ -184,7 +183,7 @@ class CudaExecutor final : public Executor {
         case OpKind::Logits: {
           DType t = weight_dtype(op);
           k_linear_[t] = &kernel("linear", {}, {t});
-          if (t != DType::F32) k_cast_[t] = &kernel("cast", {}, {t});
+          if (t != DType::F32) k_cast_[t] = &kernel("cast", {}, {t});  // (library route)
           k_bias_[t] = &kernel("bias", {}, {t});
           break;
         }
@@ -202,7 +201,7 @@ class CudaExecutor final : public Executor {
 
   void linear(const Op& op, const float* x, long long n, long long in, long long out_dim, float* out) {
     const DType t = weight_dtype(op);
-    if (opts_.linear_route == "cublas") {
+    if (opts_.route == "library") {
       const void* xin = x;
       if (t != DType::F32) {
         CastParams cp{x, cast_scratch_.as<void>(), n * in};
@@ -301,7 +300,12 @@ class CudaExecutor final : public Executor {
 
 std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const ExecutorLimits& limits,
                                              const CudaExecutorOptions& opts) {
-  return std::make_unique<CudaExecutor>(graph, limits, opts);
+  CudaExecutorOptions o = opts;
+  if (o.route == "auto") o.route = cuda::fast_path_unsupported(graph).empty() ? "fast" : "library";
+  if (o.route == "fast") return cuda::make_fast_executor(graph, limits, cuda::FastConfig{});
+  if (o.route != "library" && o.route != "reference")
+    throw_input("cuda route", "\"" + o.route + "\" is not one of auto, fast, library, reference");
+  return std::make_unique<CudaExecutor>(graph, limits, o);
 }
 
 }  // namespace ac

@@ -17,8 +17,6 @@ std::string type_name(DType t) {
   }
 }
 
-const std::vector<DType> kWeightTypes = {DType::BF16, DType::F16, DType::F32};
-
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   return s;
@@ -39,6 +37,12 @@ Family ref(const std::string& op, const std::string& header, const std::string& 
   return f;
 }
 
+const Family& find_in(const std::vector<Family>& v, const std::string& op, const std::string& name) {
+  for (const auto& f : v)
+    if (f.op == op && f.name == name) return f;
+  throw_internal("kernel family", "no family " + op + "." + name);
+}
+
 std::vector<Family> build_families() {
   std::vector<Family> v;
   v.push_back(ref("embed", "embed/reference.cuh", "EmbedParams", "embed_ref", {"W"}));
@@ -56,6 +60,92 @@ std::vector<Family> build_families() {
   v.push_back(ref("bias", "elementwise/reference.cuh", "BiasParams", "bias_ref", {"W"}));
   v.push_back(ref("gather_rows", "elementwise/reference.cuh", "GatherRowsParams", "gather_rows_ref", {}));
   v.push_back(ref("argmax", "sampling/argmax.cuh", "ArgmaxParams", "argmax_ref", {}));
+
+  // ---- fast decode families (issue 9): fused, memory-bound, searched over their parameters ----
+  {
+    Family f;
+    f.op = "gemv";
+    f.name = "fused";
+    f.header = "gemv/gemv.cuh";
+    f.params_struct = "GemvParams";
+    f.device_fn = "gemv";
+    f.params = {{"BLOCK", {128, 256}}, {"ROWS", {1, 2, 4}},  {"UNROLL", {1, 2, 4}},
+                {"SPLITK", {1, 2, 4, 8}}, {"BATCH", {1, 2, 4, 8}}, {"EPI", {0, 1, 2, 3}}};
+    f.type_params = {"W"};
+    f.type_domain = {DType::BF16, DType::F16};
+    f.description = "decode GEMV with fused RMSNorm prologue and store/residual/SwiGLU/argmax epilogues, "
+                    "16-byte streaming weight loads, split-K, batch <= BATCH";
+    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
+      const int mats = v.at("EPI") == 2 ? 2 : 1;
+      if (v.at("SPLITK") > 1 && v.at("EPI") != 1) return "split-K needs the residual epilogue (atomic adds)";
+      if (v.at("ROWS") * v.at("UNROLL") * mats > 8) return "more than 8 rows x chunks in flight per lane (registers)";
+      if (v.at("ROWS") * v.at("BATCH") * mats > 16) return "more than 16 accumulators per lane";
+      return "";
+    };
+    v.push_back(std::move(f));
+  }
+  {
+    Family f = ref("qkv_post", "attention/qkv_post.cuh", "QkvPostParams", "qkv_post", {"W"}, {},
+                   "q/k RMSNorm per head + rope + bf16 KV-cache write, one block per (head, token)");
+    f.name = "fused";
+    f.params = {{"BLOCK", {64, 128, 256}}};
+    v.push_back(std::move(f));
+  }
+  {
+    Family f;
+    f.op = "attn_decode";
+    f.name = "split";
+    f.header = "attention/decode.cuh";
+    f.params_struct = "DecodeAttnParams";
+    f.device_fn = "attn_decode";
+    f.params = {{"BLOCK", {64, 128, 256}}, {"TILE", {32, 64}}, {"SPLIT", {64, 128, 256, 512}},
+                {"HD", {32, 64, 128, 256}}, {"GROUP", {1, 2, 3, 4, 5, 6, 8}}};
+    f.description = "flash-decoding over the bf16 KV cache: splits of the positions, a query group per KV head";
+    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
+      if (v.at("SPLIT") % v.at("TILE") != 0) return "SPLIT must be whole tiles";
+      if ((v.at("GROUP") * v.at("HD")) % v.at("BLOCK") != 0) return "GROUP * HD must divide among the threads";
+      if (v.at("GROUP") * v.at("HD") / v.at("BLOCK") > 16) return "more than 16 outputs per thread";
+      // Static shared memory (K and V tiles, q, scores) must stay under the 48 KiB static limit.
+      const int tile = v.at("TILE"), hd = v.at("HD"), group = v.at("GROUP");
+      const int bytes = 2 * tile * (hd + 8) * 2 + group * hd * 4 + group * tile * 4 + 3 * group * 4;
+      if (bytes > 48 * 1024) return "needs " + std::to_string(bytes) + " bytes of static shared memory (48 KiB limit)";
+      return "";
+    };
+    v.push_back(std::move(f));
+  }
+  {
+    Family f = find_in(v, "attn_decode", "split");
+    f.name = "fused";
+    f.header = "attention/decode_fused.cuh";
+    f.params_struct = "FusedAttnParams";
+    f.device_fn = "attn_decode_fused";
+    f.type_params = {"W"};
+    f.type_domain = {DType::BF16, DType::F16};
+    f.description = "decode attention in one kernel: q/k norm + rope + KV-cache write, split-K over the "
+                    "positions, the last block of a KV head merges the splits";
+    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
+      if (v.at("SPLIT") % v.at("TILE") != 0) return "SPLIT must be whole tiles";
+      if ((v.at("GROUP") * v.at("HD")) % v.at("BLOCK") != 0) return "GROUP * HD must divide among the threads";
+      if (v.at("GROUP") * v.at("HD") / v.at("BLOCK") > 16) return "more than 16 outputs per thread";
+      const int tile = v.at("TILE"), hd = v.at("HD"), group = v.at("GROUP");
+      const int bytes = 2 * tile * (hd + 8) * 2 + 2 * hd * 2 + hd * 4 + group * hd * 4 + group * tile * 4 + 3 * group * 4;
+      if (bytes > 48 * 1024) return "needs " + std::to_string(bytes) + " bytes of static shared memory (48 KiB limit)";
+      return "";
+    };
+    v.push_back(std::move(f));
+  }
+  {
+    Family f;
+    f.op = "attn_combine";
+    f.name = "split";
+    f.header = "attention/decode.cuh";
+    f.params_struct = "DecodeAttnParams";
+    f.device_fn = "attn_combine";
+    f.params = {{"SPLIT", {64, 128, 256, 512}}, {"HD", {32, 64, 128, 256}}};
+    f.threads_param = "HD";
+    f.description = "merges the splits of attn_decode";
+    v.push_back(std::move(f));
+  }
   return v;
 }
 
@@ -81,6 +171,9 @@ Variant make_variant(const Family& f, std::map<std::string, int> values, std::ve
                      const std::string& arch) {
   Variant v{&f, std::move(values), std::move(types), arch};
   if (v.types.size() != f.type_params.size()) throw_internal(f.op + "." + f.name, "wrong number of type parameters");
+  for (DType t : v.types)
+    if (std::find(f.type_domain.begin(), f.type_domain.end(), t) == f.type_domain.end())
+      throw_internal(f.op + "." + f.name, "type " + std::string(dtype_user_name(t)) + " is outside its domain");
   for (const auto& d : f.params) {
     auto it = v.values.find(d.name);
     if (it == v.values.end()) throw_internal(f.op + "." + f.name, "parameter " + d.name + " not bound");
@@ -133,7 +226,7 @@ std::string Variant::source() const {
 size_t space_size(const Family& f) {
   size_t n = 1;
   for (const auto& d : f.params) n *= d.values.size();
-  for (size_t i = 0; i < f.type_params.size(); ++i) n *= kWeightTypes.size();
+  for (size_t i = 0; i < f.type_params.size(); ++i) n *= f.type_domain.size();
   return n;
 }
 
@@ -143,15 +236,15 @@ std::vector<Variant> sample_variants(const Family& f, const std::string& arch, s
   // Enumerate the cross product in a fixed order, then keep an evenly spaced subset.
   std::vector<std::pair<std::map<std::string, int>, std::vector<DType>>> all;
   size_t type_combos = 1;
-  for (size_t i = 0; i < f.type_params.size(); ++i) type_combos *= kWeightTypes.size();
+  for (size_t i = 0; i < f.type_params.size(); ++i) type_combos *= f.type_domain.size();
   size_t param_combos = 1;
   for (const auto& d : f.params) param_combos *= d.values.size();
   for (size_t tc = 0; tc < type_combos; ++tc) {
     std::vector<DType> types;
     size_t x = tc;
     for (size_t i = 0; i < f.type_params.size(); ++i) {
-      types.push_back(kWeightTypes[x % kWeightTypes.size()]);
-      x /= kWeightTypes.size();
+      types.push_back(f.type_domain[x % f.type_domain.size()]);
+      x /= f.type_domain.size();
     }
     for (size_t pc = 0; pc < param_combos; ++pc) {
       std::map<std::string, int> vals;

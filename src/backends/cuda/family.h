@@ -25,7 +25,8 @@ struct Family {
   std::string params_struct;  // kernel argument type (kernels/cuda/common/params.h)
   std::string device_fn;      // template function: device_fn<params..., types...>(const Params&)
   std::vector<ParamDomain> params;
-  std::vector<std::string> type_params;  // typename template parameters, bound to bf16/f16/f32
+  std::vector<std::string> type_params;  // typename template parameters
+  std::vector<DType> type_domain = {DType::BF16, DType::F16, DType::F32};  // what they may be bound to
   std::string threads_param = "BLOCK";   // the parameter that is the block size
   bool needs_sm90a = false;              // uses wgmma/TMA features only sm_90a has
   std::string description;

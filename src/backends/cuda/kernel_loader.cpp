@@ -38,7 +38,7 @@ const LoadedKernel& load_kernel(const Variant& v) {
 }
 
 void launch_kernel(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t dynamic_smem, CUstream s,
-                   const void* params) {
+                   const void* params, bool pdl) {
   const DeviceInfo& info = Device::get().info();
   if (threads == 0 || int(threads) > k.max_threads)
     throw_internal(k.name, "launch with " + std::to_string(threads) + " threads; the kernel allows " +
@@ -51,7 +51,25 @@ void launch_kernel(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t dy
     CU_CHECK(drv().cuFuncSetAttribute(k.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(dynamic_smem)));
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;  // nothing to do
   void* args[] = {const_cast<void*>(params)};
-  CU_CHECK(drv().cuLaunchKernel(k.fn, grid.x, grid.y, grid.z, threads, 1, 1, unsigned(dynamic_smem), s, args, nullptr));
+  if (!pdl) {
+    CU_CHECK(drv().cuLaunchKernel(k.fn, grid.x, grid.y, grid.z, threads, 1, 1, unsigned(dynamic_smem), s, args, nullptr));
+    return;
+  }
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attr.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = grid.x;
+  cfg.gridDimY = grid.y;
+  cfg.gridDimZ = grid.z;
+  cfg.blockDimX = threads;
+  cfg.blockDimY = 1;
+  cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = unsigned(dynamic_smem);
+  cfg.hStream = s;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  CU_CHECK(drv().cuLaunchKernelEx(&cfg, k.fn, args, nullptr));
 }
 
 unsigned elementwise_blocks(long long count, unsigned threads) {

@@ -28,8 +28,10 @@ struct Dim3 {
 
 // Checks threads against the function's limit and shared memory against the device's (opting in
 // above 48 KiB), then launches `params` (the kernel's single by-value argument).
+// With `pdl`, the launch allows programmatic dependent launch: the kernel may start before the
+// previous one on the stream ends (it must call pdl_wait() before reading that kernel's outputs).
 void launch_kernel(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t dynamic_smem, CUstream s,
-                   const void* params);
+                   const void* params, bool pdl = false);
 
 // Convenience: grid-stride launch size for `count` elements.
 unsigned elementwise_blocks(long long count, unsigned threads);

@@ -106,7 +106,14 @@ JitResult jit_compile(const JitRequest& req, bool use_cache) {
   r.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (cr != NVRTC_SUCCESS) {
     r.ok = false;
-    std::string first = r.log.substr(0, r.log.find('\n', r.log.find("error")));
+    // The first line that says "error" (ptxas resource lines come first in the log).
+    std::string first;
+    for (size_t pos = 0; pos < r.log.size();) {
+      size_t nl = r.log.find('\n', pos);
+      std::string line = r.log.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+      if (line.find("error") != std::string::npos) { first = line; break; }
+      pos = nl == std::string::npos ? r.log.size() : nl + 1;
+    }
     r.error = std::string("compile failed: ") + nvrtc().nvrtcGetErrorString(cr) + (first.empty() ? "" : ": " + first);
     return r;
   }

@@ -11,7 +11,10 @@
 namespace ac {
 
 struct CudaExecutorOptions {
-  std::string linear_route = "cublas";  // "cublas" or "ref"
+  // "fast": fused decode kernels + CUDA graphs (bf16 KV cache), cuBLAS prefill;
+  // "library": cuBLAS linears + reference kernels (f32 KV cache);
+  // "reference": reference kernels only; "auto": fast where the model allows it, else library.
+  std::string route = "auto";
 };
 
 // True when a driver and a GPU are usable (why not in *why_not otherwise).

@@ -1,0 +1,233 @@
+// Fused decode GEMV: y[b, n] = sum_k W[n, k] * x'[b, k] for B <= BATCH rows of x, where x' is x or
+// RMSNorm(x) * gamma, followed by an epilogue. Memory-bound: every weight byte is read once with
+// 16-byte streaming loads; x' is staged in shared memory (this split's K slice, all B rows).
+//
+// Parameters (the family's search space):
+//   BLOCK   threads per block; WARPS = BLOCK / 32, each warp owns ROWS consecutive output rows
+//   ROWS    output rows per warp (x reuse from shared memory vs registers)
+//   UNROLL  16-byte chunks per lane per row in flight (double-buffered)
+//   SPLITK  K split over gridDim.y (RESIDUAL only: partial sums are added atomically)
+//   BATCH   largest B handled (x rows), 1 for batch-1 decode
+//   EPI     STORE | RESIDUAL (out += y) | SWIGLU (out = silu(W x) * (W2 x)) | ARGMAX (store + pick)
+// Grid: (ceil(N / (WARPS * ROWS)), SPLITK); dynamic shared memory: BATCH * kchunk floats,
+// kchunk = ceil(K / SPLITK) rounded up to 8. Requires K % 8 == 0 and 16-bit weights.
+#pragma once
+#include "common/params.h"
+#include "common/pdl.cuh"
+#include "common/reduce.cuh"
+#include "common/vec.cuh"
+
+#define EPI_STORE 0
+#define EPI_RESIDUAL 1
+#define EPI_SWIGLU 2
+#define EPI_ARGMAX 3
+
+// Loads this lane's next UNROLL chunks of ROWS rows of each matrix (w0, and w1 for SWIGLU).
+template <int ROWS, int UNROLL, int MATS, typename W>
+__device__ __forceinline__ void gemv_load(u32x4 (&wv)[UNROLL][MATS][ROWS], const W* w0, const W* w1, long long row0,
+                                          long long N, long long K, long long k0, long long nchunks, long long c0,
+                                          int lane) {
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const long long c = c0 + 32 * u + lane;
+#pragma unroll
+    for (int m = 0; m < MATS; ++m)
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        const long long row = row0 + r;
+        if (c < nchunks && row < N) wv[u][m][r] = load_stream16((m == 0 ? w0 : w1) + row * K + k0 + 8 * c);
+        else wv[u][m][r] = u32x4{0u, 0u, 0u, 0u};
+      }
+  }
+}
+
+// acc[m][r][b] += W_m[row r, chunk] . x'[b, chunk] for this lane's UNROLL chunks. The weights are
+// widened once per chunk; x' is read from shared memory one batch row at a time (registers stay
+// bounded by ROWS * MATS * 8 + 8 however large BATCH is).
+template <int ROWS, int UNROLL, int MATS, int BATCH, typename W>
+__device__ __forceinline__ void gemv_fma(float (&acc)[MATS][ROWS][BATCH], const u32x4 (&wv)[UNROLL][MATS][ROWS],
+                                         const float* xs, long long kchunk, long long nchunks, long long c0, int lane) {
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const long long c = c0 + 32 * u + lane;
+    if (c >= nchunks) continue;
+    float f[MATS][ROWS][8];
+#pragma unroll
+    for (int m = 0; m < MATS; ++m)
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) unpack8(wv[u][m][r], W{}, f[m][r]);
+#pragma unroll
+    for (int b = 0; b < BATCH; ++b) {
+      const float4* px = reinterpret_cast<const float4*>(xs + b * kchunk + 8 * c);
+      const float4 lo = px[0], hi = px[1];
+      const float xv[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+      for (int m = 0; m < MATS; ++m)
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+          for (int i = 0; i < 8; ++i) acc[m][r][b] = fmaf(f[m][r][i], xv[i], acc[m][r][b]);
+    }
+  }
+}
+
+template <int BLOCK, int ROWS, int UNROLL, int SPLITK, int BATCH, int EPI, typename W>
+__device__ void gemv(const GemvParams& p) {
+  constexpr int WARPS = BLOCK / 32;
+  constexpr int MATS = EPI == EPI_SWIGLU ? 2 : 1;
+  extern __shared__ float4 xs_raw[];
+  float* xs = reinterpret_cast<float*>(xs_raw);  // [BATCH][kchunk]
+  __shared__ float scratch[BLOCK / 32];
+  __shared__ float inv_rms[BATCH];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const long long K = p.K, N = p.N;
+  const int B = (int)p.B;
+  const long long kchunk = ((K + SPLITK - 1) / SPLITK + 7) / 8 * 8;
+  const long long k0 = (long long)blockIdx.y * kchunk;
+  const long long k1 = k0 + kchunk < K ? k0 + kchunk : K;
+  const long long nchunks = k1 > k0 ? (k1 - k0) / 8 : 0;
+  const long long row0 = ((long long)blockIdx.x * WARPS + warp) * ROWS;
+  const W* w0 = static_cast<const W*>(p.w);
+  const W* w1 = static_cast<const W*>(p.w2);
+
+  // Weights do not depend on the previous kernel: start streaming them before waiting for it.
+  u32x4 wa[UNROLL][MATS][ROWS], wb[UNROLL][MATS][ROWS];
+  gemv_load<ROWS, UNROLL, MATS, W>(wa, w0, w1, row0, N, K, k0, nchunks, 0, lane);
+  // The grid fits on the chip at once, so the next kernel may be scheduled now: its blocks start
+  // streaming their weights while this one finishes.
+  pdl_launch_dependents();
+  pdl_wait();
+
+  // Stage x' for this K slice: RMSNorm over the full row when gamma is given.
+  if (p.gamma) {
+    for (int b = 0; b < BATCH; ++b) {
+      if (b >= B) break;
+      float ss = 0.0f;
+      for (long long k = threadIdx.x; k < K; k += BLOCK) {
+        const float v = p.x[b * K + k];
+        ss += v * v;
+      }
+      ss = block_sum<BLOCK>(ss, scratch);
+      if (threadIdx.x == 0) inv_rms[b] = 1.0f / sqrtf(ss / (float)K + p.eps);
+    }
+    __syncthreads();
+  }
+  const W* gamma = static_cast<const W*>(p.gamma);
+  for (int b = 0; b < BATCH; ++b)
+    for (long long kk = threadIdx.x; kk < kchunk; kk += BLOCK) {
+      float v = 0.0f;
+      if (b < B && k0 + kk < k1) {
+        v = p.x[b * K + k0 + kk];
+        if (gamma) v = to_f32(gamma[k0 + kk]) * (v * inv_rms[b]);
+      }
+      xs[b * kchunk + kk] = v;
+    }
+  __syncthreads();
+
+  float acc[MATS][ROWS][BATCH];
+#pragma unroll
+  for (int m = 0; m < MATS; ++m)
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+      for (int b = 0; b < BATCH; ++b) acc[m][r][b] = 0.0f;
+
+  constexpr long long STEP = 32 * UNROLL;
+  for (long long c0 = 0; c0 < nchunks; c0 += 2 * STEP) {
+    gemv_load<ROWS, UNROLL, MATS, W>(wb, w0, w1, row0, N, K, k0, nchunks, c0 + STEP, lane);
+    gemv_fma<ROWS, UNROLL, MATS, BATCH, W>(acc, wa, xs, kchunk, nchunks, c0, lane);
+    if (c0 + STEP >= nchunks) break;
+    gemv_load<ROWS, UNROLL, MATS, W>(wa, w0, w1, row0, N, K, k0, nchunks, c0 + 2 * STEP, lane);
+    gemv_fma<ROWS, UNROLL, MATS, BATCH, W>(acc, wb, xs, kchunk, nchunks, c0 + STEP, lane);
+  }
+
+  // Epilogue: lane 0 of each warp owns its rows' results.
+  __shared__ float best_v[BATCH][WARPS * ROWS];
+  __shared__ int best_i[BATCH][WARPS * ROWS];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+    for (int b = 0; b < BATCH; ++b) {
+      float v = warp_sum(acc[0][r][b]);
+      float u = MATS == 2 ? warp_sum(acc[MATS - 1][r][b]) : 0.0f;
+      const long long row = row0 + r;
+      if (lane != 0) continue;
+      if (EPI == EPI_ARGMAX) {
+        best_v[b][warp * ROWS + r] = (row < N && b < B) ? v : AC_NEG_INF;
+        best_i[b][warp * ROWS + r] = (int)row;
+      }
+      if (row >= N || b >= B) continue;
+      float* o = p.out + (long long)b * N + row;
+      if (p.bias && blockIdx.y == 0) v += to_f32(static_cast<const W*>(p.bias)[row]);
+      if (EPI == EPI_STORE || EPI == EPI_ARGMAX) *o = v;
+      if (EPI == EPI_RESIDUAL) {
+        if (SPLITK > 1) atomicAdd(o, v);
+        else *o += v;
+      }
+      if (EPI == EPI_SWIGLU) *o = v / (1.0f + expf(-v)) * u;
+    }
+
+  if (EPI == EPI_ARGMAX) {
+    // Block maxima (lowest index on ties; NaN/Inf poisons the row), then the last block to
+    // finish reduces every block's maximum and resets the counter for the next launch.
+    __syncthreads();
+    __shared__ bool last;
+    if (threadIdx.x < BATCH && (int)threadIdx.x < B) {
+      const int b = threadIdx.x;
+      float bv = AC_NEG_INF;
+      int bi = 0x7fffffff;
+      bool bad = false;
+      for (int i = 0; i < WARPS * ROWS; ++i) {
+        const float v = best_v[b][i];
+        const int idx = best_i[b][i];
+        if (idx >= N) continue;
+        if (!isfinite(v)) bad = true;
+        if (v > bv || (v == bv && idx < bi)) { bv = v; bi = idx; }
+      }
+      p.part_val[(long long)b * gridDim.x + blockIdx.x] = bad ? __int_as_float(0x7fc00000) : bv;
+      p.part_idx[(long long)b * gridDim.x + blockIdx.x] = bi;
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(p.counter, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (last) {
+      __threadfence();
+      for (int b = 0; b < B; ++b) {
+        float bv = AC_NEG_INF;
+        int bi = 0x7fffffff;
+        int bad = 0;
+        for (long long i = threadIdx.x; i < gridDim.x; i += BLOCK) {
+          const float v = ((volatile float*)p.part_val)[b * gridDim.x + i];
+          const int idx = ((volatile int*)p.part_idx)[b * gridDim.x + i];
+          if (v != v) bad = 1;
+          if (v > bv || (v == bv && idx < bi)) { bv = v; bi = idx; }
+        }
+        // block-wide (value, index) reduction through shared memory
+        __shared__ float rv[BLOCK];
+        __shared__ int ri[BLOCK];
+        __shared__ int rbad;
+        if (threadIdx.x == 0) rbad = 0;
+        __syncthreads();
+        if (bad) rbad = 1;
+        rv[threadIdx.x] = bv;
+        ri[threadIdx.x] = bi;
+        __syncthreads();
+        for (int s = BLOCK / 2; s > 0; s >>= 1) {
+          if ((int)threadIdx.x < s) {
+            const float v = rv[threadIdx.x + s];
+            const int idx = ri[threadIdx.x + s];
+            if (v > rv[threadIdx.x] || (v == rv[threadIdx.x] && idx < ri[threadIdx.x])) {
+              rv[threadIdx.x] = v;
+              ri[threadIdx.x] = idx;
+            }
+          }
+          __syncthreads();
+        }
+        if (threadIdx.x == 0) p.token_out[b] = rbad ? -1 : ri[0];
+        __syncthreads();
+      }
+      if (threadIdx.x == 0) *p.counter = 0u;
+    }
+  }
+}

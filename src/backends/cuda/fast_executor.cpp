@@ -1,0 +1,538 @@
+#include "backends/cuda/fast_executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "agentcompile/core/error.h"
+#include "agentcompile/ir/decoder_layers.h"
+#include "agentcompile/ir/rope.h"
+#include "backends/cuda/cublas_route.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/kernel_loader.h"
+
+extern "C" {
+#include "../../../kernels/cuda/common/params.h"
+}
+
+namespace ac::cuda {
+
+namespace {
+
+constexpr int kEpiStore = 0, kEpiResidual = 1, kEpiSwiglu = 2, kEpiArgmax = 3;
+constexpr unsigned kRefBlock = 256;
+constexpr int kMaxBatch = 8;
+
+bool is16(DType t) { return t == DType::BF16 || t == DType::F16; }
+
+int batch_template(long long n) { return n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : 8; }
+
+}  // namespace
+
+std::string fast_path_unsupported(const Graph& g) {
+  const ModelConfig& c = g.config;
+  if (c.mlp_bias) return "MLP biases";
+  if (c.head_dim != 32 && c.head_dim != 64 && c.head_dim != 128 && c.head_dim != 256)
+    return "head_dim " + std::to_string(c.head_dim) + " (the fused attention handles 32, 64, 128, 256)";
+  const int64_t group = c.num_heads / c.num_kv_heads;
+  if (group > 8 || group == 7) return "GQA group of " + std::to_string(group);
+  if (c.hidden_size % 8 || c.q_dim() % 8 || c.intermediate_size % 8) return "dimensions not multiples of 8";
+  if ((group * c.head_dim) % 64 != 0) return "GQA group x head_dim not a multiple of 64";
+  for (const Op& op : g.ops)
+    for (const TensorInfo* w : op.weights)
+      if (!is16(w->dtype)) return "weight " + w->name + " is " + std::string(dtype_user_name(w->dtype));
+  DType first = g.ops.front().weights.at(0)->dtype;
+  for (const Op& op : g.ops)
+    for (const TensorInfo* w : op.weights)
+      if (w->dtype != first) return "mixed weight dtypes";
+  try {
+    match_decoder_ops(g);
+  } catch (const Error& e) {
+    return e.reason();
+  }
+  return "";
+}
+
+namespace {
+
+Variant gemv_variant(const GemvChoice& ch, int epi, int batch, DType wt, const std::string& arch) {
+  return make_variant(find_family("gemv", "fused"),
+                      {{"BLOCK", ch.block}, {"ROWS", ch.rows}, {"UNROLL", ch.unroll},
+                       {"SPLITK", epi == kEpiResidual ? ch.splitk : 1}, {"BATCH", batch}, {"EPI", epi}},
+                      {wt}, arch);
+}
+Variant qkv_post_variant(const FastConfig& cfg, DType wt, const std::string& arch) {
+  return make_variant(find_family("qkv_post", "fused"), {{"BLOCK", cfg.qkv_post_block}}, {wt}, arch);
+}
+// The attention block shrinks (down to 64 threads) until the group's outputs divide among its threads.
+int attn_block(const ModelConfig& c, const FastConfig& cfg) {
+  const int outputs = int(c.num_heads / c.num_kv_heads * c.head_dim);
+  int block = cfg.attn_block;
+  while (block > 64 && outputs % block != 0) block /= 2;
+  return block;
+}
+Variant attn_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch) {
+  return make_variant(find_family("attn_decode", "split"),
+                      {{"BLOCK", attn_block(c, cfg)}, {"TILE", cfg.attn_tile}, {"SPLIT", cfg.attn_split},
+                       {"HD", int(c.head_dim)}, {"GROUP", int(c.num_heads / c.num_kv_heads)}},
+                      {}, arch);
+}
+Variant fused_attn_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch) {
+  return make_variant(find_family("attn_decode", "fused"),
+                      {{"BLOCK", attn_block(c, cfg)}, {"TILE", cfg.attn_tile}, {"SPLIT", cfg.attn_split},
+                       {"HD", int(c.head_dim)}, {"GROUP", int(c.num_heads / c.num_kv_heads)}},
+                      {wt}, arch);
+}
+Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch) {
+  return make_variant(find_family("attn_combine", "split"), {{"SPLIT", cfg.attn_split}, {"HD", int(c.head_dim)}}, {},
+                      arch);
+}
+
+}  // namespace
+
+LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K) {
+  const int splitk = v.param("SPLITK"), block = v.param("BLOCK"), rows = v.param("ROWS");
+  const long long kchunk = ((K + splitk - 1) / splitk + 7) / 8 * 8;
+  const long long rows_per_block = block / 32 * rows;
+  return LaunchShape{unsigned((N + rows_per_block - 1) / rows_per_block), unsigned(splitk), unsigned(block),
+                     size_t(v.param("BATCH")) * size_t(kchunk) * 4};
+}
+
+std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const FastConfig& cfg, const std::string& arch) {
+  std::vector<Variant> v;
+  for (int batch : {1, 2, 4, 8}) {
+    v.push_back(gemv_variant(cfg.qkv, kEpiStore, batch, wt, arch));
+    v.push_back(gemv_variant(cfg.o, kEpiResidual, batch, wt, arch));
+    v.push_back(gemv_variant(cfg.gate_up, kEpiSwiglu, batch, wt, arch));
+    v.push_back(gemv_variant(cfg.down, kEpiResidual, batch, wt, arch));
+    v.push_back(gemv_variant(cfg.lm_head, kEpiArgmax, batch, wt, arch));
+  }
+  v.push_back(qkv_post_variant(cfg, wt, arch));
+  v.push_back(fused_attn_variant(c, cfg, wt, arch));
+  v.push_back(attn_variant(c, cfg, arch));
+  v.push_back(combine_variant(c, cfg, arch));
+  return v;
+}
+
+namespace {
+
+class FastExecutor final : public Executor {
+ public:
+  FastExecutor(const Graph& g, const ExecutorLimits& lim, const FastConfig& cfg)
+      : g_(g), ops_(match_decoder_ops(g)), lim_(lim), cfg_(cfg), dev_(Device::get()), s_(dev_.stream()),
+        arch_(dev_.info().arch()), cublas_(s_) {
+    if (std::string why = fast_path_unsupported(g); !why.empty()) throw_input("cuda fast path", why);
+    const ModelConfig& c = g.config;
+    wt_ = g.ops.front().weights.at(0)->dtype;
+    upload_weights();
+    std::vector<float> inv = rope_inv_freq(c.rope, c.head_dim);
+    inv_freq_ = DeviceBuffer(inv.size() * 4);
+    inv_freq_.upload(inv.data(), inv.size() * 4, s_);
+    const size_t kv = size_t(lim_.max_slots) * size_t(c.num_kv_heads) * size_t(lim_.max_seq) * size_t(c.head_dim) * 2;
+    for (int64_t l = 0; l < c.num_layers; ++l) {
+      kcache_.emplace_back(kv);
+      vcache_.emplace_back(kv);
+    }
+    const long long nt = std::max<long long>(lim_.step_tokens(), kMaxBatch), nr = std::max<long long>(lim_.logit_rows(), kMaxBatch);
+    const long long qkvd = c.q_dim() + 2 * c.kv_dim();
+    max_splits_ = (lim_.max_seq + cfg_.attn_split - 1) / cfg_.attn_split;
+    auto f32 = [](long long n) { return DeviceBuffer(size_t(std::max<long long>(n, 1)) * 4); };
+    resid_ = f32(nt * c.hidden_size);
+    h_ = f32(nt * c.hidden_size);
+    qkv_ = f32(nt * qkvd);
+    q_ = f32(nt * c.q_dim());
+    attn_ = f32(nt * c.q_dim());
+    gate_ = f32(nt * c.intermediate_size);
+    up_ = f32(nt * c.intermediate_size);
+    tmp_ = f32(nt * std::max(c.hidden_size, c.intermediate_size));
+    cast_ = DeviceBuffer(size_t(nt) * size_t(std::max({c.hidden_size, c.q_dim(), c.intermediate_size})) * 2);
+    part_o_ = f32(nt * c.num_heads * max_splits_ * c.head_dim);
+    part_ml_ = f32(nt * c.num_heads * max_splits_ * 2);
+    gathered_ = f32(nr * c.hidden_size);
+    logits_ = f32(nr * c.vocab_size);
+    const long long lm_blocks = (c.vocab_size + cfg_.lm_head.block / 32 * cfg_.lm_head.rows - 1) /
+                                (cfg_.lm_head.block / 32 * cfg_.lm_head.rows);
+    part_val_ = f32(kMaxBatch * lm_blocks);
+    part_idx_ = f32(kMaxBatch * lm_blocks);
+    counter_ = DeviceBuffer(4);
+    CU_CHECK(drv().cuMemsetD32Async(counter_.ptr(), 0, 1, s_));
+    attn_counters_ = DeviceBuffer(size_t(kMaxBatch * c.num_kv_heads) * 4);
+    CU_CHECK(drv().cuMemsetD32Async(attn_counters_.ptr(), 0, size_t(kMaxBatch * c.num_kv_heads), s_));
+    token_out_ = DeviceBuffer(size_t(nr) * 4);
+    tokens_ = DeviceBuffer(size_t(nt) * 4);
+    positions_ = DeviceBuffer(size_t(nt) * 4);
+    slots_ = DeviceBuffer(size_t(nt) * 4);
+    rows_ = DeviceBuffer(size_t(nr) * 4);
+    staging_ = PinnedBuffer(size_t(3 * nt + nr) * 4);
+    host_logits_ = PinnedBuffer(size_t(nr) * size_t(c.vocab_size) * 4);
+    host_tokens_ = PinnedBuffer(size_t(nr) * 4);
+    // Compile (or load from the cache) every kernel now, so no step pays for it.
+    for (const Variant& v : fast_path_variants(c, wt_, cfg_, arch_)) load_kernel(v);
+    for (const char* op : {"embed", "rms_norm", "cast", "bias"}) ref(op, {}, {wt_});
+    for (const char* op : {"add", "swiglu", "gather_rows", "argmax"}) ref(op, {});
+    profile_ = std::getenv("AGENTCOMPILE_PROFILE") != nullptr;
+    dev_.synchronize();
+  }
+
+  ~FastExecutor() override {
+    print_profile();
+    if (const DriverApi* d = driver_api())
+      for (auto& [b, exec] : graphs_) d->cuGraphExecDestroy(exec);
+  }
+
+  std::string name() const override { return "cuda"; }
+  int64_t vocab_size() const override { return g_.config.vocab_size; }
+  const ExecutorLimits& limits() const override { return lim_; }
+
+  void forward(const StepBatch& b) override {
+    validate_step(b, lim_, g_.config.vocab_size);
+    const long long n = (long long)b.tokens.size(), r = (long long)b.logit_rows.size();
+    int32_t* st = staging_.as<int32_t>();
+    std::memcpy(st, b.tokens.data(), size_t(n) * 4);
+    std::memcpy(st + n, b.positions.data(), size_t(n) * 4);
+    std::memcpy(st + 2 * n, b.slots.data(), size_t(n) * 4);
+    std::memcpy(st + 3 * n, b.logit_rows.data(), size_t(r) * 4);
+    tokens_.upload(st, size_t(n) * 4, s_);
+    positions_.upload(st + n, size_t(n) * 4, s_);
+    slots_.upload(st + 2 * n, size_t(n) * 4, s_);
+    rows_.upload(st + 3 * n, size_t(r) * 4, s_);
+    rows_in_step_ = r;
+    last_positions_ = b.positions;
+    logits_on_host_ = false;
+    tokens_ready_ = false;
+    decode_step_ = is_decode_step(b);
+    if (decode_step_) run_decode(n);
+    else run_prefill(n, r);
+    CU_CHECK(drv().cuStreamSynchronize(s_));  // staging is reused by the next step
+  }
+
+  const float* logits() const override {
+    if (!logits_on_host_) {
+      logits_.download(host_logits_.data(), size_t(rows_in_step_) * size_t(g_.config.vocab_size) * 4, s_);
+      CU_CHECK(drv().cuStreamSynchronize(s_));
+      logits_on_host_ = true;
+    }
+    return host_logits_.as<float>();
+  }
+
+  bool argmax_rows(std::vector<int32_t>& out) override {
+    if (!decode_step_ && !tokens_ready_) {  // prefill: the reference argmax over the logit rows
+      ArgmaxParams p{logits_.as<float>(), token_out_.as<int>(), rows_in_step_, g_.config.vocab_size};
+      launch_kernel(ref("argmax", {}), Dim3{unsigned(rows_in_step_)}, kRefBlock, 0, s_, &p);
+    }
+    token_out_.download(host_tokens_.data(), size_t(rows_in_step_) * 4, s_);
+    CU_CHECK(drv().cuStreamSynchronize(s_));
+    tokens_ready_ = true;
+    out.assign(host_tokens_.as<int32_t>(), host_tokens_.as<int32_t>() + rows_in_step_);
+    return true;
+  }
+
+ private:
+  // A decode step: at most 8 tokens, each of a different sequence, every row's logits wanted.
+  static bool is_decode_step(const StepBatch& b) {
+    const size_t n = b.tokens.size();
+    if (n > size_t(kMaxBatch) || b.logit_rows.size() != n) return false;
+    for (size_t i = 0; i < n; ++i) {
+      if (b.logit_rows[i] != int32_t(i)) return false;
+      for (size_t j = 0; j < i; ++j)
+        if (b.slots[j] == b.slots[i]) return false;
+    }
+    return true;
+  }
+
+  void upload_weights() {
+    const ModelConfig& c = g_.config;
+    for (const Op& op : g_.ops)
+      for (const TensorInfo* w : op.weights)
+        if (!w_.count(w)) {
+          DeviceBuffer buf(w->nbytes());
+          buf.upload(w->data, w->nbytes(), s_);
+          w_.emplace(w, std::move(buf));
+        }
+    // q, k and v of a layer as one [q_dim + 2 kv_dim, hidden] matrix: one GEMV (or GEMM) instead of three.
+    const size_t es = dtype_size(wt_);
+    for (const LayerOps& L : ops_.layers) {
+      const size_t rows_q = size_t(c.q_dim()), rows_kv = size_t(c.kv_dim()), h = size_t(c.hidden_size);
+      DeviceBuffer w((rows_q + 2 * rows_kv) * h * es);
+      CU_CHECK(drv().cuMemcpyDtoDAsync(w.ptr(), w_.at(L.q->weights[0]).ptr(), rows_q * h * es, s_));
+      CU_CHECK(drv().cuMemcpyDtoDAsync(w.ptr() + rows_q * h * es, w_.at(L.k->weights[0]).ptr(), rows_kv * h * es, s_));
+      CU_CHECK(drv().cuMemcpyDtoDAsync(w.ptr() + (rows_q + rows_kv) * h * es, w_.at(L.v->weights[0]).ptr(),
+                                       rows_kv * h * es, s_));
+      wqkv_.push_back(std::move(w));
+      if (L.q->weights.size() > 1) {
+        DeviceBuffer b((rows_q + 2 * rows_kv) * es);
+        CU_CHECK(drv().cuMemcpyDtoDAsync(b.ptr(), w_.at(L.q->weights[1]).ptr(), rows_q * es, s_));
+        CU_CHECK(drv().cuMemcpyDtoDAsync(b.ptr() + rows_q * es, w_.at(L.k->weights[1]).ptr(), rows_kv * es, s_));
+        CU_CHECK(drv().cuMemcpyDtoDAsync(b.ptr() + (rows_q + rows_kv) * es, w_.at(L.v->weights[1]).ptr(), rows_kv * es, s_));
+        bqkv_.push_back(std::move(b));
+      } else {
+        bqkv_.emplace_back();
+      }
+    }
+    // The separate q/k/v copies are no longer needed: the fused matrix replaces them.
+    for (const LayerOps& L : ops_.layers)
+      for (const Op* op : {L.q, L.k, L.v})
+        for (const TensorInfo* w : op->weights) w_.erase(w);
+  }
+
+  const void* wptr(const TensorInfo* t) const { return t ? reinterpret_cast<const void*>(w_.at(t).ptr()) : nullptr; }
+  const void* wptr(const Op* op, size_t k) const { return k < op->weights.size() ? wptr(op->weights[k]) : nullptr; }
+
+  const LoadedKernel& ref(const std::string& op, std::map<std::string, int> params, std::vector<DType> types = {}) {
+    params.emplace("BLOCK", int(kRefBlock));
+    return load_kernel(make_variant(find_family(op, "ref"), std::move(params), std::move(types), arch_));
+  }
+
+  // ---- decode ----
+  void gemv(const GemvChoice& ch, int epi, long long n, const float* x, const void* gamma, const void* w,
+            const void* w2, const void* bias, float* out, long long N, long long K) {
+    const int batch = batch_template(n);
+    const Variant v = gemv_variant(ch, epi, batch, wt_, arch_);
+    GemvParams p{x, gamma, float(g_.config.rms_norm_eps), w, w2, bias, out,
+                 part_val_.as<float>(), part_idx_.as<int>(), counter_.as<unsigned>(), token_out_.as<int>(), n, N, K};
+    const LaunchShape ls = gemv_launch_shape(v, N, K);
+    launch_kernel(load_kernel(v), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, s_, &p, cfg_.pdl);
+  }
+
+  void attention(const LayerOps& L, size_t layer, long long n, bool pdl) {
+    const ModelConfig& c = g_.config;
+    const int hd = int(c.head_dim);
+    QkvPostParams qp{qkv_.as<float>(), q_.as<float>(), L.q_norm ? wptr(L.q_norm, 0) : nullptr,
+                     L.k_norm ? wptr(L.k_norm, 0) : nullptr, float(c.rms_norm_eps), positions_.as<int>(),
+                     slots_.as<int>(), inv_freq_.as<float>(), kcache_[layer].as<unsigned short>(),
+                     vcache_[layer].as<unsigned short>(), n, c.num_heads, c.num_kv_heads, c.head_dim, lim_.max_seq};
+    const LoadedKernel& kp = load_kernel(qkv_post_variant(cfg_, wt_, arch_));
+    launch_kernel(kp, Dim3{unsigned(c.num_heads + 2 * c.num_kv_heads), unsigned(n)}, unsigned(cfg_.qkv_post_block), 0,
+                  s_, &qp, pdl);
+    if (pdl) mark("qkv_post", 0);
+    DecodeAttnParams ap{q_.as<float>(), kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(),
+                        part_o_.as<float>(), part_ml_.as<float>(), attn_.as<float>(), positions_.as<int>(),
+                        slots_.as<int>(), n, c.num_heads, c.num_kv_heads, lim_.max_seq, max_splits_,
+                        1.0f / std::sqrt(float(hd))};
+    const Variant va = attn_variant(c, cfg_, arch_);
+    launch_kernel(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(max_splits_), unsigned(n)},
+                  unsigned(va.threads()), 0, s_, &ap, pdl);
+    if (pdl && profile_) {  // bytes: the K and V rows every token reads (positions come from the host copy)
+      double kv = 0;
+      for (long long t = 0; t < n; ++t) kv += double(last_positions_[size_t(t)] + 1) * double(c.kv_dim()) * 2 * 2;
+      mark("attn_decode", kv);
+    }
+    const LoadedKernel& kc = load_kernel(combine_variant(c, cfg_, arch_));
+    launch_kernel(kc, Dim3{unsigned(c.num_heads), unsigned(n)}, unsigned(hd), 0, s_, &ap, pdl);
+    if (pdl) mark("attn_combine", 0);
+  }
+
+  // AGENTCOMPILE_PROFILE=1: decode steps run launch by launch with events in between; each
+  // kernel's time and the bytes it must move are summed per kind and printed at exit.
+  struct ProfileEntry {
+    double ms = 0.0, bytes = 0.0;
+    long long calls = 0;
+  };
+  void mark(const std::string& kind, double bytes) {
+    if (!profile_) return;
+    CUevent e;
+    CU_CHECK(drv().cuEventCreate(&e, CU_EVENT_DEFAULT));
+    CU_CHECK(drv().cuEventRecord(e, s_));
+    marks_.push_back({e, kind, bytes});
+  }
+  void flush_profile() {
+    if (marks_.empty()) return;
+    CU_CHECK(drv().cuStreamSynchronize(s_));
+    for (size_t i = 1; i < marks_.size(); ++i) {
+      float ms = 0;
+      CU_CHECK(drv().cuEventElapsedTime(&ms, marks_[i - 1].e, marks_[i].e));
+      ProfileEntry& p = profile_sum_[marks_[i].kind];
+      p.ms += ms;
+      p.bytes += marks_[i].bytes;
+      p.calls += 1;
+    }
+    for (auto& m : marks_) drv().cuEventDestroy(m.e);
+    marks_.clear();
+    ++profiled_steps_;
+  }
+  void print_profile() const {
+    if (profile_sum_.empty()) return;
+    double total = 0;
+    for (const auto& [k, p] : profile_sum_) total += p.ms;
+    std::fprintf(stderr, "profile: %lld decode steps, %.3f ms/step in kernels\n", profiled_steps_, total / double(profiled_steps_));
+    for (const auto& [k, p] : profile_sum_)
+      std::fprintf(stderr, "  %-16s %8.4f ms/step  %5.1f%%  %7.1f GB/s  (%lld launches/step)\n", k.c_str(),
+                   p.ms / double(profiled_steps_), 100 * p.ms / total, p.bytes / (p.ms * 1e6),
+                   p.calls / profiled_steps_);
+  }
+  struct Mark {
+    CUevent e;
+    std::string kind;
+    double bytes;
+  };
+
+  void fused_attention(const LayerOps& L, size_t layer, long long n) {
+    const ModelConfig& c = g_.config;
+    FusedAttnParams ap{qkv_.as<float>(), L.q_norm ? wptr(L.q_norm, 0) : nullptr, L.k_norm ? wptr(L.k_norm, 0) : nullptr,
+                       float(c.rms_norm_eps), inv_freq_.as<float>(), kcache_[layer].as<unsigned short>(),
+                       vcache_[layer].as<unsigned short>(), part_o_.as<float>(), part_ml_.as<float>(),
+                       attn_counters_.as<unsigned>(), attn_.as<float>(), positions_.as<int>(), slots_.as<int>(), n,
+                       c.num_heads, c.num_kv_heads, lim_.max_seq, max_splits_, 1.0f / std::sqrt(float(c.head_dim))};
+    const Variant va = fused_attn_variant(c, cfg_, wt_, arch_);
+    launch_kernel(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(max_splits_), unsigned(n)},
+                  unsigned(va.threads()), 0, s_, &ap, cfg_.pdl);
+    if (profile_) {
+      double kv = 0;
+      for (long long t = 0; t < n; ++t) kv += double(last_positions_[size_t(t)] + 1) * double(c.kv_dim()) * 2 * 2;
+      mark("attention", kv);
+    }
+  }
+
+  void record_decode(long long n) {
+    const ModelConfig& c = g_.config;
+    const double es = double(dtype_size(wt_));
+    mark("start", 0);
+    EmbedParams ep{wptr(ops_.embed, 0), tokens_.as<int>(), resid_.as<float>(), n, c.hidden_size};
+    launch_kernel(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, s_, &ep, cfg_.pdl);
+    mark("embed", double(n * c.hidden_size) * es);
+    const long long qkvd = c.q_dim() + 2 * c.kv_dim();
+    for (size_t l = 0; l < ops_.layers.size(); ++l) {
+      const LayerOps& L = ops_.layers[l];
+      gemv(cfg_.qkv, kEpiStore, n, resid_.as<float>(), wptr(L.input_norm, 0), reinterpret_cast<const void*>(wqkv_[l].ptr()),
+           nullptr, bqkv_[l].ptr() ? reinterpret_cast<const void*>(bqkv_[l].ptr()) : nullptr, qkv_.as<float>(), qkvd,
+           c.hidden_size);
+      mark("qkv_gemv", double(qkvd * c.hidden_size) * es);
+      fused_attention(L, l, n);
+      gemv(cfg_.o, kEpiResidual, n, attn_.as<float>(), nullptr, wptr(L.o, 0), nullptr, wptr(L.o, 1), resid_.as<float>(),
+           c.hidden_size, c.q_dim());
+      mark("o_gemv", double(c.hidden_size * c.q_dim()) * es);
+      gemv(cfg_.gate_up, kEpiSwiglu, n, resid_.as<float>(), wptr(L.post_norm, 0), wptr(L.gate, 0), wptr(L.up, 0), nullptr,
+           gate_.as<float>(), c.intermediate_size, c.hidden_size);
+      mark("gate_up_gemv", double(2 * c.intermediate_size * c.hidden_size) * es);
+      gemv(cfg_.down, kEpiResidual, n, gate_.as<float>(), nullptr, wptr(L.down, 0), nullptr, nullptr, resid_.as<float>(),
+           c.hidden_size, c.intermediate_size);
+      mark("down_gemv", double(c.hidden_size * c.intermediate_size) * es);
+    }
+    gemv(cfg_.lm_head, kEpiArgmax, n, resid_.as<float>(), wptr(ops_.final_norm, 0), wptr(ops_.logits, 0), nullptr,
+         nullptr, logits_.as<float>(), c.vocab_size, c.hidden_size);
+    mark("lm_head_gemv", double(c.vocab_size * c.hidden_size) * es);
+  }
+
+  void run_decode(long long n) {
+    if (profile_) {
+      record_decode(n);
+      flush_profile();
+      tokens_ready_ = true;
+      return;
+    }
+    if (!cfg_.cuda_graph) {
+      record_decode(n);
+      tokens_ready_ = true;
+      return;
+    }
+    auto it = graphs_.find(int(n));
+    if (it == graphs_.end()) {
+      // First step of this batch size: run it directly (loads every kernel), then capture it.
+      record_decode(n);
+      CU_CHECK(drv().cuStreamSynchronize(s_));
+      CUgraph graph;
+      CU_CHECK(drv().cuStreamBeginCapture(s_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+      try {
+        record_decode(n);
+      } catch (...) {
+        CUgraph discard;
+        drv().cuStreamEndCapture(s_, &discard);
+        throw;
+      }
+      CU_CHECK(drv().cuStreamEndCapture(s_, &graph));
+      CUgraphExec exec;
+      CU_CHECK(drv().cuGraphInstantiateWithFlags(&exec, graph, 0));
+      CU_CHECK(drv().cuGraphDestroy(graph));
+      graphs_.emplace(int(n), exec);
+      tokens_ready_ = true;
+      return;
+    }
+    CU_CHECK(drv().cuGraphLaunch(it->second, s_));
+    tokens_ready_ = true;
+  }
+
+  // ---- prefill: cuBLAS GEMMs over the step's tokens ----
+  void linear(const void* w, const void* bias, const float* x, long long n, long long in, long long out_dim, float* out) {
+    CastParams cp{x, cast_.as<void>(), n * in};
+    launch_kernel(ref("cast", {}, {wt_}), Dim3{elementwise_blocks(n * in, kRefBlock)}, kRefBlock, 0, s_, &cp);
+    cublas_linear(cublas_, wt_, cast_.as<void>(), w, out, n, in, out_dim);
+    if (bias) {
+      BiasParams bp{out, bias, n, out_dim};
+      launch_kernel(ref("bias", {}, {wt_}), Dim3{elementwise_blocks(n * out_dim, kRefBlock)}, kRefBlock, 0, s_, &bp);
+    }
+  }
+  void rms_norm(const Op* norm, const float* x, long long rows, long long dim, float* out) {
+    RmsNormParams p{x, wptr(norm, 0), out, rows, dim, float(g_.config.rms_norm_eps)};
+    launch_kernel(ref("rms_norm", {}, {wt_}), Dim3{unsigned(rows)}, kRefBlock, 0, s_, &p);
+  }
+  void add(float* acc, const float* x, long long count) {
+    ElementwiseParams p{acc, x, acc, count};
+    launch_kernel(ref("add", {}), Dim3{elementwise_blocks(count, kRefBlock)}, kRefBlock, 0, s_, &p);
+  }
+
+  void run_prefill(long long n, long long r) {
+    const ModelConfig& c = g_.config;
+    EmbedParams ep{wptr(ops_.embed, 0), tokens_.as<int>(), resid_.as<float>(), n, c.hidden_size};
+    launch_kernel(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, s_, &ep);
+    const long long qkvd = c.q_dim() + 2 * c.kv_dim();
+    for (size_t l = 0; l < ops_.layers.size(); ++l) {
+      const LayerOps& L = ops_.layers[l];
+      rms_norm(L.input_norm, resid_.as<float>(), n, c.hidden_size, h_.as<float>());
+      linear(reinterpret_cast<const void*>(wqkv_[l].ptr()),
+             bqkv_[l].ptr() ? reinterpret_cast<const void*>(bqkv_[l].ptr()) : nullptr, h_.as<float>(), n, c.hidden_size,
+             qkvd, qkv_.as<float>());
+      attention(L, l, n, false);
+      linear(wptr(L.o, 0), wptr(L.o, 1), attn_.as<float>(), n, c.q_dim(), c.hidden_size, tmp_.as<float>());
+      add(resid_.as<float>(), tmp_.as<float>(), n * c.hidden_size);
+      rms_norm(L.post_norm, resid_.as<float>(), n, c.hidden_size, h_.as<float>());
+      linear(wptr(L.gate, 0), nullptr, h_.as<float>(), n, c.hidden_size, c.intermediate_size, gate_.as<float>());
+      linear(wptr(L.up, 0), nullptr, h_.as<float>(), n, c.hidden_size, c.intermediate_size, up_.as<float>());
+      ElementwiseParams sp{gate_.as<float>(), up_.as<float>(), gate_.as<float>(), n * c.intermediate_size};
+      launch_kernel(ref("swiglu", {}), Dim3{elementwise_blocks(n * c.intermediate_size, kRefBlock)}, kRefBlock, 0, s_, &sp);
+      linear(wptr(L.down, 0), nullptr, gate_.as<float>(), n, c.intermediate_size, c.hidden_size, tmp_.as<float>());
+      add(resid_.as<float>(), tmp_.as<float>(), n * c.hidden_size);
+    }
+    GatherRowsParams gp{resid_.as<float>(), rows_.as<int>(), gathered_.as<float>(), r, c.hidden_size};
+    launch_kernel(ref("gather_rows", {}), Dim3{unsigned(r)}, kRefBlock, 0, s_, &gp);
+    rms_norm(ops_.final_norm, gathered_.as<float>(), r, c.hidden_size, h_.as<float>());
+    linear(wptr(ops_.logits, 0), nullptr, h_.as<float>(), r, c.hidden_size, c.vocab_size, logits_.as<float>());
+  }
+
+  const Graph& g_;
+  DecoderOps ops_;
+  ExecutorLimits lim_;
+  FastConfig cfg_;
+  Device& dev_;
+  CUstream s_;
+  std::string arch_;
+  CublasHandle cublas_;
+  DType wt_ = DType::BF16;
+  std::map<const TensorInfo*, DeviceBuffer> w_;
+  std::vector<DeviceBuffer> wqkv_, bqkv_;
+  DeviceBuffer inv_freq_;
+  std::vector<DeviceBuffer> kcache_, vcache_;  // bf16 [slot][kv_head][position][head_dim]
+  long long max_splits_ = 1;
+  DeviceBuffer resid_, h_, qkv_, q_, attn_, gate_, up_, tmp_, cast_, part_o_, part_ml_, gathered_, logits_;
+  DeviceBuffer part_val_, part_idx_, counter_, attn_counters_, token_out_, tokens_, positions_, slots_, rows_;
+  PinnedBuffer staging_, host_logits_, host_tokens_;
+  std::map<int, CUgraphExec> graphs_;
+  bool profile_ = false;
+  std::vector<Mark> marks_;
+  std::map<std::string, ProfileEntry> profile_sum_;
+  long long profiled_steps_ = 0;
+  std::vector<int32_t> last_positions_;
+  long long rows_in_step_ = 0;
+  bool decode_step_ = false, tokens_ready_ = false;
+  mutable bool logits_on_host_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> make_fast_executor(const Graph& g, const ExecutorLimits& lim, const FastConfig& cfg) {
+  return std::make_unique<FastExecutor>(g, lim, cfg);
+}
+
+}  // namespace ac::cuda

@@ -1,0 +1,53 @@
+#pragma once
+// The CUDA fast path (issue 9): decode steps (up to 8 sequences, one token each) run as one
+// fused GEMV per projection (RMSNorm prologue; residual, SwiGLU or argmax epilogue), a q/k
+// norm + rope + cache-write kernel and flash-decoding attention, captured once per batch size
+// in a CUDA graph with programmatic dependent launch; prefill steps use cuBLAS GEMMs with the
+// same fused weights and bf16 KV cache.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agentcompile/ir/graph.h"
+#include "agentcompile/runtime/executor.h"
+
+namespace ac::cuda {
+
+struct GemvChoice {
+  int block = 256, rows = 1, unroll = 2, splitk = 1;
+};
+
+// Parameters of every fused family the fast path launches; a compiled plan will choose them
+// per model (issue 7); the defaults are reasonable everywhere.
+struct FastConfig {
+  GemvChoice qkv{256, 2, 2, 1};
+  GemvChoice o{256, 1, 4, 1};
+  GemvChoice gate_up{256, 1, 2, 1};
+  GemvChoice down{256, 1, 4, 2};
+  GemvChoice lm_head{256, 1, 4, 1};
+  int qkv_post_block = 128;
+  int attn_block = 128, attn_tile = 32, attn_split = 64;
+  bool cuda_graph = true;
+  bool pdl = true;
+};
+
+// Why the fast path cannot run this graph ("" when it can).
+std::string fast_path_unsupported(const Graph& g);
+
+// Every kernel variant the fast path launches for a model with this config (all batch sizes),
+// so they can be compiled ahead of time and checked without a GPU.
+}  // namespace ac::cuda
+#include "backends/cuda/family.h"
+namespace ac::cuda {
+std::vector<Variant> fast_path_variants(const ModelConfig& c, DType weights, const FastConfig& cfg, const std::string& arch);
+
+// Grid, block and dynamic shared memory of a gemv.fused variant for an [N, K] weight.
+struct LaunchShape {
+  unsigned grid_x = 1, grid_y = 1, threads = 0;
+  size_t smem = 0;
+};
+LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K);
+
+std::unique_ptr<Executor> make_fast_executor(const Graph& g, const ExecutorLimits& lim, const FastConfig& cfg);
+
+}  // namespace ac::cuda

@@ -1,0 +1,309 @@
+// The fast-path kernels (gemv/gemv.cuh, attention/qkv_post.cuh, attention/decode.cuh) against
+// compositions of the CPU reference ops, over several parameter points of each family: random
+// inputs, outputs poisoned first, f32-accumulation bound 1e-5 (bf16 weights and caches are
+// exact inputs to both sides). Skipped, with the reason, where there is no GPU.
+#include <gtest/gtest.h>
+
+#include "agentcompile/backends/cpu/ref_ops.h"
+#include "agentcompile/core/error.h"
+#include "agentcompile/ir/rope.h"
+#include "agentcompile/runtime/sampler.h"
+#include "backends/cuda/kernel_loader.h"
+#include "ops/cuda_test_util.h"
+
+extern "C" {
+#include "../../kernels/cuda/common/params.h"
+}
+
+using namespace ac;
+using namespace ac::test;
+
+namespace {
+
+CUstream stream() { return cuda::Device::get().stream(); }
+std::string arch() { return cuda::Device::get().info().arch(); }
+
+struct GemvCase {
+  int block, rows, unroll, splitk, batch_tmpl, epi;
+  long long B, N, K;
+  bool norm, bias;
+};
+
+std::string describe(const GemvCase& c) {
+  return "block" + std::to_string(c.block) + " rows" + std::to_string(c.rows) + " unroll" + std::to_string(c.unroll) +
+         " splitk" + std::to_string(c.splitk) + " batch" + std::to_string(c.batch_tmpl) + " epi" + std::to_string(c.epi) +
+         " B" + std::to_string(c.B) + " N" + std::to_string(c.N) + " K" + std::to_string(c.K);
+}
+
+class CudaGemv : public ::testing::TestWithParam<GemvCase> {};
+
+TEST_P(CudaGemv, MatchesNormLinearEpilogueOnCpu) {
+  AC_REQUIRE_GPU();
+  const GemvCase c = GetParam();
+  SCOPED_TRACE(describe(c));
+  const bool swiglu = c.epi == 2;
+  std::vector<float> x = random_vec(size_t(c.B * c.K), 21, 2.0f), w_r, w2_r, g_r, b_r;
+  auto w = store_as(random_vec(size_t(c.N * c.K), 22, 0.05f), DType::BF16, w_r);
+  auto w2 = store_as(random_vec(size_t(c.N * c.K), 23, 0.05f), DType::BF16, w2_r);
+  auto gamma = store_as(random_vec(size_t(c.K), 24, 0.2f), DType::BF16, g_r);
+  for (auto& v : g_r) v += 1.0f;
+  gamma = store_as(g_r, DType::BF16, g_r);
+  auto bias = store_as(random_vec(size_t(c.N), 25), DType::BF16, b_r);
+  std::vector<float> resid = random_vec(size_t(c.B * c.N), 26);
+
+  // CPU: x' = rms_norm(x) (or x); y = W x' + b; epilogue.
+  std::vector<float> xn(x.size()), y(size_t(c.B * c.N)), y2(y.size());
+  if (c.norm) cpu::rms_norm(x.data(), c.B, c.K, g_r.data(), 1e-6f, xn.data());
+  else xn = x;
+  cpu::linear(xn.data(), c.B, c.K, w_r.data(), c.bias ? b_r.data() : nullptr, c.N, y.data());
+  std::vector<float> want = y;
+  if (c.epi == 1) for (size_t i = 0; i < want.size(); ++i) want[i] = resid[i] + y[i];
+  if (swiglu) {
+    cpu::linear(xn.data(), c.B, c.K, w2_r.data(), nullptr, c.N, y2.data());
+    cpu::swiglu(y.data(), y2.data(), c.B * c.N, want.data());
+  }
+
+  auto dx = to_device(x), dw = to_device(w), dw2 = to_device(w2), dg = to_device(gamma), db = to_device(bias);
+  cuda::DeviceBuffer out = c.epi == 1 ? to_device(resid) : poisoned(want.size());
+  const long long rows_per_block = c.block / 32 * c.rows;
+  const unsigned blocks = unsigned((c.N + rows_per_block - 1) / rows_per_block);
+  cuda::DeviceBuffer pv(size_t(8 * blocks) * 4), pi(size_t(8 * blocks) * 4), counter(4), tok(32);
+  CU_CHECK(cuda::drv().cuMemsetD32Async(counter.ptr(), 0, 1, stream()));
+  GemvParams p{dx.as<float>(), c.norm ? dg.as<void>() : nullptr, 1e-6f, dw.as<void>(), swiglu ? dw2.as<void>() : nullptr,
+               c.bias ? db.as<void>() : nullptr, out.as<float>(), pv.as<float>(), pi.as<int>(), counter.as<unsigned>(),
+               tok.as<int>(), c.B, c.N, c.K};
+  const auto v = cuda::make_variant(cuda::find_family("gemv", "fused"),
+                                    {{"BLOCK", c.block}, {"ROWS", c.rows}, {"UNROLL", c.unroll}, {"SPLITK", c.splitk},
+                                     {"BATCH", c.batch_tmpl}, {"EPI", c.epi}},
+                                    {DType::BF16}, arch());
+  const long long kchunk = ((c.K + c.splitk - 1) / c.splitk + 7) / 8 * 8;
+  // Twice: the argmax counter must be reset by the first launch for the second to work.
+  for (int rep = 0; rep < 2; ++rep) {
+    if (c.epi == 1 && rep == 1) out.upload(resid.data(), resid.size() * 4, stream());
+    cuda::launch_kernel(cuda::load_kernel(v), cuda::Dim3{blocks, unsigned(c.splitk)}, unsigned(c.block),
+                        size_t(c.batch_tmpl) * size_t(kchunk) * 4, stream(), &p);
+    EXPECT_LE(rel_l2(to_host<float>(out, want.size()), want), 1e-5) << "rep " << rep;
+    if (c.epi == 3) {
+      auto got = to_host<int32_t>(tok, size_t(c.B));
+      for (long long b = 0; b < c.B; ++b)
+        EXPECT_EQ(got[size_t(b)], argmax(want.data() + b * c.N, c.N)) << "row " << b << " rep " << rep;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Points, CudaGemv,
+    ::testing::Values(
+        // store with norm and bias (fused QKV), batch 1 and ragged batches
+        GemvCase{256, 2, 2, 1, 1, 0, 1, 1000, 2048, true, true}, GemvCase{128, 1, 4, 1, 4, 0, 3, 333, 520, true, false},
+        GemvCase{256, 2, 1, 1, 8, 0, 8, 257, 1024, true, true},
+        // residual, with and without split-K
+        GemvCase{256, 1, 4, 1, 1, 1, 1, 2048, 2048, false, false}, GemvCase{256, 1, 2, 4, 1, 1, 1, 1000, 6144, false, true},
+        GemvCase{128, 2, 2, 8, 2, 1, 2, 64, 9728, false, false},
+        // SwiGLU with norm
+        GemvCase{256, 1, 2, 1, 1, 2, 1, 3000, 2048, true, false}, GemvCase{128, 2, 2, 1, 4, 2, 4, 100, 256, true, false},
+        // argmax with norm (lm_head), a vocabulary that is not a multiple of anything
+        GemvCase{256, 2, 2, 1, 1, 3, 1, 151936, 2048, true, false}, GemvCase{128, 1, 4, 1, 8, 3, 5, 32001, 512, true, false}));
+
+TEST(CudaFastOps, QkvPostMatchesNormRopeAndCacheWrite) {
+  AC_REQUIRE_GPU();
+  RopeConfig rope;
+  rope.theta = 1e6;
+  for (long long hd : {32LL, 64LL, 128LL}) {
+    const long long n = 3, heads = 4, kvh = 2, max_seq = 64, slots = 2;
+    const long long q_dim = heads * hd, kv_dim = kvh * hd, width = q_dim + 2 * kv_dim;
+    std::vector<float> qkv = random_vec(size_t(n * width), 31, 2.0f), qn_r, kn_r;
+    auto qn = store_as(random_vec(size_t(hd), 32, 0.1f), DType::BF16, qn_r);
+    for (auto& v : qn_r) v += 1.0f;
+    qn = store_as(qn_r, DType::BF16, qn_r);
+    auto kn = store_as(random_vec(size_t(hd), 33, 0.1f), DType::BF16, kn_r);
+    std::vector<int32_t> pos = {5, 0, 63}, slot = {1, 0, 1};
+    std::vector<float> inv = rope_inv_freq(rope, hd);
+    // CPU: split, per-head norm, rope.
+    std::vector<float> q(size_t(n * q_dim)), k(size_t(n * kv_dim)), qw(q.size()), kw(k.size());
+    for (long long t = 0; t < n; ++t) {
+      std::copy_n(qkv.begin() + t * width, q_dim, q.begin() + t * q_dim);
+      std::copy_n(qkv.begin() + t * width + q_dim, kv_dim, k.begin() + t * kv_dim);
+    }
+    cpu::rms_norm(q.data(), n * heads, hd, qn_r.data(), 1e-6f, qw.data());
+    cpu::rms_norm(k.data(), n * kvh, hd, kn_r.data(), 1e-6f, kw.data());
+    cpu::rope(qw.data(), n, heads, hd, pos.data(), inv, qw.data());
+    cpu::rope(kw.data(), n, kvh, hd, pos.data(), inv, kw.data());
+
+    auto dqkv = to_device(qkv), dqn = to_device(qn), dkn = to_device(kn), dpos = to_device(pos), dslot = to_device(slot),
+         dinv = to_device(inv);
+    auto qout = poisoned(q.size());
+    cuda::DeviceBuffer kc(size_t(slots * kvh * max_seq * hd) * 2), vc(kc.bytes());
+    kc.fill_u32(0xffffffffu, stream());
+    vc.fill_u32(0xffffffffu, stream());
+    QkvPostParams p{dqkv.as<float>(), qout.as<float>(), dqn.as<void>(), dkn.as<void>(), 1e-6f, dpos.as<int>(),
+                    dslot.as<int>(), dinv.as<float>(), kc.as<unsigned short>(), vc.as<unsigned short>(), n, heads, kvh,
+                    hd, max_seq};
+    cuda::launch_kernel(cuda::load_kernel(cuda::make_variant(cuda::find_family("qkv_post", "fused"), {{"BLOCK", 64}},
+                                                             {DType::BF16}, arch())),
+                        cuda::Dim3{unsigned(heads + 2 * kvh), unsigned(n)}, 64, 0, stream(), &p);
+    EXPECT_LE(rel_l2(to_host<float>(qout, q.size()), qw), 1e-5) << "q, head_dim " << hd;
+    auto kc_h = to_host<uint16_t>(kc, size_t(slots * kvh * max_seq * hd));
+    auto vc_h = to_host<uint16_t>(vc, kc_h.size());
+    std::vector<float> got_k, want_k, got_v, want_v;
+    for (long long t = 0; t < n; ++t)
+      for (long long h = 0; h < kvh; ++h)
+        for (long long j = 0; j < hd; ++j) {
+          const size_t at = size_t(((slot[size_t(t)] * kvh + h) * max_seq + pos[size_t(t)]) * hd + j);
+          got_k.push_back(bf16_to_f32(kc_h[at]));
+          want_k.push_back(bf16_to_f32(f32_to_bf16(kw[size_t(t * kv_dim + h * hd + j)])));
+          got_v.push_back(bf16_to_f32(vc_h[at]));
+          want_v.push_back(bf16_to_f32(f32_to_bf16(qkv[size_t(t * width + q_dim + kv_dim + h * hd + j)])));
+        }
+    EXPECT_LE(rel_l2(got_k, want_k), 4e-3) << "k cache, head_dim " << hd;  // one bf16 rounding step apart at most
+    EXPECT_EQ(rel_l2(got_v, want_v), 0.0) << "v cache, head_dim " << hd;
+  }
+}
+
+struct AttnCase {
+  long long heads, kv_heads, hd;
+  int block, tile, split;
+};
+class CudaDecodeAttention : public ::testing::TestWithParam<AttnCase> {};
+
+// Ragged: three tokens of two sequences at positions that span several splits, over a cache
+// filled with random bf16 values; the CPU reference attends over the same (rounded) values.
+TEST_P(CudaDecodeAttention, SplitsAndCombineMatchCpu) {
+  AC_REQUIRE_GPU();
+  const AttnCase c = GetParam();
+  const long long max_seq = 300, slots = 2, kv_dim = c.kv_heads * c.hd, q_dim = c.heads * c.hd;
+  const long long max_splits = (max_seq + c.split - 1) / c.split;
+  std::vector<int32_t> pos = {299, 0, 130}, slot = {0, 1, 1};
+  const long long n = 3;
+  // Device cache [slot][kvh][pos][hd] bf16 and the CPU cache [slot][pos][kv_dim] f32, same values.
+  std::vector<float> kvals = random_vec(size_t(slots * max_seq * kv_dim), 41), vvals = random_vec(kvals.size(), 42);
+  std::vector<uint16_t> kdev(kvals.size()), vdev(kvals.size());
+  std::vector<float> kcpu(kvals.size()), vcpu(kvals.size());
+  for (long long s = 0; s < slots; ++s)
+    for (long long p = 0; p < max_seq; ++p)
+      for (long long h = 0; h < c.kv_heads; ++h)
+        for (long long j = 0; j < c.hd; ++j) {
+          const size_t src = size_t((s * max_seq + p) * kv_dim + h * c.hd + j);
+          const size_t dst = size_t(((s * c.kv_heads + h) * max_seq + p) * c.hd + j);
+          kdev[dst] = f32_to_bf16(kvals[src]);
+          vdev[dst] = f32_to_bf16(vvals[src]);
+          kcpu[src] = bf16_to_f32(kdev[dst]);
+          vcpu[src] = bf16_to_f32(vdev[dst]);
+        }
+  std::vector<float> q = random_vec(size_t(n * q_dim), 43), want(q.size());
+  // The CPU op writes the step's k/v into the cache first: give it the values already there.
+  std::vector<float> knew(size_t(n * kv_dim)), vnew(knew.size());
+  for (long long t = 0; t < n; ++t)
+    for (long long j = 0; j < kv_dim; ++j) {
+      knew[size_t(t * kv_dim + j)] = kcpu[size_t((slot[size_t(t)] * max_seq + pos[size_t(t)]) * kv_dim + j)];
+      vnew[size_t(t * kv_dim + j)] = vcpu[size_t((slot[size_t(t)] * max_seq + pos[size_t(t)]) * kv_dim + j)];
+    }
+  cpu::KvCacheView view{kcpu.data(), vcpu.data(), max_seq, kv_dim};
+  cpu::attention(q.data(), knew.data(), vnew.data(), n, pos.data(), slot.data(), c.heads, c.kv_heads, c.hd, view,
+                 want.data());
+
+  auto dq = to_device(q), dk = to_device(kdev), dv = to_device(vdev), dpos = to_device(pos), dslot = to_device(slot);
+  cuda::DeviceBuffer po(size_t(n * c.heads * max_splits * c.hd) * 4), pml(size_t(n * c.heads * max_splits * 2) * 4);
+  auto out = poisoned(want.size());
+  DecodeAttnParams p{dq.as<float>(), dk.as<unsigned short>(), dv.as<unsigned short>(), po.as<float>(), pml.as<float>(),
+                     out.as<float>(), dpos.as<int>(), dslot.as<int>(), n, c.heads, c.kv_heads, max_seq, max_splits,
+                     1.0f / std::sqrt(float(c.hd))};
+  const int group = int(c.heads / c.kv_heads);
+  auto ka = cuda::load_kernel(cuda::make_variant(
+      cuda::find_family("attn_decode", "split"),
+      {{"BLOCK", c.block}, {"TILE", c.tile}, {"SPLIT", c.split}, {"HD", int(c.hd)}, {"GROUP", group}}, {}, arch()));
+  cuda::launch_kernel(ka, cuda::Dim3{unsigned(c.kv_heads), unsigned(max_splits), unsigned(n)}, unsigned(c.block), 0,
+                      stream(), &p);
+  auto kc = cuda::load_kernel(cuda::make_variant(cuda::find_family("attn_combine", "split"),
+                                                 {{"SPLIT", c.split}, {"HD", int(c.hd)}}, {}, arch()));
+  cuda::launch_kernel(kc, cuda::Dim3{unsigned(c.heads), unsigned(n)}, unsigned(c.hd), 0, stream(), &p);
+  EXPECT_LE(rel_l2(to_host<float>(out, want.size()), want), 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Points, CudaDecodeAttention,
+                         ::testing::Values(AttnCase{16, 8, 128, 128, 64, 128}, AttnCase{32, 8, 64, 128, 32, 64},
+                                           AttnCase{4, 2, 32, 64, 32, 64}, AttnCase{8, 8, 128, 128, 64, 256},
+                                           AttnCase{10, 2, 64, 64, 32, 512}, AttnCase{24, 4, 128, 256, 32, 64}));
+
+// The fused decode attention: q/k norm + rope of the step's token, its k/v written to the cache,
+// split attention over [0, position] and the merge by the last block, for two sequences at once.
+TEST_P(CudaDecodeAttention, FusedKernelMatchesNormRopeWriteAndAttend) {
+  AC_REQUIRE_GPU();
+  const AttnCase c = GetParam();
+  const long long max_seq = 300, slots = 2, kv_dim = c.kv_heads * c.hd, q_dim = c.heads * c.hd;
+  const long long max_splits = (max_seq + c.split - 1) / c.split, width = q_dim + 2 * kv_dim;
+  std::vector<int32_t> pos = {299, 77}, slot = {1, 0};
+  const long long n = 2;
+  RopeConfig rope;
+  rope.theta = 1e6;
+  const std::vector<float> inv = rope_inv_freq(rope, c.hd);
+  std::vector<float> nq_r, nk_r;
+  auto nq = store_as(random_vec(size_t(c.hd), 51, 0.1f), DType::BF16, nq_r);
+  auto nk = store_as(random_vec(size_t(c.hd), 52, 0.1f), DType::BF16, nk_r);
+  for (auto* r : {&nq_r, &nk_r})
+    for (auto& v : *r) v += 1.0f;
+  nq = store_as(nq_r, DType::BF16, nq_r);
+  nk = store_as(nk_r, DType::BF16, nk_r);
+  // Earlier positions' cache (bf16 on both sides), and the step's q | k | v.
+  std::vector<float> kvals = random_vec(size_t(slots * max_seq * kv_dim), 53), vvals = random_vec(kvals.size(), 54);
+  std::vector<uint16_t> kdev(kvals.size()), vdev(kvals.size());
+  std::vector<float> kcpu(kvals.size()), vcpu(kvals.size());
+  for (long long s2 = 0; s2 < slots; ++s2)
+    for (long long p2 = 0; p2 < max_seq; ++p2)
+      for (long long h = 0; h < c.kv_heads; ++h)
+        for (long long j = 0; j < c.hd; ++j) {
+          const size_t src = size_t((s2 * max_seq + p2) * kv_dim + h * c.hd + j);
+          const size_t dst = size_t(((s2 * c.kv_heads + h) * max_seq + p2) * c.hd + j);
+          kdev[dst] = f32_to_bf16(kvals[src]);
+          vdev[dst] = f32_to_bf16(vvals[src]);
+          kcpu[src] = bf16_to_f32(kdev[dst]);
+          vcpu[src] = bf16_to_f32(vdev[dst]);
+        }
+  std::vector<float> qkv = random_vec(size_t(n * width), 55, 2.0f);
+  // CPU: norm + rope q and k, round the new k and v to bf16 (as the cache holds them), attend.
+  std::vector<float> q(size_t(n * q_dim)), k(size_t(n * kv_dim)), v(size_t(n * kv_dim));
+  for (long long t = 0; t < n; ++t) {
+    std::copy_n(qkv.begin() + t * width, q_dim, q.begin() + t * q_dim);
+    std::copy_n(qkv.begin() + t * width + q_dim, kv_dim, k.begin() + t * kv_dim);
+    std::copy_n(qkv.begin() + t * width + q_dim + kv_dim, kv_dim, v.begin() + t * kv_dim);
+  }
+  cpu::rms_norm(q.data(), n * c.heads, c.hd, nq_r.data(), 1e-6f, q.data());
+  cpu::rms_norm(k.data(), n * c.kv_heads, c.hd, nk_r.data(), 1e-6f, k.data());
+  cpu::rope(q.data(), n, c.heads, c.hd, pos.data(), inv, q.data());
+  cpu::rope(k.data(), n, c.kv_heads, c.hd, pos.data(), inv, k.data());
+  for (auto* x : {&k, &v})
+    for (auto& e : *x) e = bf16_to_f32(f32_to_bf16(e));
+  std::vector<float> want(q.size());
+  cpu::KvCacheView view{kcpu.data(), vcpu.data(), max_seq, kv_dim};
+  cpu::attention(q.data(), k.data(), v.data(), n, pos.data(), slot.data(), c.heads, c.kv_heads, c.hd, view, want.data());
+
+  auto dqkv = to_device(qkv), dnq = to_device(nq), dnk = to_device(nk), dinv = to_device(inv), dk = to_device(kdev),
+       dv = to_device(vdev), dpos = to_device(pos), dslot = to_device(slot);
+  cuda::DeviceBuffer po(size_t(n * c.heads * max_splits * c.hd) * 4), pml(size_t(n * c.heads * max_splits * 2) * 4),
+      counters(size_t(n * c.kv_heads) * 4);
+  counters.fill_u32(0u, stream());
+  auto out = poisoned(want.size());
+  FusedAttnParams p{dqkv.as<float>(), dnq.as<void>(), dnk.as<void>(), 1e-6f, dinv.as<float>(), dk.as<unsigned short>(),
+                    dv.as<unsigned short>(), po.as<float>(), pml.as<float>(), counters.as<unsigned>(), out.as<float>(),
+                    dpos.as<int>(), dslot.as<int>(), n, c.heads, c.kv_heads, max_seq, max_splits,
+                    1.0f / std::sqrt(float(c.hd))};
+  const auto& kern = cuda::load_kernel(cuda::make_variant(cuda::find_family("attn_decode", "fused"),
+                                                {{"BLOCK", c.block}, {"TILE", c.tile}, {"SPLIT", c.split},
+                                                 {"HD", int(c.hd)}, {"GROUP", int(c.heads / c.kv_heads)}},
+                                                {DType::BF16}, arch()));
+  for (int rep = 0; rep < 2; ++rep) {  // twice: the merge counters must have been reset
+    cuda::launch_kernel(kern, cuda::Dim3{unsigned(c.kv_heads), unsigned(max_splits), unsigned(n)}, unsigned(c.block), 0,
+                        stream(), &p);
+    EXPECT_LE(rel_l2(to_host<float>(out, want.size()), want), 1e-5) << "rep " << rep;
+  }
+  // The cache now holds the step's k and v at each token's position.
+  auto kc = to_host<uint16_t>(dk, kdev.size());
+  for (long long t = 0; t < n; ++t)
+    for (long long j = 0; j < kv_dim; ++j) {
+      const long long h = j / c.hd, d = j % c.hd;
+      const size_t at = size_t(((slot[size_t(t)] * c.kv_heads + h) * max_seq + pos[size_t(t)]) * c.hd + d);
+      ASSERT_EQ(bf16_to_f32(kc[at]), k[size_t(t * kv_dim + j)]) << "token " << t << " element " << j;
+    }
+}
+
+}  // namespace

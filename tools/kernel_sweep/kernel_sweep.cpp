@@ -1,0 +1,218 @@
+// kernel_sweep: times every valid point of the fast path's GEMV and attention families on the
+// shapes of the target models, on the GPU machine (tools/gpu_sweep.sh runs it). Each variant is
+// checked against the f32 CPU composition first (poisoned output, relative L2 <= 1e-5), then
+// timed as a CUDA graph of 24 back-to-back launches with programmatic dependent launch (as in a
+// decode step), rotating over enough weight copies to defeat the 50 MB L2; median of 7 replays.
+// Prints one JSON line per measured point and a summary of the best point per (model, region).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "agentcompile/backends/cpu/ref_ops.h"
+#include "agentcompile/backends/cuda/cuda_executor.h"
+#include "agentcompile/core/json.h"
+#include "agentcompile/core/rng.h"
+#include "agentcompile/core/threads.h"
+#include "agentcompile/model/hf_config.h"
+#include "agentcompile/model/synth_model.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/fast_executor.h"
+#include "backends/cuda/kernel_loader.h"
+
+extern "C" {
+#include "../../kernels/cuda/common/params.h"
+}
+
+using namespace ac;
+using namespace ac::cuda;
+
+namespace {
+
+struct Region {
+  const char* name;
+  int epi;
+  bool norm;
+  long long N, K;
+};
+
+std::vector<uint16_t> random_bf16(size_t n, uint64_t seed, float scale) {
+  Rng r(seed);
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) x = f32_to_bf16(scale * r.normal());
+  return v;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Timed {
+  bool ok = false;
+  std::string why;
+  double us = 0;
+};
+
+// Times `launch(copy)` as a graph of kLaunches launches rotating over `copies` buffers.
+template <class Launch>
+Timed time_graph(int copies, Launch launch) {
+  constexpr int kLaunches = 24, kReplays = 7;
+  CUstream s = Device::get().stream();
+  Timed t;
+  for (int i = 0; i < 3; ++i) launch(i % copies);  // warm-up (also loads the module)
+  Device::get().synchronize();
+  CUgraph g;
+  CU_CHECK(drv().cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+  for (int i = 0; i < kLaunches; ++i) launch(i % copies);
+  CU_CHECK(drv().cuStreamEndCapture(s, &g));
+  CUgraphExec exec;
+  CU_CHECK(drv().cuGraphInstantiateWithFlags(&exec, g, 0));
+  std::vector<double> ms;
+  EventTimer timer;
+  for (int r = 0; r < kReplays + 1; ++r) {
+    timer.start(s);
+    CU_CHECK(drv().cuGraphLaunch(exec, s));
+    const double m = timer.stop_ms(s);
+    if (r > 0) ms.push_back(m);
+  }
+  drv().cuGraphExecDestroy(exec);
+  drv().cuGraphDestroy(g);
+  t.ok = true;
+  t.us = median(ms) * 1000.0 / kLaunches;
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string why;
+  if (!cuda_available(&why)) {
+    std::fprintf(stderr, "kernel_sweep: no GPU: %s\n", why.c_str());
+    return 2;
+  }
+  Device& dev = Device::get();
+  const std::string arch = dev.info().arch();
+  const CUstream s = dev.stream();
+  const std::vector<std::string> models = argc > 1 ? std::vector<std::string>(argv + 1, argv + argc)
+                                                   : std::vector<std::string>{"llama-3.2-1b", "qwen3-1.7b", "qwen3-4b"};
+  const Family& gemv = find_family("gemv", "fused");
+  Json best = Json::object();
+  for (const auto& model : models) {
+    const ModelConfig c = parse_model_config(find_synth_preset(model)->config, model);
+    const long long qkvd = c.q_dim() + 2 * c.kv_dim();
+    const Region regions[] = {{"qkv", 0, true, qkvd, c.hidden_size},
+                              {"o", 1, false, c.hidden_size, c.q_dim()},
+                              {"gate_up", 2, true, c.intermediate_size, c.hidden_size},
+                              {"down", 1, false, c.hidden_size, c.intermediate_size},
+                              {"lm_head", 3, true, c.vocab_size, c.hidden_size}};
+    for (const Region& R : regions) {
+      const int mats = R.epi == 2 ? 2 : 1;
+      const double bytes = double(R.N) * double(R.K) * 2 * mats;
+      const int copies = std::max(1, int(std::ceil(160e6 / bytes)));
+      // Inputs: weights (copies x mats), x, gamma, residual; the CPU answer for copy 0.
+      std::vector<DeviceBuffer> w;
+      std::vector<uint16_t> w0 = random_bf16(size_t(R.N * R.K), 1, 0.03f), w1 = random_bf16(size_t(R.N * R.K), 2, 0.03f);
+      for (int i = 0; i < copies * mats; ++i) {
+        w.emplace_back(size_t(R.N * R.K) * 2);
+        w.back().upload(i % mats == 0 ? w0.data() : w1.data(), w0.size() * 2, s);
+      }
+      std::vector<float> x(size_t(R.K)), gamma_f(size_t(R.K));
+      Rng rng(3);
+      for (auto& v : x) v = rng.normal();
+      std::vector<uint16_t> gamma(size_t(R.K));
+      for (size_t i = 0; i < gamma.size(); ++i) {
+        gamma[i] = f32_to_bf16(1.0f + 0.1f * rng.normal());
+        gamma_f[i] = bf16_to_f32(gamma[i]);
+      }
+      DeviceBuffer dx(x.size() * 4), dg(gamma.size() * 2), out(size_t(R.N) * 4), pv(1 << 22), pi(1 << 22), counter(4),
+          tok(64);
+      dx.upload(x.data(), x.size() * 4, s);
+      dg.upload(gamma.data(), gamma.size() * 2, s);
+      CU_CHECK(drv().cuMemsetD32Async(counter.ptr(), 0, 1, s));
+      std::vector<float> xn(x.size()), wf(w0.size()), y(size_t(R.N)), y2(y.size()), want(y.size());
+      if (R.norm) cpu::rms_norm(x.data(), 1, R.K, gamma_f.data(), 1e-6f, xn.data());
+      else xn = x;
+      for (size_t i = 0; i < wf.size(); ++i) wf[i] = bf16_to_f32(w0[i]);
+      cpu::linear(xn.data(), 1, R.K, wf.data(), nullptr, R.N, y.data());
+      want = y;
+      if (R.epi == 2) {
+        for (size_t i = 0; i < wf.size(); ++i) wf[i] = bf16_to_f32(w1[i]);
+        cpu::linear(xn.data(), 1, R.K, wf.data(), nullptr, R.N, y2.data());
+        cpu::swiglu(y.data(), y2.data(), R.N, want.data());
+      }
+      // Every valid point of the space for this region at batch 1.
+      std::vector<Variant> points;
+      for (int block : gemv.params[0].values)
+        for (int rows : gemv.params[1].values)
+          for (int unroll : gemv.params[2].values)
+            for (int splitk : gemv.params[3].values) {
+              if (splitk > 1 && R.epi != 1) continue;
+              std::map<std::string, int> vals{{"BLOCK", block}, {"ROWS", rows}, {"UNROLL", unroll},
+                                              {"SPLITK", splitk}, {"BATCH", 1}, {"EPI", R.epi}};
+              if (!gemv.constraint(vals).empty()) continue;
+              points.push_back(make_variant(gemv, vals, {DType::BF16}, arch));
+            }
+      parallel_for(points.size(), 1, [&](size_t b, size_t e) {  // compile in parallel, load serially
+        for (size_t i = b; i < e; ++i) jit_compile(JitRequest{points[i].name(), points[i].source(), arch, {}});
+      });
+      std::string best_name;
+      double best_us = 1e30;
+      for (const Variant& v : points) {
+        const LoadedKernel& k = load_kernel(v);
+        const LaunchShape ls = gemv_launch_shape(v, R.N, R.K);
+        std::vector<float> resid(size_t(R.N), 0.0f);
+        auto params_for = [&](int copy) {
+          return GemvParams{dx.as<float>(), R.norm ? dg.as<void>() : nullptr, 1e-6f,
+                            reinterpret_cast<const void*>(w[size_t(copy * mats)].ptr()),
+                            mats == 2 ? reinterpret_cast<const void*>(w[size_t(copy * mats + 1)].ptr()) : nullptr,
+                            nullptr, out.as<float>(), pv.as<float>(), pi.as<int>(), counter.as<unsigned>(),
+                            tok.as<int>(), 1, R.N, R.K};
+        };
+        // Check (residual starts at zero so y is compared directly).
+        out.fill_u32(R.epi == 1 ? 0u : 0x7fc00000u, s);
+        GemvParams p0 = params_for(0);
+        launch_kernel(k, Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, s, &p0, false);
+        std::vector<float> got(want.size());
+        out.download(got.data(), got.size() * 4, s);
+        dev.synchronize();
+        double num = 0, den = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+          num += double(got[i] - want[i]) * double(got[i] - want[i]);
+          den += double(want[i]) * double(want[i]);
+        }
+        const double err = std::isfinite(num) ? std::sqrt(num / den) : INFINITY;
+        Json row = {{"model", model}, {"region", R.name}, {"variant", v.name()}, {"N", R.N}, {"K", R.K},
+                    {"rel_l2", err}};
+        if (!(err <= 1e-5)) {
+          row["status"] = "wrong";
+          std::printf("%s\n", row.dump().c_str());
+          continue;
+        }
+        std::vector<GemvParams> ps;
+        for (int i = 0; i < copies; ++i) ps.push_back(params_for(i));
+        Timed t = time_graph(copies, [&](int copy) {
+          launch_kernel(k, Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, s, &ps[size_t(copy)], true);
+        });
+        row["status"] = "ok";
+        row["us"] = t.us;
+        row["GBps"] = bytes / (t.us * 1e3);
+        std::printf("%s\n", row.dump().c_str());
+        if (t.us < best_us) {
+          best_us = t.us;
+          best_name = v.name();
+        }
+      }
+      best[model][R.name] = {{"variant", best_name}, {"us", best_us}, {"GBps", bytes / (best_us * 1e3)},
+                             {"bytes", bytes}, {"points", points.size()}};
+      std::fflush(stdout);
+    }
+  }
+  std::printf("BEST %s\n", best.dump().c_str());
+  std::fprintf(stderr, "\nbest point per region (batch 1, bf16):\n");
+  for (auto& [model, regs] : best.items())
+    for (auto& [region, b] : regs.items())
+      std::fprintf(stderr, "  %-13s %-8s %7.2f us %7.0f GB/s  %s\n", model.c_str(), region.c_str(), b["us"].get<double>(),
+                   b["GBps"].get<double>(), b["variant"].get<std::string>().c_str());
+  return 0;
+}
