@@ -18,6 +18,7 @@ constexpr ac::cli::AddCommand kCommands[] = {
     ac::cli::add_tokenize,
     ac::cli::add_detokenize,
     ac::cli::add_advise,
+    ac::cli::add_bench,
 };
 
 // CLI11 error text is multi-line in places; keep the first line.

@@ -1,0 +1,41 @@
+#pragma once
+// GPU measurements for `agentcompile bench` (src/bench calls these only in CUDA builds; no CUDA
+// headers here). Times are GPU times from CUDA events after warm-up; figures are medians of the
+// samples, which are all returned.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "agentcompile/core/dtype.h"
+#include "agentcompile/core/json.h"
+#include "agentcompile/model/hf_config.h"
+
+namespace ac::cuda {
+
+struct Measured {
+  double median = 0.0;
+  std::vector<double> samples;
+};
+
+// GPU name, architecture, SMs, memory, L2, CUDA driver/runtime versions, kernel driver version.
+Json gpu_environment();
+
+// Device-to-device copy of `bytes` (filled with a non-zero pattern), GB/s with read + write counted.
+Measured copy_bandwidth_GBps(size_t bytes, int repeats);
+
+// cuBLAS bf16 GEMM [m, k] x [k, n] (f32 accumulate, the engine's library route) on random data, TFLOP/s.
+Measured gemm_bf16_tflops(int m, int n, int k, int repeats);
+
+struct KernelBenchOptions {
+  int64_t context = 1024;            // KV positions for the attention region
+  std::vector<int64_t> batches = {1};
+  int repeats = 7;
+  double copy_GBps = 0.0, gemm_tflops = 0.0;  // ceilings for the percentages
+};
+
+// Every decode region of a model with this config (qkv, attention, o, gate_up, down, lm_head):
+// the fast route's kernel (FastConfig defaults) vs the reference kernel vs cuBLAS, on random
+// weights rotated over enough copies to exceed L2. One JSON row per (region, batch).
+Json bench_decode_kernels(const ModelConfig& c, DType weights, const KernelBenchOptions& o);
+
+}  // namespace ac::cuda

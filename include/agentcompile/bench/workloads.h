@@ -1,0 +1,23 @@
+#pragma once
+// The benchmark workloads of DESIGN.md (W1-W5: prompt tokens / generated tokens x batch) and the
+// synthetic prompts every runner uses, so that our engine and the peers see the same token ids.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ac::bench {
+
+struct Workload {
+  std::string name;  // "W2", or "P/GxB" for a custom one
+  int64_t prompt = 0, gen = 0, batch = 1;
+};
+
+const std::vector<Workload>& standard_workloads();
+// A comma list of W1..W5 and "P/G" or "P/GxB" items; BadInput naming `flag` otherwise.
+std::vector<Workload> parse_workloads(const std::string& spec, const std::string& flag);
+
+// Row `row` of a synthetic prompt: n ids from splitmix64 seeded with 0x5eed0000 + row, mapped into
+// [3, vocab) (ids 0-2 are often special). bench/peers/common.py computes the same ids.
+std::vector<int32_t> synthetic_prompt(int64_t n, int row, int64_t vocab);
+
+}  // namespace ac::bench

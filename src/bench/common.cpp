@@ -1,0 +1,178 @@
+#include "bench/common.h"
+
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <thread>
+
+#include "agentcompile/bench/report.h"
+#include "agentcompile/core/error.h"
+#include "agentcompile/model/synth_model.h"
+#include "bench/stats.h"
+#ifdef AGENTCOMPILE_HAVE_CUDA
+#include "agentcompile/backends/cuda/bench_measure.h"
+#endif
+
+namespace ac::bench {
+
+std::string human_count(double n) {
+  char buf[32];
+  if (n >= 1e9) std::snprintf(buf, sizeof buf, "%.2f B", n / 1e9);
+  else if (n >= 1e6) std::snprintf(buf, sizeof buf, "%.2f M", n / 1e6);
+  else if (n >= 1e3) std::snprintf(buf, sizeof buf, "%.1f K", n / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.0f", n);
+  return buf;
+}
+
+std::string human_bytes(double n) {
+  char buf[32];
+  if (n >= double(1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", n / double(1ull << 30));
+  else if (n >= double(1ull << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", n / double(1ull << 20));
+  else std::snprintf(buf, sizeof buf, "%.1f KiB", n / 1024.0);
+  return buf;
+}
+
+void progress_line(bool on, const char* fmt, ...) {
+  if (!on) return;
+  va_list ap;
+  va_start(ap, fmt);
+  std::vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  std::fputc('\n', stderr);
+}
+
+fs::path default_cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "agentcompile" / "models";
+  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "agentcompile" / "models";
+  return fs::temp_directory_path() / "agentcompile-models";
+}
+
+BenchModel resolve_model(const std::string& spec, const BenchOptions& o) {
+  BenchModel m;
+  fs::path dir = spec;
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) {
+    m.name = fs::absolute(dir).lexically_normal().filename().string();
+    if (m.name.empty()) m.name = fs::absolute(dir).lexically_normal().parent_path().filename().string();
+  } else if (find_synth_preset(spec)) {
+    m.name = m.preset = spec;
+    const fs::path cache = o.cache_dir.empty() ? default_cache_dir() : o.cache_dir;
+    dir = cache / (spec + "-seed" + std::to_string(o.seed));
+    if (!fs::exists(dir / "model.safetensors", ec)) {
+      fs::create_directories(cache, ec);
+      if (ec) throw_input(cache.string(), "cannot create the model cache folder: " + ec.message());
+      progress_line(o.progress, "bench: synthesising preset %s into %s", spec.c_str(), dir.c_str());
+      SynthOptions so;
+      so.preset = spec;
+      so.out = dir;
+      so.seed = o.seed;
+      so.quiet = true;
+      synth_model(so);
+    }
+  } else {
+    std::string names;
+    for (const auto& p : synth_presets()) names += (names.empty() ? "" : ", ") + p.name;
+    throw_input("--model", json_quote(spec) + " is neither a model folder nor a preset (" + names + ")");
+  }
+  m.model = load_model(dir);
+  return m;
+}
+
+Json model_json(const BenchModel& m) {
+  const ModelConfig& c = m.model->config;
+  return {{"name", m.name},
+          {"dir", fs::absolute(m.model->dir).string()},
+          {"preset", m.preset.empty() ? Json(nullptr) : Json(m.preset)},
+          {"architecture", std::string(arch_name(c.arch))},
+          {"layers", c.num_layers},
+          {"parameters", m.model->weights.parameters},
+          {"bytes", m.model->weights.bytes},
+          {"dtype", std::string(dtype_user_name(m.model->weights.embed->dtype))}};
+}
+
+namespace {
+
+std::string run_text(const std::string& cmd) {
+  std::string out;
+  if (FILE* f = popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, f)) out += buf;
+    if (pclose(f) != 0) return "";
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+// AGENTCOMPILE_COMMIT when set (the GPU machine has no .git), else git in the source tree.
+std::string engine_commit() {
+  if (const char* c = std::getenv("AGENTCOMPILE_COMMIT"); c && *c) return c;
+  const std::string src = AGENTCOMPILE_SOURCE_DIR;
+  if (src.find('\'') != std::string::npos) return "unknown";
+  std::string head = run_text("git -C '" + src + "' rev-parse --short=12 HEAD 2>/dev/null");
+  if (head.empty()) return "unknown";
+  const std::string dirty = run_text("git -C '" + src + "' status --porcelain --untracked-files=no 2>/dev/null | head -1");
+  return dirty.empty() ? head : head + "-dirty";
+}
+
+std::string now_utc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+Json report_header(const std::string& tier, const BenchOptions& o, const std::string& backend) {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  Json env = {{"engine_version", AGENTCOMPILE_VERSION}, {"engine_commit", engine_commit()}, {"host", host},
+              {"cpu_threads", std::thread::hardware_concurrency()}, {"gpu", nullptr}};
+#ifdef AGENTCOMPILE_HAVE_CUDA
+  if (backend == "cuda") env["gpu"] = cuda::gpu_environment();
+#endif
+  Json settings = {{"backend", backend}, {"cuda_route", backend == "cuda" ? Json(o.cuda_route) : Json(nullptr)},
+                   {"repeats", o.repeats}, {"warmup", o.warmup}, {"seed", o.seed}};
+  if (tier == "e2e") {
+    settings["tie_epsilon"] = o.tie_epsilon;
+    settings["validate_tokens"] = o.validate_tokens;
+  } else if (tier == "module") {
+    settings["prompt"] = o.module_prompt;
+    settings["steps"] = o.module_steps;
+  } else if (tier == "kernels") {
+    settings["context"] = o.context;
+    settings["batches"] = o.batches;
+  }
+  return {{"schema", kReportSchema}, {"tier", tier}, {"created", now_utc()}, {"command", o.command},
+          {"environment", env}, {"settings", settings}};
+}
+
+Json measure_ceilings(const std::string& backend, bool progress) {
+#ifdef AGENTCOMPILE_HAVE_CUDA
+  if (backend == "cuda") {
+    const size_t bytes = size_t(1) << 30;
+    cuda::Measured copy = cuda::copy_bandwidth_GBps(bytes, 10);
+    const int n = 8192;
+    cuda::Measured gemm = cuda::gemm_bf16_tflops(n, n, n, 7);
+    progress_line(progress, "bench: ceilings: copy %.0f GB/s, cuBLAS bf16 GEMM %.0f TFLOP/s", copy.median, gemm.median);
+    return {{"copy_GBps", copy.median}, {"copy_samples_GBps", copy.samples}, {"copy_bytes", bytes},
+            {"gemm_tflops", gemm.median}, {"gemm_samples_tflops", gemm.samples}, {"gemm_shape", {n, n, n}},
+            {"note", "device-to-device copy, read + write counted; cuBLAS bf16 GEMM with f32 accumulation"}};
+  }
+#endif
+  (void)progress;
+  return {{"copy_GBps", nullptr}, {"gemm_tflops", nullptr},
+          {"note", "ceilings (copy bandwidth, cuBLAS GEMM) need a GPU: run with --backend cuda"}};
+}
+
+double ceiling(const Json& c, const char* key) {
+  auto it = c.find(key);
+  return it != c.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+}  // namespace ac::bench

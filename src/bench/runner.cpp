@@ -1,0 +1,98 @@
+#include "bench/runner.h"
+
+#include "agentcompile/core/error.h"
+#include "agentcompile/runtime/engine.h"
+#include "agentcompile/runtime/sampler.h"
+#include "bench/stats.h"
+
+namespace ac::bench {
+
+namespace {
+
+std::vector<int32_t> pick(Executor& ex, size_t rows) {
+  std::vector<int32_t> out;
+  if (!ex.argmax_rows(out)) {
+    out.clear();
+    for (size_t r = 0; r < rows; ++r) out.push_back(argmax(ex.logits() + int64_t(r) * ex.vocab_size(), ex.vocab_size()));
+  }
+  if (out.size() != rows) throw_internal("bench", "the backend returned " + std::to_string(out.size()) + " tokens for " +
+                                                      std::to_string(rows) + " rows");
+  for (int32_t t : out)
+    if (t < 0) throw_internal("bench", "the logits hold NaN or Inf");
+  return out;
+}
+
+// Prefill of every row's prompt in one step.
+StepBatch prefill_step(const std::vector<std::vector<int32_t>>& prompts) {
+  StepBatch st;
+  for (size_t r = 0; r < prompts.size(); ++r) {
+    for (size_t i = 0; i < prompts[r].size(); ++i) {
+      st.tokens.push_back(prompts[r][i]);
+      st.positions.push_back(int32_t(i));
+      st.slots.push_back(int32_t(r));
+    }
+    st.logit_rows.push_back(int32_t(st.tokens.size()) - 1);
+  }
+  return st;
+}
+
+StepBatch decode_step(const std::vector<int32_t>& tokens, int32_t position) {
+  StepBatch st;
+  st.tokens = tokens;
+  for (size_t r = 0; r < tokens.size(); ++r) {
+    st.positions.push_back(position);
+    st.slots.push_back(int32_t(r));
+    st.logit_rows.push_back(int32_t(r));
+  }
+  return st;
+}
+
+}  // namespace
+
+RunOut run_greedy(Executor& ex, const ModelConfig& cfg, const std::vector<std::vector<int32_t>>& prompts, int64_t gen) {
+  RunOut out;
+  if (prompts.size() == 1) {
+    GenerateOptions g;
+    g.max_tokens = gen;
+    g.ignore_eos = true;
+    GenerateResult r = generate(ex, cfg, prompts[0], g, nullptr);
+    out.tokens = {r.tokens};
+    out.prefill_ms = r.prefill_ms;
+    out.step_ms = r.decode_ms;
+    return out;
+  }
+  const size_t rows = prompts.size();
+  out.tokens.assign(rows, {});
+  auto t0 = Clock::now();
+  ex.forward(prefill_step(prompts));
+  std::vector<int32_t> next = pick(ex, rows);
+  out.prefill_ms = ms_since(t0);
+  int32_t pos = int32_t(prompts[0].size());
+  for (int64_t s = 0; s < gen; ++s) {
+    for (size_t r = 0; r < rows; ++r) out.tokens[r].push_back(next[r]);
+    if (s + 1 == gen) break;
+    auto t1 = Clock::now();
+    ex.forward(decode_step(next, pos++));
+    next = pick(ex, rows);
+    out.step_ms.push_back(ms_since(t1));
+  }
+  return out;
+}
+
+std::vector<std::vector<int32_t>> teacher_forced_choices(Executor& ex, const std::vector<int32_t>& prompt,
+                                                         const std::vector<int32_t>& reference, int n, int64_t batch) {
+  const size_t rows = size_t(batch);
+  std::vector<std::vector<int32_t>> ours(rows);
+  if (n <= 0) return ours;
+  ex.forward(prefill_step(std::vector<std::vector<int32_t>>(rows, prompt)));
+  int32_t pos = int32_t(prompt.size());
+  for (int i = 0;; ++i) {
+    std::vector<int32_t> got = pick(ex, rows);
+    for (size_t r = 0; r < rows; ++r) ours[r].push_back(got[r]);
+    if (i + 1 >= n || size_t(i) >= reference.size()) break;
+    ex.forward(decode_step(std::vector<int32_t>(rows, reference[size_t(i)]), pos++));
+  }
+  return ours;
+}
+
+}  // namespace ac::bench

@@ -1,0 +1,26 @@
+#pragma once
+// Greedy generation over a batch of equal-length prompts (one cache slot per row) with timings,
+// and the teacher-forced pass the semantic check uses. Batch 1 goes through the engine's own
+// generate(), the path `agentcompile generate` takes.
+#include <cstdint>
+#include <vector>
+
+#include "agentcompile/model/hf_config.h"
+#include "agentcompile/runtime/executor.h"
+
+namespace ac::bench {
+
+struct RunOut {
+  std::vector<std::vector<int32_t>> tokens;  // per row
+  double prefill_ms = 0.0;                   // all rows' prompts in one step, to the first tokens
+  std::vector<double> step_ms;               // every decode step (all rows advance one token)
+};
+
+RunOut run_greedy(Executor& ex, const ModelConfig& cfg, const std::vector<std::vector<int32_t>>& prompts, int64_t gen);
+
+// Our greedy choice at positions 0..n-1 after `prompt`, fed reference[0..i) through decode steps,
+// for `batch` copies of the prompt at once (each row must choose the same).
+std::vector<std::vector<int32_t>> teacher_forced_choices(Executor& ex, const std::vector<int32_t>& prompt,
+                                                         const std::vector<int32_t>& reference, int n, int64_t batch);
+
+}  // namespace ac::bench

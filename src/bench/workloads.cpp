@@ -1,0 +1,64 @@
+#include "agentcompile/bench/workloads.h"
+
+#include <charconv>
+
+#include "agentcompile/core/error.h"
+#include "agentcompile/core/rng.h"
+
+namespace ac::bench {
+
+const std::vector<Workload>& standard_workloads() {
+  static const std::vector<Workload> w = {
+      {"W1", 32, 256, 1}, {"W2", 128, 128, 1}, {"W3", 2048, 128, 1}, {"W4", 128, 1024, 1}, {"W5", 128, 128, 8}};
+  return w;
+}
+
+namespace {
+
+bool parse_int(std::string_view s, int64_t lo, int64_t hi, int64_t& out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return !s.empty() && ec == std::errc() && p == s.data() + s.size() && out >= lo && out <= hi;
+}
+
+}  // namespace
+
+std::vector<Workload> parse_workloads(const std::string& spec, const std::string& flag) {
+  std::vector<Workload> out;
+  size_t i = 0;
+  while (i <= spec.size()) {
+    size_t j = spec.find(',', i);
+    if (j == std::string::npos) j = spec.size();
+    const std::string item = spec.substr(i, j - i);
+    i = j + 1;
+    bool found = false;
+    for (const Workload& w : standard_workloads())
+      if (w.name == item) {
+        out.push_back(w);
+        found = true;
+      }
+    if (found) continue;
+    // P/G or P/GxB
+    const size_t slash = item.find('/'), x = item.find('x');
+    Workload w;
+    const bool ok = slash != std::string::npos && parse_int(std::string_view(item).substr(0, slash), 1, 1 << 20, w.prompt) &&
+                    parse_int(std::string_view(item).substr(slash + 1, x == std::string::npos ? std::string::npos : x - slash - 1),
+                              1, 1 << 20, w.gen) &&
+                    (x == std::string::npos || parse_int(std::string_view(item).substr(x + 1), 1, 64, w.batch));
+    if (!ok)
+      throw_input(flag, "\"" + item + "\" is not a workload (W1..W5, or P/G or P/GxB with prompt and generated tokens "
+                                      "and a batch of 1-64)");
+    w.name = item;
+    out.push_back(w);
+  }
+  return out;
+}
+
+std::vector<int32_t> synthetic_prompt(int64_t n, int row, int64_t vocab) {
+  if (vocab <= 3) throw_input("prompt", "the vocabulary is too small for a synthetic prompt");
+  uint64_t state = 0x5eed0000ull + uint64_t(row);
+  std::vector<int32_t> ids(static_cast<size_t>(n));
+  for (auto& id : ids) id = int32_t(3 + splitmix64(state) % uint64_t(vocab - 3));
+  return ids;
+}
+
+}  // namespace ac::bench

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# agentcompile bench on the CPU backend, as CI can run it: e2e against a recorded HF reference
+# (tests/fixtures/bench, from tools/make_bench_peer_fixture.py), peer speedups, a failing semantic
+# check, presets synthesised into a cache, module tier, report/compare, and one-line errors with
+# exit 2 for bad input (no output files left behind). Seconds.
+set -euo pipefail
+bin=${AC_BIN:?}
+src=${AC_SRC:?}
+fx=$src/tests/fixtures/hf/qwen3_mha_untied_5x
+peer=$src/tests/fixtures/bench/qwen3_mha_untied_5x.hf-eager.peer.json
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+expect_error() {  # expect_error SUBSTRING -- command...: exit 2, one stderr line, no stdout
+  local want=$1; shift; shift
+  set +e; "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?; set -e
+  [ $rc -eq 2 ] || fail "$* exited $rc, expected 2 ($(cat "$tmp/err"))"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$*: stderr is not one line: $(cat "$tmp/err")"
+  grep -q -- "^error: .*$want" "$tmp/err" || fail "$*: stderr lacks '$want': $(cat "$tmp/err")"
+  [ ! -s "$tmp/out" ] || fail "$*: wrote to stdout on error"
+}
+
+# 1. e2e against the recorded HF reference: the check passes and the row counts.
+"$bin" bench e2e --backend cpu --model "$fx" --peer "$peer" --workloads 48/40 --repeats 2 --warmup 0 \
+  --json-out "$tmp/r.json" --md-out "$tmp/r.md" >"$tmp/stdout" 2>"$tmp/progress"
+grep -q "bench e2e: qwen3_mha_untied_5x 48/40: prefill" "$tmp/progress" || fail "no progress line: $(cat "$tmp/progress")"
+cmp -s "$tmp/stdout" "$tmp/r.md" || fail "printed markdown differs from --md-out"
+grep -q "| qwen3_mha_untied_5x | .* | cpu | 48/40 | " "$tmp/r.md" || fail "no table row: $(cat "$tmp/r.md")"
+python3 - "$tmp/r.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["schema"] == "agentcompile.bench/1" and r["tier"] == "e2e", r.keys()
+assert "GPU" in r["ceilings"]["note"] and r["environment"]["engine_commit"], r["environment"]
+assert "bench e2e" in r["command"] and "--peer" in r["command"], r["command"]
+[row] = r["results"]
+v = row["validation"]
+assert v["status"] == "pass" and v["compared"] == 32 and v["equal"] + v["ties"] == 32, v
+assert row["counted"] is True and row["reference"].startswith("hf"), row["reference"]
+assert len(row["prefill_samples_ms"]) == 2 and len(row["decode_samples_ms"]) == 2 * 39, row
+assert row["decode_ms_per_token"] > 0 and row["floor_ms"] is None and row["pct_of_floor"] is None
+assert abs(row["tokens_per_s"] - 1000 / row["decode_ms_per_token"]) < 1e-6 * row["tokens_per_s"]
+assert r["models"][0]["name"] == "qwen3_mha_untied_5x" and r["models"][0]["parameters"] > 0
+PY
+
+# 2. Peer timings: speedup = peer ms / our ms; a second peer with other prompts is refused.
+python3 - "$peer" "$tmp" <<'PY'
+import json, sys
+ref = json.load(open(sys.argv[1]))["references"][0]
+run = {"workload": "48/40", "prompt": 48, "gen": 40, "batch": 1, "prompts": [ref["prompt"]], "tokens": [ref["tokens"]],
+       "prefill_ms": [500.0], "decode_ms": [1000.0, 1000.0, 3000.0]}
+json.dump({"peer": "slow-peer", "model": "qwen3_mha_untied_5x", "runs": [run]}, open(sys.argv[2] + "/slow.json", "w"))
+run2 = dict(run, prompts=[[1] * 48])
+json.dump({"peer": "other", "model": "qwen3_mha_untied_5x", "runs": [run2]}, open(sys.argv[2] + "/other.json", "w"))
+PY
+"$bin" bench e2e --backend cpu --model "$fx" --peer "$peer" --peer "$tmp/slow.json" --workloads 48/40 --repeats 1 \
+  --warmup 0 --json-out "$tmp/s.json" --quiet >"$tmp/s.md"
+python3 - "$tmp/s.json" <<'PY'
+import json, sys
+row = json.load(open(sys.argv[1]))["results"][0]
+p = row["peers"]["slow-peer"]
+assert p["decode_ms_per_token"] == 1000.0 and p["prefill_ms"] == 500.0, p
+assert abs(p["speedup"] - 1000.0 / row["decode_ms_per_token"]) < 1e-9 * p["speedup"], p
+assert p["free_running_prefix"] >= 1, p
+PY
+grep -q "vs slow-peer" "$tmp/s.md" || fail "no peer column"
+expect_error "prompts differ" -- "$bin" bench e2e --backend cpu --model "$fx" --peer "$tmp/slow.json" --peer "$tmp/other.json" --workloads 48/40 --quiet
+
+# 3. A reference with a confident token changed: exit 1, the report is still written, the row does not count.
+python3 - "$peer" "$tmp/tampered.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+r = p["references"][0]
+i = next(i for i in range(5, 32) if r["margins"][i] > 0.5)
+r["tokens"][i] = (r["tokens"][i] + 1) % 320
+json.dump(p, open(sys.argv[2], "w"))
+PY
+set +e; "$bin" bench e2e --backend cpu --model "$fx" --peer "$tmp/tampered.json" --workloads 48/40 --repeats 1 --quiet \
+  --json-out "$tmp/t.json" >"$tmp/t.md" 2>"$tmp/t.err"; rc=$?; set -e
+[ $rc -eq 1 ] || fail "tampered reference: exit $rc, expected 1"
+grep -q "^error: semantic check: 1 of 1 runs differ" "$tmp/t.err" || fail "tampered: $(cat "$tmp/t.err")"
+grep -q "FAIL at" "$tmp/t.md" || fail "tampered: no FAIL in the table"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; assert r['counted'] is False and r['validation']['status']=='fail', r['validation']" "$tmp/t.json"
+
+# 4. Presets are synthesised once into the cache; batched workloads; no reference -> not counted.
+"$bin" bench e2e --backend cpu --model tiny-llama --cache-dir "$tmp/cache" --workloads 8/4,8/4x2 --repeats 1 \
+  --json-out "$tmp/p.json" >/dev/null 2>"$tmp/p.err"
+grep -q "synthesising preset tiny-llama" "$tmp/p.err" || fail "no synthesis line"
+[ -f "$tmp/cache/tiny-llama-seed11/model.safetensors" ] || fail "preset not cached"
+python3 - "$tmp/p.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["results"]
+assert [(r["workload"], r["batch"]) for r in rows] == [("8/4", 1), ("8/4x2", 2)], rows
+for r in rows:
+    assert r["validation"]["status"] == "no reference" and r["counted"] is False
+    assert len(r["tokens"]) == 4 and len(r["decode_samples_ms"]) == 3
+b = rows[1]
+assert abs(b["tokens_per_s"] - 2000 / b["decode_ms_per_token"]) < 1e-6 * b["tokens_per_s"]
+PY
+"$bin" bench e2e --backend cpu --model tiny-llama --cache-dir "$tmp/cache" --workloads 8/2 --repeats 1 >/dev/null 2>"$tmp/p2.err"
+! grep -q "synthesising" "$tmp/p2.err" || fail "preset synthesised twice"
+
+# 5. module tier on the CPU: one layer, prefill and decode.
+"$bin" bench module --backend cpu --model tiny-llama --cache-dir "$tmp/cache" --prompt 8 --steps 4 --repeats 1 --quiet \
+  --json-out "$tmp/m.json" >"$tmp/m.md"
+python3 - "$tmp/m.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["tier"] == "module" and [x["phase"] for x in r["results"]] == ["prefill", "decode"], r["results"]
+for x in r["results"]:
+    assert x["one_layer_ms"] > 0 and x["two_layer_ms"] > 0 and x["layer_bytes"] > 0
+    assert abs(x["layer_ms"] - (x["two_layer_ms"] - x["one_layer_ms"])) < 1e-9
+PY
+grep -q "| tiny-llama | decode | cpu cpu | 1 | 8 |" "$tmp/m.md" || fail "module table: $(cat "$tmp/m.md")"
+
+# 6. report and compare.
+"$bin" bench report "$tmp/r.json" --compare "$tmp/r.json" >"$tmp/c.md"
+grep -q "change against" "$tmp/c.md" && grep -q "+0.0%" "$tmp/c.md" || fail "compare: $(cat "$tmp/c.md")"
+"$bin" bench e2e --backend cpu --model "$fx" --workloads 48/40 --repeats 1 --quiet --compare "$tmp/r.json" >"$tmp/c2.md"
+grep -q "| qwen3_mha_untied_5x 48/40 cpu cpu | decode ms/token |" "$tmp/c2.md" || fail "compare row: $(cat "$tmp/c2.md")"
+
+# 7. The peers' prompt generator gives the engine's ids.
+[ "$(python3 "$src/bench/peers/common.py" prompt 5 0 1000)" = "734,539,67,426,585" ] || fail "common.py prompt ids differ"
+
+# 8. Bad input: one line, exit 2, nothing written.
+expect_error "needs a GPU" -- "$bin" bench kernels --backend cpu --model tiny-llama
+expect_error "--workloads" -- "$bin" bench e2e --backend cpu --model "$fx" --workloads W9
+expect_error "--repeats" -- "$bin" bench e2e --backend cpu --model "$fx" --repeats 0
+expect_error "--backend" -- "$bin" bench e2e --backend tpu --model "$fx"
+expect_error "--cuda-route" -- "$bin" bench module --model "$fx" --cuda-route turbo
+expect_error "--tie-epsilon" -- "$bin" bench e2e --backend cpu --model "$fx" --tie-epsilon -1
+expect_error "does not exist" -- "$bin" bench e2e --backend cpu --model "$fx" --json-out "$tmp/nodir/x.json"
+expect_error "/nonexistent" -- "$bin" bench e2e --backend cpu --model "$fx" --peer /nonexistent/peer.json
+expect_error "not a bench report" -- "$bin" bench e2e --backend cpu --model "$fx" --compare "$peer"
+expect_error "neither a model folder nor a preset" -- "$bin" bench e2e --backend cpu --model nope-model
+expect_error "not yet" -- "$bin" bench e2e --backend cpu --model "$fx" --plan "$tmp"
+expect_error "exceed the model's context" -- "$bin" bench e2e --backend cpu --model "$fx" --workloads 500/100 --json-out "$tmp/ctx.json"
+expect_error "batches are 1 to 8" -- "$bin" bench kernels --model tiny-llama --batch 9
+expect_error "model" -- "$bin" bench e2e --backend cpu
+expect_error "subcommand" -- "$bin" bench
+expect_error "" -- "$bin" bench report "$tmp/missing.json"
+[ ! -e "$tmp/nodir" ] && [ ! -e "$tmp/ctx.json" ] || fail "an output file was left behind"
+echo "bench: ok"

@@ -1,0 +1,237 @@
+// bench library: workloads and prompts, the semantic validator (also against a recorded HF
+// reference, tests/fixtures/bench), peer records, and the report writers.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include "agentcompile/bench/peers.h"
+#include "agentcompile/bench/report.h"
+#include "agentcompile/bench/validator.h"
+#include "agentcompile/bench/workloads.h"
+#include "agentcompile/core/error.h"
+#include "agentcompile/ir/graph.h"
+#include "agentcompile/model/model.h"
+#include "agentcompile/runtime/backends.h"
+#include "bench/runner.h"
+
+using namespace ac;
+using namespace ac::bench;
+
+namespace {
+
+const fs::path kFixtures = AC_TEST_FIXTURES;
+
+template <class F>
+ErrorKind error_kind(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.kind();
+  }
+  return ErrorKind(0);
+}
+
+TEST(BenchWorkloads, StandardAndCustom) {
+  auto w = parse_workloads("W2,W5", "--workloads");
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].prompt, 128);
+  EXPECT_EQ(w[0].gen, 128);
+  EXPECT_EQ(w[1].batch, 8);
+  w = parse_workloads("48/40,16/8x4", "--workloads");
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].name, "48/40");
+  EXPECT_EQ(w[0].prompt, 48);
+  EXPECT_EQ(w[0].gen, 40);
+  EXPECT_EQ(w[0].batch, 1);
+  EXPECT_EQ(w[1].batch, 4);
+  for (const char* bad : {"W9", "", "W1,", "12/", "0/5", "5/0", "1/2x99", "1/2x", "a/b", "1/2y3", "-1/2"})
+    EXPECT_EQ(error_kind([&] { parse_workloads(bad, "--workloads"); }), ErrorKind::BadInput) << bad;
+}
+
+TEST(BenchWorkloads, SyntheticPromptIsFixedAndInRange) {
+  const auto a = synthetic_prompt(64, 0, 1000), b = synthetic_prompt(64, 0, 1000), c = synthetic_prompt(64, 1, 1000);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  for (int32_t id : a) {
+    EXPECT_GE(id, 3);
+    EXPECT_LT(id, 1000);
+  }
+  // The ids bench/peers/common.py prints for these (tests/e2e/bench.sh checks it too).
+  EXPECT_EQ(synthetic_prompt(5, 0, 1000), (std::vector<int32_t>{734, 539, 67, 426, 585}));
+  EXPECT_EQ(synthetic_prompt(3, 7, 151936), (std::vector<int32_t>{55125, 144764, 143498}));
+}
+
+Reference ref_of(std::vector<int32_t> tokens, std::vector<double> margins, std::vector<int32_t> second = {}) {
+  Reference r;
+  r.tokens = std::move(tokens);
+  r.margins = std::move(margins);
+  r.second = std::move(second);
+  return r;
+}
+
+TEST(BenchValidator, EqualTiesAndFailures) {
+  const Reference r = ref_of({5, 6, 7, 8}, {1.0, 0.01, 2.0, 0.05}, {9, 4, 1, 2});
+  Validation v = validate_tokens({5, 6, 7, 8}, r, 32, 0.1);
+  EXPECT_TRUE(v.passed());
+  EXPECT_EQ(v.compared, 4);
+  EXPECT_EQ(v.equal, 4);
+  EXPECT_NE(v.detail.find("only 4 of 32"), std::string::npos);
+  // A near-tie where ours is the runner-up: accepted and counted as a tie.
+  v = validate_tokens({5, 4, 7, 2}, r, 4, 0.1);
+  EXPECT_TRUE(v.passed());
+  EXPECT_EQ(v.equal, 2);
+  EXPECT_EQ(v.ties, 2);
+  // A near-tie, but ours is neither of the top two.
+  v = validate_tokens({5, 3, 7, 8}, r, 4, 0.1);
+  EXPECT_FALSE(v.passed());
+  EXPECT_EQ(v.first_failure, 1);
+  // A clear margin: any other token fails, also with a larger epsilon just below the margin.
+  v = validate_tokens({5, 6, 1, 8}, r, 4, 1.99);
+  EXPECT_FALSE(v.passed());
+  EXPECT_EQ(v.first_failure, 2);
+  EXPECT_TRUE(validate_tokens({5, 6, 1, 8}, r, 4, 2.01).passed());
+  // Only the first n positions count.
+  EXPECT_TRUE(validate_tokens({5, 6, 0, 0}, r, 2, 0.1).passed());
+  // Without runner-up ids, a near-tie accepts any token.
+  EXPECT_TRUE(validate_tokens({5, 0, 7, 8}, ref_of({5, 6, 7, 8}, {1, 0.01, 2, 2}), 4, 0.1).passed());
+  EXPECT_EQ(validate_tokens({}, r, 4, 0.1).status, "fail");
+}
+
+// The CPU engine against a recorded HF reference: our teacher-forced choices pass; the same
+// choices against a reference with one confident token changed fail at that position.
+TEST(BenchValidator, CpuEngineAgainstRecordedHfReference) {
+  const PeerFile peer = load_peer_file(kFixtures / "bench" / "qwen3_mha_untied_5x.hf-eager.peer.json");
+  ASSERT_EQ(peer.references.size(), 1u);
+  const Reference& ref = peer.references[0];
+  auto model = load_model(kFixtures / "hf" / "qwen3_mha_untied_5x");
+  const Graph g = build_decoder_graph(model->config, model->weights);
+  const int64_t seq = int64_t(ref.prompt.size()) + 32;
+  auto ex = make_executor("cpu", g, ExecutorLimits{2, seq, 2 * int64_t(ref.prompt.size()), 2});
+  const auto ours = teacher_forced_choices(*ex, ref.prompt, ref.tokens, 32, 2);
+  ASSERT_EQ(ours.size(), 2u);
+  EXPECT_EQ(ours[0], ours[1]);
+  const Validation v = validate_tokens(ours[0], ref, 32, 1e-3);
+  EXPECT_TRUE(v.passed()) << v.detail;
+  EXPECT_EQ(v.compared, 32);
+  Reference bad = ref;
+  size_t pos = 10;
+  while (bad.margins[pos] < 0.5) ++pos;
+  bad.tokens[pos] = (bad.tokens[pos] + 1) % int32_t(model->config.vocab_size);
+  const Validation f = validate_tokens(ours[0], bad, 32, 1e-3);
+  EXPECT_FALSE(f.passed());
+  EXPECT_EQ(f.first_failure, int(pos));
+}
+
+fs::path write_temp(const std::string& name, const std::string& text) {
+  const fs::path p = fs::temp_directory_path() / ("ac-test-bench-" + std::to_string(::getpid()) + "-" + name);
+  std::ofstream(p) << text;
+  return p;
+}
+
+TEST(BenchPeers, LoadsAndRejects) {
+  const std::string good = R"({"peer":"hf-eager","model":"m","parameters":12,"runs":[{"workload":"2/3","prompt":2,"gen":3,
+    "batch":1,"prompts":[[4,5]],"tokens":[[1,2,3]],"prefill_ms":[3.0,5.0,4.0],"decode_ms":[1.0,2.0]}],
+    "references":[{"prompt":[4,5],"tokens":[1,2],"second":[7,8],"margins":[0.5,0.25]}]})";
+  const fs::path p = write_temp("good.json", good);
+  const PeerFile f = load_peer_file(p);
+  EXPECT_EQ(f.peer, "hf-eager");
+  ASSERT_NE(f.find_run(2, 3, 1), nullptr);
+  EXPECT_EQ(f.find_run(2, 3, 2), nullptr);
+  EXPECT_DOUBLE_EQ(f.runs[0].prefill_median_ms, 4.0);
+  EXPECT_DOUBLE_EQ(f.runs[0].decode_median_ms, 1.5);
+  EXPECT_EQ(f.references[0].second, (std::vector<int32_t>{7, 8}));
+  fs::remove(p);
+  const std::pair<std::string, std::string> bad[] = {
+      {R"({"peer":"x","runs":[]})", "model"},
+      {R"({"peer":"x","model":"m","runs":[{"prompt":2,"gen":3,"batch":1,"prompts":[[4]],"tokens":[[1]],"prefill_ms":[1],"decode_ms":[1]}]})",
+       "prompts"},
+      {R"({"peer":"x","model":"m","runs":[{"prompt":1,"gen":3,"batch":2,"prompts":[[4]],"tokens":[[1]],"prefill_ms":[1],"decode_ms":[1]}]})",
+       "rows"},
+      {R"({"peer":"x","model":"m","runs":[{"prompt":1,"gen":3,"batch":1,"prompts":[[4]],"tokens":[[1]],"prefill_ms":[],"decode_ms":[1]}]})",
+       "sample"},
+      {R"({"peer":"x","model":"m","runs":[],"references":[{"prompt":[1],"tokens":[1,2],"margins":[0.1]}]})", "same length"},
+      {R"({"peer":"x","model":"m","runs":[],"references":[{"prompt":[-1],"tokens":[1],"margins":[0.1]}]})", "token id"},
+      {R"([1,2])", "object"},
+      {R"({"peer":"x","model":"m","runs":[]} trailing)", ""},
+  };
+  for (const auto& [text, what] : bad) {
+    const fs::path q = write_temp("bad.json", text);
+    try {
+      load_peer_file(q);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+    fs::remove(q);
+  }
+  EXPECT_EQ(error_kind([] { load_peer_file("/nonexistent/peer.json"); }), ErrorKind::BadInput);
+}
+
+Json e2e_report(double decode_ms, bool counted) {
+  return {{"schema", kReportSchema},
+          {"tier", "e2e"},
+          {"created", "2026-11-30T00:00:00Z"},
+          {"command", "agentcompile bench e2e"},
+          {"environment", {{"engine_commit", "abc"}, {"gpu", {{"name", "H200"}, {"arch", "sm_90"}}}}},
+          {"ceilings", {{"copy_GBps", 4000.0}, {"gemm_tflops", 790.0}}},
+          {"models", {{{"name", "m1"}, {"bytes", 2.0e9}, {"parameters", 1.0e9}}}},
+          {"results",
+           {{{"model", "m1"},
+             {"workload", "W2"},
+             {"batch", 1},
+             {"backend", "cuda"},
+             {"route", "fast"},
+             {"prefill_ms", 10.0},
+             {"decode_ms_per_token", decode_ms},
+             {"tokens_per_s", 1000.0 / decode_ms},
+             {"pct_of_floor", 50.0},
+             {"counted", counted},
+             {"validation", {{"status", counted ? "pass" : "fail"}, {"equal", 32}, {"compared", 32}, {"ties", 0},
+                             {"first_failure", counted ? Json(nullptr) : Json(3)}}},
+             {"peers", {{"torch-compiled", {{"decode_ms_per_token", 3.0}, {"speedup", 3.0 / decode_ms}}},
+                        {"hf-eager", {{"decode_ms_per_token", 40.0}, {"speedup", 40.0 / decode_ms}}}}}}}}};
+}
+
+TEST(BenchReport, MarkdownTable) {
+  const std::string md = markdown_report(e2e_report(1.5, true));
+  EXPECT_NE(md.find("| model | size | params | backend | workload | prefill ms | decode ms/token | tok/s | vs hf-eager | "
+                    "vs torch-compiled | % of floor | semantic check |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| m1 | 1.86 GiB | 1.00 B | cuda fast | W2 | 10.00 | 1.500 | 666.7 | 26.67x | 2.00x | 50.0% | pass 32/32 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("copy 4000 GB/s"), std::string::npos);
+  EXPECT_NE(md.find("H200"), std::string::npos);
+  // Not counted: no speedups, marked, explained.
+  const std::string bad = markdown_report(e2e_report(1.5, false));
+  EXPECT_NE(bad.find("1.500 † |"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("| — | — | 50.0% | FAIL at 3 |"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("† not counted"), std::string::npos);
+}
+
+TEST(BenchReport, CompareAndLoad) {
+  const std::string md = compare_markdown(e2e_report(2.0, true), e2e_report(1.0, true), "old.json");
+  EXPECT_NE(md.find("| m1 W2 cuda fast | decode ms/token | 2 | 1 | -50.0% faster |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| m1 W2 cuda fast | prefill ms | 10 | 10 | +0.0% |"), std::string::npos) << md;
+  Json other = e2e_report(1.0, true);
+  other["results"][0]["workload"] = "W3";
+  const std::string md2 = compare_markdown(e2e_report(2.0, true), other, "old.json");
+  EXPECT_NE(md2.find("new |"), std::string::npos) << md2;
+  EXPECT_NE(md2.find("gone |"), std::string::npos) << md2;
+  Json mod = e2e_report(1.0, true);
+  mod["tier"] = "module";
+  EXPECT_NE(compare_markdown(e2e_report(1.0, true), mod, "x").find("not comparable"), std::string::npos);
+
+  const fs::path p = write_temp("report.json", e2e_report(1.0, true).dump());
+  EXPECT_EQ(load_report(p)["tier"], "e2e");
+  fs::remove(p);
+  const fs::path q = write_temp("notreport.json", R"({"tier":"e2e","results":[]})");
+  EXPECT_EQ(error_kind([&] { load_report(q); }), ErrorKind::BadInput);
+  fs::remove(q);
+}
+
+}  // namespace
