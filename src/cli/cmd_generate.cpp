@@ -9,6 +9,7 @@
 #include "agentcompile/runtime/backends.h"
 #include "agentcompile/runtime/engine.h"
 #include "agentcompile/runtime/generation_defaults.h"
+#include "agentcompile/runtime/plan_executor.h"
 #include "agentcompile/tokenizer/stream_decoder.h"
 #include "agentcompile/tokenizer/tokenizer.h"
 #include "cli/cli_common.h"
@@ -62,9 +63,10 @@ std::vector<int32_t> encode_prompt(const Tokenizer& tok, const GenerateCliOption
 int run_generate(const GenerateCliOptions& o) {
   if (o.prompt.empty() == o.prompt_tokens.empty())
     throw_input("generate", "give exactly one of --prompt and --prompt-tokens");
-  if (!o.plan.empty()) throw_input("--plan", "not yet: compiled plans arrive with the compiler (issue 7)");
   if (!o.system.empty() && !o.chat) throw_input("--system", "needs --chat");
   auto model = load_model(o.model);
+  std::optional<Plan> plan;
+  if (!o.plan.empty()) plan = load_plan_for(o.plan, *model, o.backend);
   std::unique_ptr<Tokenizer> tok;
   if (model->has_tokenizer()) tok = std::make_unique<Tokenizer>(Tokenizer::load(model->dir));
   std::vector<int32_t> prompt;
@@ -104,7 +106,7 @@ int run_generate(const GenerateCliOptions& o) {
 
   Graph graph = build_decoder_graph(model->config, model->weights);
   ExecutorLimits lim{1, int64_t(prompt.size()) + o.max_tokens, int64_t(prompt.size()), 1};
-  auto ex = make_executor(o.backend, graph, lim, BackendOptions{o.cuda_route});
+  auto ex = plan ? make_plan_executor(*plan, graph, lim) : make_executor(o.backend, graph, lim, BackendOptions{o.cuda_route});
 
   // Streamed text: special tokens (the stop token among them) are not shown, as HF's
   // skip_special_tokens=True; without a tokenizer the ids are printed.
@@ -156,7 +158,7 @@ Subcommand add_generate(CLI::App& root) {
   app->add_option("--seed", o->seed, "Sampling seed (default 0)");
   app->add_flag("--ignore-eos", o->ignore_eos, "Do not stop at end-of-sequence tokens");
   app->add_option("--backend", o->backend, "cpu, cuda or auto (default: cuda when a GPU is usable)");
-  app->add_option("--plan", o->plan, "Run a compiled plan folder");
+  app->add_option("--plan", o->plan, "Run a compiled plan folder (refused when made for another model, machine or engine)");
   app->add_option("--cuda-route", o->cuda_route,
                   "CUDA kernels without a plan: auto (default), fast (fused decode + CUDA graphs), library "
                   "(cuBLAS + reference kernels), reference");

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <map>
 
+#include "agentcompile/backends/cpu/op_runner.h"
 #include "agentcompile/backends/cpu/ref_ops.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/threads.h"
 #include "agentcompile/ir/rope.h"
+#include "agentcompile/plan/plan.h"
 
 namespace ac {
 
@@ -57,54 +59,66 @@ class CpuExecutor final : public Executor {
     validate_step(b, limits_, g_.config.vocab_size);
     const int64_t n = int64_t(b.tokens.size());
     const int64_t r = int64_t(b.logit_rows.size());
+    // A step where some sequence has several tokens runs the plan's prefill bindings.
+    bool prefill = false;
+    for (int64_t i = 1; i < n; ++i) prefill = prefill || b.slots[size_t(i)] == b.slots[size_t(i - 1)];
+    const std::vector<cpu::OpBinding>& bind = prefill ? prefill_ : decode_;
     std::vector<std::vector<float>> vals(g_.values.size());
     for (size_t i = 0; i < g_.ops.size(); ++i) {
       const Op& op = g_.ops[i];
       const int64_t width = g_.value(op.output).width;
       std::vector<float>& out = vals[size_t(op.output)];
       out.resize(size_t((op.kind == OpKind::Logits ? r : n) * width));
-      auto in = [&](size_t k) { return vals[size_t(op.inputs[k])].data(); };
-      auto w = [&](size_t k) { return k < op.weights.size() ? weights_.at(op.weights[k]).data() : nullptr; };
-      switch (op.kind) {
-        case OpKind::Embed:
-          cpu::embed(b.tokens.data(), n, w(0), width, out.data());
-          break;
-        case OpKind::RmsNorm:
-          cpu::rms_norm(in(0), n * op.groups, width / op.groups, w(0), op.eps, out.data());
-          break;
-        case OpKind::Linear:
-          cpu::linear(in(0), n, g_.value(op.inputs[0]).width, w(0), w(1), width, out.data());
-          break;
-        case OpKind::Rope:
-          cpu::rope(in(0), n, op.heads, op.head_dim, b.positions.data(), inv_freq_, out.data());
-          break;
-        case OpKind::Attention: {
-          cpu::KvCacheView kv{k_cache_[size_t(op.layer)].data(), v_cache_[size_t(op.layer)].data(), limits_.max_seq,
-                              op.kv_heads * op.head_dim};
-          cpu::attention(in(0), in(1), in(2), n, b.positions.data(), b.slots.data(), op.heads, op.kv_heads, op.head_dim,
-                         kv, out.data());
-          break;
-        }
-        case OpKind::SwiGlu:
-          cpu::swiglu(in(0), in(1), n * width, out.data());
-          break;
-        case OpKind::Add:
-          cpu::add(in(0), in(1), n * width, out.data());
-          break;
-        case OpKind::Logits: {
-          const int64_t hidden = g_.value(op.inputs[0]).width;
-          std::vector<float> rows(size_t(r * hidden));
-          for (int64_t j = 0; j < r; ++j)
-            std::copy_n(in(0) + int64_t(b.logit_rows[size_t(j)]) * hidden, hidden, rows.data() + j * hidden);
-          cpu::linear(rows.data(), r, hidden, w(0), nullptr, width, out.data());
-          break;
-        }
-      }
+      cpu::OpArgs a;
+      for (size_t k = 0; k < op.inputs.size() && k < 3; ++k) a.in[k] = vals[size_t(op.inputs[k])].data();
+      for (size_t k = 0; k < op.weights.size() && k < 2; ++k) a.w[k] = op.weights[k] ? weights_.at(op.weights[k]).data() : nullptr;
+      a.out = out.data();
+      a.set_step(n, b.tokens.data(), b.positions.data(), b.slots.data(), b.logit_rows.data(), r, &inv_freq_);
+      if (op.kind == OpKind::Attention)
+        a.kv = cpu::KvCacheView{k_cache_[size_t(op.layer)].data(), v_cache_[size_t(op.layer)].data(), limits_.max_seq,
+                                op.kv_heads * op.head_dim};
+      cpu::run_op(g_, op, bind.empty() ? cpu::OpBinding{} : bind[i], a);
       // Free what no later op reads.
       for (int v : op.inputs)
         if (last_use_[size_t(v)] == int(i)) std::vector<float>().swap(vals[size_t(v)]);
     }
     logits_ = std::move(vals[size_t(g_.logits)]);
+  }
+
+  // The plan's family bindings per op and phase (validated against this graph).
+  void bind_plan(const Plan& plan) {
+    decode_.assign(g_.ops.size(), cpu::OpBinding{});
+    prefill_.assign(g_.ops.size(), cpu::OpBinding{});
+    std::map<std::string, size_t> index;
+    for (size_t i = 0; i < g_.ops.size(); ++i) index[g_.ops[i].name] = i;
+    for (const PlanRoute& r : plan.routes) {
+      if (r.route == "fallback") continue;
+      const std::string subject = "plan route " + r.region + " " + r.phase;
+      cpu::OpBinding b;
+      try {
+        if (r.family == "cpu:linear.blocked") {
+          b.kind = cpu::OpBinding::Kind::LinearBlocked;
+          b.linear = cpu::linear_blocked_params(r.params);
+        } else if (r.family == "cpu:attention.blocked") {
+          b.kind = cpu::OpBinding::Kind::AttentionBlocked;
+          b.attention = cpu::attention_blocked_params(r.params);
+        } else {
+          throw_input(subject, "family " + json_quote(r.family) + " is not a CPU family");
+        }
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::BadInput) throw;
+        throw_input(subject, e.reason());
+      }
+      for (const std::string& name : r.ops) {
+        auto it = index.find(name);
+        if (it == index.end()) throw_input(subject, "names op " + json_quote(name) + ", which this model does not have");
+        const OpKind k = g_.ops[it->second].kind;
+        const bool fits = b.kind == cpu::OpBinding::Kind::LinearBlocked ? (k == OpKind::Linear || k == OpKind::Logits)
+                                                                         : k == OpKind::Attention;
+        if (!fits) throw_input(subject, r.family + " cannot run op " + json_quote(name));
+        (r.phase == "decode" ? decode_ : prefill_)[it->second] = b;
+      }
+    }
   }
 
  private:
@@ -115,12 +129,15 @@ class CpuExecutor final : public Executor {
   std::vector<float> inv_freq_;
   std::vector<std::vector<float>> k_cache_, v_cache_;  // [layer][slot][pos][kv_dim]
   std::vector<float> logits_;
+  std::vector<cpu::OpBinding> decode_, prefill_;  // per op; empty: reference ops everywhere
 };
 
 }  // namespace
 
-std::unique_ptr<Executor> make_cpu_executor(const Graph& graph, const ExecutorLimits& limits) {
-  return std::make_unique<CpuExecutor>(graph, limits);
+std::unique_ptr<Executor> make_cpu_executor(const Graph& graph, const ExecutorLimits& limits, const Plan* plan) {
+  auto ex = std::make_unique<CpuExecutor>(graph, limits);
+  if (plan) ex->bind_plan(*plan);
+  return ex;
 }
 
 }  // namespace ac

@@ -11,6 +11,7 @@
 #include "backends/cuda/device.h"
 #include "backends/cuda/fast_executor.h"
 #include "backends/cuda/kernel_loader.h"
+#include "backends/cuda/plan_config.h"
 
 extern "C" {
 #include "../../../kernels/cuda/common/params.h"
@@ -302,7 +303,7 @@ std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const ExecutorL
                                              const CudaExecutorOptions& opts) {
   CudaExecutorOptions o = opts;
   if (o.route == "auto") o.route = cuda::fast_path_unsupported(graph).empty() ? "fast" : "library";
-  if (o.route == "fast") return cuda::make_fast_executor(graph, limits, cuda::FastConfig{});
+  if (o.route == "fast") return cuda::make_fast_executor(graph, limits, fast_config_of(o.fast));
   if (o.route != "library" && o.route != "reference")
     throw_input("cuda route", "\"" + o.route + "\" is not one of auto, fast, library, reference");
   return std::make_unique<CudaExecutor>(graph, limits, o);

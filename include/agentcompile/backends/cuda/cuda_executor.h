@@ -3,9 +3,11 @@
 // KV cache in device memory, every op a JIT-compiled kernel (reference families) and the linear
 // layers on cuBLAS (or the reference kernel). No CUDA headers here.
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "agentcompile/ir/graph.h"
+#include "agentcompile/plan/plan.h"
 #include "agentcompile/runtime/executor.h"
 
 namespace ac {
@@ -15,6 +17,8 @@ struct CudaExecutorOptions {
   // "library": cuBLAS linears + reference kernels (f32 KV cache);
   // "reference": reference kernels only; "auto": fast where the model allows it, else library.
   std::string route = "auto";
+  // The fast path's parameters from a compiled plan (route "fast"); defaults when absent.
+  std::optional<PlanCudaFast> fast;
 };
 
 // True when a driver and a GPU are usable (why not in *why_not otherwise).

@@ -1,0 +1,56 @@
+#pragma once
+// One graph op on the CPU with a chosen implementation: the reference op or a tuned family
+// (linear.blocked for linear/logits, attention.blocked for attention). The executor runs every
+// op through it, and the compiler's CPU evaluator runs a region's ops through it, so what the
+// search measures is exactly what a plan runs.
+#include <cstdint>
+#include <vector>
+
+#include "agentcompile/backends/cpu/cpu_families.h"
+#include "agentcompile/ir/graph.h"
+
+namespace ac::cpu {
+
+struct OpBinding {
+  enum class Kind : uint8_t { Reference, LinearBlocked, AttentionBlocked };
+  Kind kind = Kind::Reference;
+  LinearBlockedParams linear;
+  AttentionBlockedParams attention;
+};
+
+// Which part of an Attention op to run: both halves, only the cache append, or only attending
+// over rows the cache already holds (the compiler's regions split the op this way).
+enum class AttentionPart : uint8_t { Whole, Write, Attend };
+
+struct OpArgs {
+  const float* in[3] = {nullptr, nullptr, nullptr};  // the op's inputs, [n, width] each
+  const float* w[2] = {nullptr, nullptr};            // its weights as f32 (weight, bias)
+  float* out = nullptr;                              // [n (logits: rows), width]
+  int64_t n = 0;                                     // tokens of the step
+  const int32_t* tokens = nullptr;
+  const int32_t* positions = nullptr;
+  const int32_t* slots = nullptr;
+  const int32_t* logit_rows = nullptr;  // Logits: which rows of in[0]
+  int64_t rows = 0;                     // Logits: how many
+  const std::vector<float>* inv_freq = nullptr;  // Rope
+  KvCacheView kv;                                // Attention: this layer's cache
+
+  // The fields every op of one step shares.
+  void set_step(int64_t tokens_in_step, const int32_t* token_ids, const int32_t* pos, const int32_t* slot_ids,
+                const int32_t* rows_wanted, int64_t rows_count, const std::vector<float>* rope_inv_freq) {
+    n = tokens_in_step;
+    tokens = token_ids;
+    positions = pos;
+    slots = slot_ids;
+    logit_rows = rows_wanted;
+    rows = rows_count;
+    inv_freq = rope_inv_freq;
+  }
+};
+
+// Runs `op` (of graph g) as `binding` says. A family binding on an op it does not implement is
+// an internal error.
+void run_op(const Graph& g, const Op& op, const OpBinding& binding, const OpArgs& a,
+            AttentionPart part = AttentionPart::Whole);
+
+}  // namespace ac::cpu

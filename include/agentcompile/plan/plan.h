@@ -1,0 +1,114 @@
+#pragma once
+// The plan format: what the compiler decided, read by the runtime. A plan folder holds plan.json
+// (this schema), report.json and report.md, and the kernel binaries plan.json references. The
+// runtime reads plans only through this module, so it never depends on the search or the
+// advisors. Schema: docs/compiler.md ("Plan").
+//
+// A plan is bound to a model (model_hash) and an environment (Environment: backend, device,
+// arch, driver/CUDA/NVRTC versions, engine version); running it elsewhere is refused with a
+// one-line reason.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agentcompile/core/fs.h"
+#include "agentcompile/core/json.h"
+
+namespace ac {
+
+struct Model;
+
+// Where measurements and plans are valid. Everything but engine_commit is part of key().
+struct Environment {
+  std::string backend;         // "cpu" | "cuda"
+  std::string device;          // "NVIDIA H200", or the host CPU's model name
+  std::string arch;            // "sm_90", "x86_64"
+  int sm_count = 0;            // GPU
+  int cores = 0;               // CPU: hardware threads
+  std::string driver, cuda, nvrtc;  // GPU software versions ("" on the CPU backend)
+  std::string engine_version;  // AGENTCOMPILE_VERSION
+  std::string engine_commit;   // git commit at configure time, "" when unknown (informational)
+
+  Json to_json() const;
+  static Environment from_json(const Json& j, const std::string& subject);
+  std::string key() const;  // first 16 hex digits of sha256 over the identifying fields
+  // "" when something made in *this may be used in `here`; otherwise what differs, e.g.
+  // "GPU \"NVIDIA H100\" (plan) vs \"NVIDIA H200\" (here)".
+  std::string mismatch(const Environment& here) const;
+};
+
+// The environment this process runs in for a backend ("cpu" or "cuda"); for "cuda" without a
+// GPU, BadInput naming the backend.
+Environment current_environment(const std::string& backend);
+
+// Identifies a model: sha256 over config.json and, per tensor, its name, dtype, shape and a
+// sample of its bytes (the first and last 4 KiB and 16 evenly spread 4 KiB pieces): stable for a
+// folder, different for re-generated random weights, and cheap even for multi-GB models.
+std::string model_hash(const Model& m);
+
+// One region class in one phase: the implementation the plan runs there.
+struct PlanRoute {
+  std::string region;     // "attn_in", ...
+  std::string phase;      // "decode" | "prefill"
+  std::string signature;  // region signature (tuning DB key)
+  std::vector<std::string> instances;  // region names ("layers.0.attn_in")
+  std::string family;     // "cpu:fallback", "cpu:linear.blocked", "cuda:fast", ...
+  std::string route;      // "fallback" | "op" | "region" | "fused"
+  std::map<std::string, int> params;
+  std::vector<std::string> ops;  // graph op names the binding runs (op families)
+  double time_us = 0;            // measured, at the plan's shape point
+  double fallback_us = 0;
+  Json to_json() const;
+};
+
+// A kernel binary shipped with the plan (kernels/<file>), checked by sha256 at load.
+struct PlanKernel {
+  std::string name;  // variant name
+  std::string file;  // relative to the plan folder
+  std::string sha256;
+};
+
+// The CUDA fast path's parameters (mirrors cuda::FastConfig, without CUDA types).
+struct PlanGemv {
+  int block = 256, rows = 1, unroll = 2, splitk = 1;
+};
+struct PlanCudaFast {
+  std::map<std::string, PlanGemv> gemv;  // keys: qkv, o, gate_up, down, lm_head
+  int qkv_post_block = 128;
+  int attn_block = 128, attn_tile = 32, attn_split = 64;
+  bool cuda_graph = true, pdl = true;
+  Json to_json() const;
+  static PlanCudaFast from_json(const Json& j, const std::string& subject);
+};
+const std::vector<std::string>& plan_gemv_regions();  // qkv, o, gate_up, down, lm_head
+
+struct Plan {
+  static constexpr const char* kFormat = "agentcompile-plan";
+  static constexpr int kVersion = 1;
+  std::string model_hash;
+  std::string model_name;    // folder name, for messages
+  std::string architecture;  // "qwen3", ...
+  Environment environment;
+  std::string objective;     // "latency" | "throughput"
+  int max_batch = 1;
+  std::string activations = "f32", kv_cache = "f32";
+  std::vector<PlanRoute> routes;
+  std::optional<PlanCudaFast> cuda_fast;  // backend cuda: the fast path's parameters
+  std::vector<PlanKernel> kernels;
+  Json e2e;  // summary of the end-to-end check and profile (informational)
+
+  Json to_json() const;
+  // BadInput "subject: field: why" on any defect.
+  static Plan from_json(const Json& j, const std::string& subject);
+  // dir/plan.json, with kernel files checked; BadInput naming the folder.
+  static Plan load(const fs::path& dir);
+  // Binding of a graph op in a phase (null: the backend's default route).
+  const PlanRoute* route_for_op(const std::string& op_name, const std::string& phase) const;
+};
+
+// Refuses (BadInput, subject "--plan DIR") a plan made for another model, environment or engine
+// version, with the difference in one line.
+void check_plan_usable(const Plan& plan, const fs::path& dir, const std::string& model_hash, const Environment& here);
+
+}  // namespace ac

@@ -1,0 +1,87 @@
+#include "agentcompile/backends/cpu/op_runner.h"
+
+#include <algorithm>
+
+#include "agentcompile/backends/cpu/ref_ops.h"
+#include "agentcompile/core/error.h"
+
+namespace ac::cpu {
+
+namespace {
+
+void linear_any(const OpBinding& b, const float* x, int64_t n, int64_t in, const float* w, const float* bias,
+                int64_t out_dim, float* out) {
+  if (b.kind == OpBinding::Kind::LinearBlocked) linear_blocked(x, n, in, w, bias, out_dim, out, b.linear);
+  else if (b.kind == OpBinding::Kind::Reference) linear(x, n, in, w, bias, out_dim, out);
+  else throw_internal("cpu op", "attention.blocked bound to a linear op");
+}
+
+void attention_op(const Op& op, const OpBinding& b, const OpArgs& a, AttentionPart part) {
+  const int64_t kv_dim = op.kv_heads * op.head_dim;
+  const bool blocked = b.kind == OpBinding::Kind::AttentionBlocked;
+  if (b.kind == OpBinding::Kind::LinearBlocked) throw_internal("cpu op", "linear.blocked bound to an attention op");
+  if (part == AttentionPart::Write) {
+    kv_write(a.in[1], a.in[2], a.n, a.positions, a.slots, a.kv);
+    return;
+  }
+  if (part == AttentionPart::Whole && !blocked) {
+    attention(a.in[0], a.in[1], a.in[2], a.n, a.positions, a.slots, op.heads, op.kv_heads, op.head_dim, a.kv, a.out);
+    return;
+  }
+  if (part == AttentionPart::Whole) kv_write(a.in[1], a.in[2], a.n, a.positions, a.slots, a.kv);
+  if (blocked) {
+    attention_blocked(a.in[0], a.n, a.positions, a.slots, op.heads, op.kv_heads, op.head_dim, a.kv, a.out, b.attention);
+    return;
+  }
+  // Reference attend over rows already cached: hand the reference op the cached rows as "new"
+  // rows (it writes them back unchanged).
+  std::vector<float> k(size_t(a.n * kv_dim)), v(k.size());
+  for (int64_t t = 0; t < a.n; ++t) {
+    const int64_t row = (int64_t(a.slots[t]) * a.kv.max_seq + a.positions[t]) * kv_dim;
+    std::copy_n(a.kv.k + row, kv_dim, k.data() + t * kv_dim);
+    std::copy_n(a.kv.v + row, kv_dim, v.data() + t * kv_dim);
+  }
+  attention(a.in[0], k.data(), v.data(), a.n, a.positions, a.slots, op.heads, op.kv_heads, op.head_dim, a.kv, a.out);
+}
+
+}  // namespace
+
+void run_op(const Graph& g, const Op& op, const OpBinding& b, const OpArgs& a, AttentionPart part) {
+  const int64_t width = g.value(op.output).width;
+  if (b.kind != OpBinding::Kind::Reference && op.kind != OpKind::Linear && op.kind != OpKind::Logits &&
+      op.kind != OpKind::Attention)
+    throw_internal("cpu op " + op.name, "a family is bound to an op it does not implement");
+  switch (op.kind) {
+    case OpKind::Embed:
+      embed(a.tokens, a.n, a.w[0], width, a.out);
+      break;
+    case OpKind::RmsNorm:
+      rms_norm(a.in[0], a.n * op.groups, width / op.groups, a.w[0], op.eps, a.out);
+      break;
+    case OpKind::Linear:
+      linear_any(b, a.in[0], a.n, g.value(op.inputs[0]).width, a.w[0], a.w[1], width, a.out);
+      break;
+    case OpKind::Rope:
+      rope(a.in[0], a.n, op.heads, op.head_dim, a.positions, *a.inv_freq, a.out);
+      break;
+    case OpKind::Attention:
+      attention_op(op, b, a, part);
+      break;
+    case OpKind::SwiGlu:
+      swiglu(a.in[0], a.in[1], a.n * width, a.out);
+      break;
+    case OpKind::Add:
+      add(a.in[0], a.in[1], a.n * width, a.out);
+      break;
+    case OpKind::Logits: {
+      const int64_t hidden = g.value(op.inputs[0]).width;
+      std::vector<float> rows(size_t(a.rows * hidden));
+      for (int64_t j = 0; j < a.rows; ++j)
+        std::copy_n(a.in[0] + int64_t(a.logit_rows[j]) * hidden, hidden, rows.data() + j * hidden);
+      linear_any(b, rows.data(), a.rows, hidden, a.w[0], nullptr, width, a.out);
+      break;
+    }
+  }
+}
+
+}  // namespace ac::cpu

@@ -1,0 +1,47 @@
+#include "backends/cuda/plan_config.h"
+
+namespace ac {
+
+namespace {
+struct GemvSlot {
+  const char* name;
+  cuda::GemvChoice cuda::FastConfig::*field;
+};
+constexpr GemvSlot kSlots[] = {{"qkv", &cuda::FastConfig::qkv},
+                               {"o", &cuda::FastConfig::o},
+                               {"gate_up", &cuda::FastConfig::gate_up},
+                               {"down", &cuda::FastConfig::down},
+                               {"lm_head", &cuda::FastConfig::lm_head}};
+}  // namespace
+
+cuda::FastConfig fast_config_of(const std::optional<PlanCudaFast>& plan) {
+  cuda::FastConfig c;
+  if (!plan) return c;
+  for (const GemvSlot& s : kSlots)
+    if (auto it = plan->gemv.find(s.name); it != plan->gemv.end())
+      c.*s.field = cuda::GemvChoice{it->second.block, it->second.rows, it->second.unroll, it->second.splitk};
+  c.qkv_post_block = plan->qkv_post_block;
+  c.attn_block = plan->attn_block;
+  c.attn_tile = plan->attn_tile;
+  c.attn_split = plan->attn_split;
+  c.cuda_graph = plan->cuda_graph;
+  c.pdl = plan->pdl;
+  return c;
+}
+
+PlanCudaFast plan_fast_of(const cuda::FastConfig& c) {
+  PlanCudaFast p;
+  for (const GemvSlot& s : kSlots) {
+    const cuda::GemvChoice& g = c.*s.field;
+    p.gemv[s.name] = PlanGemv{g.block, g.rows, g.unroll, g.splitk};
+  }
+  p.qkv_post_block = c.qkv_post_block;
+  p.attn_block = c.attn_block;
+  p.attn_tile = c.attn_tile;
+  p.attn_split = c.attn_split;
+  p.cuda_graph = c.cuda_graph;
+  p.pdl = c.pdl;
+  return p;
+}
+
+}  // namespace ac

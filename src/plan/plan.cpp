@@ -1,0 +1,188 @@
+// plan.json: writing, strict reading and the checks the runtime makes before running a plan.
+#include "agentcompile/plan/plan.h"
+
+#include <algorithm>
+
+#include "agentcompile/core/error.h"
+#include "agentcompile/core/hash.h"
+
+namespace ac {
+
+namespace {
+
+constexpr size_t kMaxPlanBytes = 64 << 20;
+
+std::vector<std::string> string_list(const Json& j, const std::string& subject, const std::string& key) {
+  const Json& v = json_require(j, subject, key);
+  if (!v.is_array()) throw_input(subject, key + ": expected an array of strings");
+  std::vector<std::string> out;
+  for (const auto& s : v) {
+    if (!s.is_string()) throw_input(subject, key + ": expected an array of strings, found " + json_brief(s));
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+std::map<std::string, int> int_map(const Json& j, const std::string& subject, const std::string& key) {
+  const Json& v = json_require(j, subject, key);
+  if (!v.is_object()) throw_input(subject, key + ": expected an object of integers");
+  std::map<std::string, int> out;
+  for (const auto& [k, x] : v.items()) out[k] = int(json_int(v, subject + ": " + key, k, -(1 << 30), 1 << 30));
+  return out;
+}
+
+PlanRoute route_from_json(const Json& j, const std::string& subject) {
+  if (!j.is_object()) throw_input(subject, "expected an object");
+  PlanRoute r;
+  r.region = json_string(j, subject, "region");
+  r.phase = json_string(j, subject, "phase");
+  if (r.phase != "decode" && r.phase != "prefill") throw_input(subject, "phase: " + json_quote(r.phase) + " is not decode or prefill");
+  r.signature = json_string(j, subject, "signature");
+  r.instances = string_list(j, subject, "instances");
+  r.family = json_string(j, subject, "family");
+  r.route = json_string(j, subject, "route");
+  static const std::vector<std::string> routes = {"fallback", "op", "region", "fused"};
+  if (std::find(routes.begin(), routes.end(), r.route) == routes.end())
+    throw_input(subject, "route: " + json_quote(r.route) + " is not fallback, op, region or fused");
+  r.params = int_map(j, subject, "params");
+  r.ops = string_list(j, subject, "ops");
+  r.time_us = json_opt_number(j, subject, "time_us").value_or(0);
+  r.fallback_us = json_opt_number(j, subject, "fallback_us").value_or(0);
+  return r;
+}
+
+}  // namespace
+
+const std::vector<std::string>& plan_gemv_regions() {
+  static const std::vector<std::string> v = {"qkv", "o", "gate_up", "down", "lm_head"};
+  return v;
+}
+
+Json PlanRoute::to_json() const {
+  return {{"region", region}, {"phase", phase}, {"signature", signature}, {"instances", instances},
+          {"family", family}, {"route", route}, {"params", params}, {"ops", ops},
+          {"time_us", time_us}, {"fallback_us", fallback_us}};
+}
+
+Json PlanCudaFast::to_json() const {
+  Json g = Json::object();
+  for (const auto& [k, v] : gemv) g[k] = {{"block", v.block}, {"rows", v.rows}, {"unroll", v.unroll}, {"splitk", v.splitk}};
+  return {{"gemv", g}, {"qkv_post_block", qkv_post_block}, {"attn_block", attn_block}, {"attn_tile", attn_tile},
+          {"attn_split", attn_split}, {"cuda_graph", cuda_graph}, {"pdl", pdl}};
+}
+
+PlanCudaFast PlanCudaFast::from_json(const Json& j, const std::string& subject) {
+  if (!j.is_object()) throw_input(subject, "expected an object");
+  PlanCudaFast f;
+  const Json& g = json_require(j, subject, "gemv");
+  if (!g.is_object()) throw_input(subject, "gemv: expected an object");
+  for (const auto& name : plan_gemv_regions()) {
+    const std::string s = subject + ": gemv." + name;
+    const Json& e = json_require(g, subject + ": gemv", name);
+    f.gemv[name] = PlanGemv{int(json_int(e, s, "block", 32, 1024)), int(json_int(e, s, "rows", 1, 64)),
+                            int(json_int(e, s, "unroll", 1, 64)), int(json_int(e, s, "splitk", 1, 64))};
+  }
+  for (const auto& [k, v] : g.items())
+    if (std::find(plan_gemv_regions().begin(), plan_gemv_regions().end(), k) == plan_gemv_regions().end())
+      throw_input(subject, "gemv: unknown region " + json_quote(k));
+  f.qkv_post_block = int(json_int(j, subject, "qkv_post_block", 32, 1024));
+  f.attn_block = int(json_int(j, subject, "attn_block", 32, 1024));
+  f.attn_tile = int(json_int(j, subject, "attn_tile", 1, 1024));
+  f.attn_split = int(json_int(j, subject, "attn_split", 1, 1 << 20));
+  f.cuda_graph = json_opt_bool(j, subject, "cuda_graph").value_or(true);
+  f.pdl = json_opt_bool(j, subject, "pdl").value_or(true);
+  return f;
+}
+
+Json Plan::to_json() const {
+  Json rs = Json::array();
+  for (const auto& r : routes) rs.push_back(r.to_json());
+  Json ks = Json::array();
+  for (const auto& k : kernels) ks.push_back({{"name", k.name}, {"file", k.file}, {"sha256", k.sha256}});
+  Json j = {{"format", kFormat}, {"version", kVersion}, {"model_hash", model_hash}, {"model_name", model_name},
+            {"architecture", architecture}, {"environment", environment.to_json()}, {"objective", objective},
+            {"max_batch", max_batch}, {"numerics", {{"activations", activations}, {"kv_cache", kv_cache}}},
+            {"routes", rs}, {"kernels", ks}, {"e2e", e2e.is_null() ? Json::object() : e2e}};
+  j["cuda_fast"] = cuda_fast ? cuda_fast->to_json() : Json(nullptr);
+  return j;
+}
+
+Plan Plan::from_json(const Json& j, const std::string& subject) {
+  if (!j.is_object()) throw_input(subject, "expected a JSON object");
+  if (json_string(j, subject, "format") != kFormat) throw_input(subject, "format: not an agentcompile plan");
+  const int64_t version = json_int(j, subject, "version", 0, 1 << 20);
+  if (version != kVersion)
+    throw_input(subject, "version " + std::to_string(version) + " is not supported (this engine reads version " +
+                             std::to_string(kVersion) + ")");
+  Plan p;
+  p.model_hash = json_string(j, subject, "model_hash");
+  if (p.model_hash.size() != 64 || p.model_hash.find_first_not_of("0123456789abcdef") != std::string::npos)
+    throw_input(subject, "model_hash: expected 64 hex digits");
+  p.model_name = json_opt_string(j, subject, "model_name").value_or("");
+  p.architecture = json_opt_string(j, subject, "architecture").value_or("");
+  p.environment = Environment::from_json(json_require(j, subject, "environment"), subject + ": environment");
+  p.objective = json_string(j, subject, "objective");
+  if (p.objective != "latency" && p.objective != "throughput")
+    throw_input(subject, "objective: " + json_quote(p.objective) + " is not latency or throughput");
+  p.max_batch = int(json_int(j, subject, "max_batch", 1, 4096));
+  const Json& num = json_require(j, subject, "numerics");
+  p.activations = json_string(num, subject + ": numerics", "activations");
+  p.kv_cache = json_string(num, subject + ": numerics", "kv_cache");
+  const Json& rs = json_require(j, subject, "routes");
+  if (!rs.is_array()) throw_input(subject, "routes: expected an array");
+  for (size_t i = 0; i < rs.size(); ++i) p.routes.push_back(route_from_json(rs[i], subject + ": routes[" + std::to_string(i) + "]"));
+  // One binding per op and phase: two routes claiming the same op is a corrupt plan.
+  std::map<std::pair<std::string, std::string>, bool> seen;
+  for (const auto& r : p.routes)
+    for (const auto& op : r.ops)
+      if (!seen.emplace(std::make_pair(op, r.phase), true).second)
+        throw_input(subject, "routes: op " + json_quote(op) + " is bound twice in phase " + r.phase);
+  const Json& ks = json_require(j, subject, "kernels");
+  if (!ks.is_array()) throw_input(subject, "kernels: expected an array");
+  for (size_t i = 0; i < ks.size(); ++i) {
+    const std::string s = subject + ": kernels[" + std::to_string(i) + "]";
+    PlanKernel k{json_string(ks[i], s, "name"), json_string(ks[i], s, "file"), json_string(ks[i], s, "sha256")};
+    if (k.file.empty() || k.file.find("..") != std::string::npos || k.file.front() == '/')
+      throw_input(s, "file: " + json_quote(k.file) + " must be a path inside the plan folder");
+    p.kernels.push_back(std::move(k));
+  }
+  if (j.contains("cuda_fast") && !j.at("cuda_fast").is_null())
+    p.cuda_fast = PlanCudaFast::from_json(j.at("cuda_fast"), subject + ": cuda_fast");
+  if (p.cuda_fast && p.environment.backend != "cuda") throw_input(subject, "cuda_fast: given for a cpu plan");
+  p.e2e = j.contains("e2e") ? j.at("e2e") : Json::object();
+  return p;
+}
+
+Plan Plan::load(const fs::path& dir) {
+  const std::string subject = "--plan " + dir.string();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw_input(subject, "not a plan folder (no such directory)");
+  const fs::path file = dir / "plan.json";
+  if (!fs::is_regular_file(file, ec)) throw_input(subject, "has no plan.json (compile one with `agentcompile compile`)");
+  Plan p = from_json(parse_json_strict(read_file(file, kMaxPlanBytes), subject + "/plan.json"), subject + "/plan.json");
+  for (const auto& k : p.kernels) {
+    const fs::path f = dir / k.file;
+    if (!fs::is_regular_file(f, ec)) throw_input(subject, "kernel binary " + k.file + " is missing");
+    if (sha256_hex(read_file(f, 256 << 20)) != k.sha256)
+      throw_input(subject, "kernel binary " + k.file + " does not match its sha256 (corrupt plan)");
+  }
+  return p;
+}
+
+const PlanRoute* Plan::route_for_op(const std::string& op_name, const std::string& phase) const {
+  for (const auto& r : routes)
+    if (r.phase == phase && std::find(r.ops.begin(), r.ops.end(), op_name) != r.ops.end()) return &r;
+  return nullptr;
+}
+
+void check_plan_usable(const Plan& plan, const fs::path& dir, const std::string& hash, const Environment& here) {
+  const std::string subject = "--plan " + dir.string();
+  if (plan.model_hash != hash)
+    throw_input(subject, "was compiled for another model (" + (plan.model_name.empty() ? std::string("?") : plan.model_name) +
+                             ", hash " + plan.model_hash.substr(0, 12) + "; this model's hash is " + hash.substr(0, 12) +
+                             "); compile this model");
+  if (std::string why = plan.environment.mismatch(here); !why.empty())
+    throw_input(subject, "was compiled for another environment: " + why + "; compile it here");
+}
+
+}  // namespace ac

@@ -1,0 +1,39 @@
+#include "agentcompile/runtime/plan_executor.h"
+
+#include "agentcompile/backends/cpu/cpu_executor.h"
+#include "agentcompile/core/error.h"
+#include "agentcompile/model/model.h"
+#ifdef AGENTCOMPILE_HAVE_CUDA
+#include "agentcompile/backends/cuda/cuda_executor.h"
+#endif
+
+namespace ac {
+
+Plan load_plan_for(const fs::path& dir, const Model& model, const std::string& backend_flag) {
+  Plan p = Plan::load(dir);
+  const std::string subject = "--plan " + dir.string();
+  if (!backend_flag.empty() && backend_flag != "auto" && backend_flag != p.environment.backend)
+    throw_input(subject, "is a " + p.environment.backend + " plan; --backend " + backend_flag + " contradicts it");
+  Environment here;
+  try {
+    here = current_environment(p.environment.backend);
+  } catch (const Error& e) {
+    throw_input(subject, "was compiled for " + p.environment.backend + " (" + p.environment.device + "), which is not usable here: " + e.reason());
+  }
+  check_plan_usable(p, dir, model_hash(model), here);
+  return p;
+}
+
+std::unique_ptr<Executor> make_plan_executor(const Plan& plan, const Graph& graph, const ExecutorLimits& limits) {
+  if (plan.environment.backend == "cpu") return make_cpu_executor(graph, limits, &plan);
+#ifdef AGENTCOMPILE_HAVE_CUDA
+  CudaExecutorOptions o;
+  o.route = plan.cuda_fast ? "fast" : "library";
+  o.fast = plan.cuda_fast;
+  return make_cuda_executor(graph, limits, o);
+#else
+  throw_input("--plan", "is a CUDA plan and this build has no CUDA backend");
+#endif
+}
+
+}  // namespace ac
