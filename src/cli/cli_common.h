@@ -35,6 +35,7 @@ Subcommand add_kernels(CLI::App& root);
 Subcommand add_tokenize(CLI::App& root);
 Subcommand add_detokenize(CLI::App& root);
 Subcommand add_advise(CLI::App& root);
+Subcommand add_compile(CLI::App& root);
 Subcommand add_bench(CLI::App& root);
 
 // The regions of a model with their summaries (cmd_advise.cpp), for inspect --regions.

@@ -18,6 +18,7 @@ constexpr ac::cli::AddCommand kCommands[] = {
     ac::cli::add_tokenize,
     ac::cli::add_detokenize,
     ac::cli::add_advise,
+    ac::cli::add_compile,
     ac::cli::add_bench,
 };
 

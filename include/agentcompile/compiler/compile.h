@@ -1,0 +1,62 @@
+#pragma once
+// The compiler back as one call: front (regions, spaces, advice with the DB's measured history)
+// -> search per region class (staged validation, measured selection, tuning DB) -> route graph
+// and cheapest path -> end-to-end stage (semantic check against the reference backend, profile)
+// with repair -> regression check against the best plan recorded -> plan + report.
+#include <functional>
+#include <set>
+#include <string>
+
+#include "agentcompile/compiler/advisor.h"
+#include "agentcompile/compiler/search.h"
+#include "agentcompile/plan/plan.h"
+
+namespace ac {
+
+struct Model;
+
+struct CompileProgress {
+  size_t regions_done = 0, regions_total = 0;
+  size_t candidates_measured = 0, candidates_reused = 0;
+  double budget_left_s = 0;
+  std::string stage;  // "search <region> <phase>", "end-to-end", ...
+};
+
+struct CompileOptions {
+  std::string backend = "cpu";  // resolved: cpu | cuda
+  AdvisorConfig advisor;
+  double budget_s = 120;        // the search stops starting candidates after 80% of it
+  fs::path db_path;             // empty: TuningDb::default_path()
+  std::string objective = "latency";  // latency | throughput
+  int max_batch = 1;            // throughput: the decode batch
+  bool allow_regression = false;
+  int e2e_tokens = 16;          // greedy tokens checked against the reference
+  double e2e_epsilon = 1e-3;    // top-2 logit margin under which either token passes
+  int workload_decode_tokens = 128;  // latency objective: prefill + this many decode steps (W2)
+  int64_t prefill_tokens = 128;
+  int64_t decode_context = 256;
+  double regression_threshold = 0.10;
+  SearchOptions search;
+  std::function<void(const CompileProgress&)> progress;
+  // Fault injection for tests of the repair path: the end-to-end stage fails any plan that
+  // routes a region through one of these candidate names.
+  std::set<std::string> e2e_fault_candidates;
+};
+
+struct CompileResult {
+  Plan plan;
+  Json report;
+  std::string report_md;
+  double elapsed_s = 0;
+  // Non-empty when the plan is more than the threshold slower than the best recorded plan
+  // (and --allow-regression was not given): the compile must fail with this message.
+  std::string regression;
+};
+
+CompileResult compile_model(const Model& m, const CompileOptions& o);
+
+// Writes plan.json, report.json and report.md into `out` atomically (a temporary sibling folder
+// renamed into place): a half-written plan folder never exists.
+void write_plan_folder(const fs::path& out, const CompileResult& r);
+
+}  // namespace ac

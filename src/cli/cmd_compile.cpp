@@ -1,0 +1,131 @@
+// agentcompile compile MODEL --out DIR [...]: searches, validates and measures candidates per
+// region, picks the cheapest correct route, checks the plan end to end and writes the plan folder
+// (plan.json, report.json, report.md) atomically.
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "agentcompile/compiler/compile.h"
+#include "agentcompile/core/error.h"
+#include "agentcompile/model/model.h"
+#include "agentcompile/runtime/backends.h"
+#include "cli/cli_common.h"
+
+namespace ac::cli {
+
+namespace {
+
+struct CompileCliOptions {
+  std::string model, out, backend = "auto", advisor = "heuristic", llm_url, llm_model, db, objective = "latency";
+  double budget = 120;
+  int max_batch = 1;
+  bool allow_regression = false, json = false;
+};
+
+// Regions done / candidates measured / budget left: one rewritten line on a terminal, a plain
+// line per stage change otherwise.
+class ProgressPrinter {
+ public:
+  ProgressPrinter() : tty_(::isatty(STDERR_FILENO) == 1) {}
+  void operator()(const CompileProgress& p) {
+    char line[200];
+    std::snprintf(line, sizeof line, "[%zu/%zu regions] %zu measured, %zu from the DB, %.0f s of budget left  %s",
+                  p.regions_done, p.regions_total, p.candidates_measured, p.candidates_reused, p.budget_left_s,
+                  p.stage.c_str());
+    if (tty_) {
+      std::fprintf(stderr, "\r\033[K%s", line);
+    } else if (p.stage != last_) {
+      std::fprintf(stderr, "%s\n", line);
+    }
+    last_ = p.stage;
+    std::fflush(stderr);
+  }
+  void done() {
+    if (tty_) std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  bool tty_;
+  std::string last_;
+};
+
+// The output folder must be new, empty, or an earlier plan folder (it is replaced whole).
+void check_out(const fs::path& out) {
+  std::error_code ec;
+  if (out.empty()) throw_input("--out", "is required");
+  if (!fs::exists(out, ec)) {
+    if (out.has_parent_path() && !fs::is_directory(out.parent_path(), ec))
+      throw_input("--out " + out.string(), "its parent folder does not exist");
+    return;
+  }
+  if (!fs::is_directory(out, ec)) throw_input("--out " + out.string(), "exists and is not a folder");
+  if (fs::is_empty(out, ec) || fs::exists(out / "plan.json", ec)) return;
+  throw_input("--out " + out.string(), "exists and is not a plan folder; refusing to replace it");
+}
+
+int run_compile(const CompileCliOptions& o) {
+  check_out(o.out);
+  CompileOptions co;
+  co.backend = o.backend == "auto" ? (cuda_backend_available() ? "cuda" : "cpu") : o.backend;
+  if (co.backend != "cpu" && co.backend != "cuda") throw_input("--backend", json_quote(o.backend) + " is not cpu, cuda or auto");
+  if (co.backend == "cuda") resolve_backend("cuda");  // a clear error without a GPU
+  co.advisor = advisor_config(o.advisor, o.llm_url, o.llm_model);
+  co.budget_s = o.budget;
+  co.db_path = o.db;
+  co.objective = o.objective;
+  co.max_batch = o.max_batch;
+  co.allow_regression = o.allow_regression;
+  ProgressPrinter printer;
+  co.progress = [&](const CompileProgress& p) { printer(p); };
+  auto model = load_model(o.model);
+  CompileResult r = compile_model(*model, co);
+  printer.done();
+  if (!r.regression.empty()) throw Error(ErrorKind::Internal, "compile", r.regression);
+  write_plan_folder(o.out, r);
+  const Json& e = r.report["e2e"];
+  if (o.json) {
+    Json routes = Json::array();
+    for (const auto& x : r.plan.routes)
+      routes.push_back({{"region", x.region}, {"phase", x.phase}, {"family", x.family}, {"params", x.params},
+                        {"time_us", x.time_us}, {"fallback_us", x.fallback_us}});
+    Json out = {{"plan", o.out}, {"backend", co.backend}, {"routes", routes}, {"e2e", e},
+                {"totals", r.report["totals"]}, {"repairs", r.report["repairs"]}, {"fallbacks", r.report["fallbacks"]},
+                {"regression", r.report["regression"]}, {"efficiency", r.report["efficiency"]},
+                {"elapsed_s", r.elapsed_s}};
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    std::printf("plan written to %s (%zu region routes; %zu candidates measured, %zu reused from the DB; %.1f s)\n",
+                o.out.c_str(), r.plan.routes.size(), r.report["totals"]["measured"].get<size_t>(),
+                r.report["totals"]["reused"].get<size_t>(), r.elapsed_s);
+    for (const auto& x : r.plan.routes)
+      if (x.route != "fallback")
+        std::printf("  %-10s %-8s %s (%.1f us, fallback %.1f us)\n", x.region.c_str(), x.phase.c_str(),
+                    Candidate{x.family, x.params}.name().c_str(), x.time_us, x.fallback_us);
+    std::printf("end-to-end: %s, speedup against the reference backend %.2fx; regression check: %s\n",
+                e["ok"].get<bool>() ? "passed" : "failed", e["speedup_vs_reference"].get<double>(),
+                r.report["regression"]["status"].get<std::string>().c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+Subcommand add_compile(CLI::App& root) {
+  auto o = std::make_shared<CompileCliOptions>();
+  CLI::App* app = root.add_subcommand("compile", "Compile a model into a plan: measured kernel choices per region, checked end to end");
+  app->add_option("MODEL", o->model, "Hugging Face model folder")->required();
+  app->add_option("--out", o->out, "plan folder to write (plan.json, report.json, report.md)")->required();
+  app->add_option("--backend", o->backend, "cpu, cuda or auto (default)");
+  app->add_option("--advisor", o->advisor, "heuristic (default), openai, replay:FILE or none");
+  app->add_option("--llm-url", o->llm_url, "OpenAI-compatible endpoint (or AGENTCOMPILE_LLM_URL)");
+  app->add_option("--llm-model", o->llm_model, "model name for the endpoint (or AGENTCOMPILE_LLM_MODEL)");
+  app->add_option("--budget", o->budget, "seconds for the search and checks (default 120)");
+  app->add_option("--db", o->db, "tuning database (default ~/.cache/agentcompile/tune.db)");
+  app->add_option("--objective", o->objective, "latency (default: batch-1 prefill + decode) or throughput (batched decode)");
+  app->add_option("--max-batch", o->max_batch, "decode batch of the throughput objective (default 1)");
+  app->add_flag("--allow-regression", o->allow_regression, "accept a plan >10% slower than the best recorded one");
+  app->add_flag("--json", o->json, "Print a JSON summary");
+  return {app, [o]() { return run_compile(*o); }};
+}
+
+}  // namespace ac::cli

@@ -1,0 +1,601 @@
+// compile_model: search, route graph, end-to-end stage with repair, regression check, plan.
+#include "agentcompile/compiler/compile.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "agentcompile/backends/cpu/cpu_executor.h"
+#include "agentcompile/compiler/route_graph.h"
+#include "agentcompile/core/error.h"
+#include "agentcompile/core/rng.h"
+#include "agentcompile/model/model.h"
+#include "agentcompile/runtime/engine.h"
+#include "agentcompile/runtime/plan_executor.h"
+#include "agentcompile/runtime/sampler.h"
+#ifdef AGENTCOMPILE_HAVE_CUDA
+#include "backends/cuda/search_eval.h"
+#endif
+
+namespace ac {
+
+namespace {
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// ---- plan assembly ----
+
+// Graph op names a candidate of `s` runs: its family's steps in every instance (the KV write
+// half of attention belongs to attn_in and is not a family step).
+std::vector<std::string> ops_of(const Graph& g, const Partition& part, const RegionSearch& s, const Candidate& c) {
+  std::vector<std::string> ops;
+  const FamilySpace* f = s.work->space.find(c.family);
+  // The CPU executor binds ops; the CUDA fast path takes its parameters from cuda_fast.
+  if (!f || f->route == FamilyRoute::Fallback || s.work->space.backend != "cpu") return ops;
+  for (int m : part.classes[s.work->class_index].members)
+    for (const RegionStep& st : part.regions[size_t(m)].steps) {
+      if (st.role == StepRole::KvWrite) continue;
+      const std::string& name = g.ops[size_t(st.op)].name;
+      for (const auto& a : f->applies_to)
+        if (name == a || (name.size() > a.size() && name.compare(name.size() - a.size(), a.size(), a) == 0 &&
+                          name[name.size() - a.size() - 1] == '.'))
+          ops.push_back(name);
+    }
+  return ops;
+}
+
+Plan plan_of(const Model& m, const Graph& g, const Partition& part, const std::vector<RegionSearch>& searches,
+             const RoutePath& path, const Environment& env, const CompileOptions& o, const std::string& hash) {
+  Plan p;
+  p.model_hash = hash;
+  p.model_name = m.dir.filename().string();
+  if (p.model_name.empty()) p.model_name = m.dir.parent_path().filename().string();
+  p.architecture = std::string(arch_name(m.config.arch));
+  p.environment = env;
+  p.objective = o.objective;
+  p.max_batch = o.max_batch;
+  for (size_t si = 0; si < searches.size(); ++si) {
+    const RegionSearch& s = searches[si];
+    const RouteEdge* e = RouteGraph::choice(path, si);
+    const Candidate c = e ? e->candidate : s.outcomes.front().candidate;
+    PlanRoute r;
+    r.region = std::string(region_kind_name(s.work->summary.kind));
+    r.phase = std::string(phase_name(s.work->summary.phase));
+    r.signature = s.work->summary.signature;
+    r.instances = s.work->summary.instances;
+    r.family = c.family;
+    const FamilySpace* f = s.work->space.find(c.family);
+    r.route = f ? std::string(family_route_name(f->route)) : "fallback";
+    r.params = c.params;
+    r.ops = ops_of(g, part, s, c);
+    r.time_us = e ? e->time_us : s.fallback_us;
+    r.fallback_us = s.fallback_us;
+    p.routes.push_back(std::move(r));
+  }
+#ifdef AGENTCOMPILE_HAVE_CUDA
+  if (env.backend == "cuda" && !searches.empty()) p.cuda_fast = cuda_fast_from_routes(p.routes);
+#endif
+  return p;
+}
+
+// ---- end-to-end stage ----
+
+struct E2e {
+  bool ok = false;
+  std::string reason;
+  int checked = 0;
+  std::vector<int> ties;  // steps where the plan chose the reference's runner-up within epsilon
+  double prefill_ms = 0, decode_ms = 0;          // plan, latency profile
+  double ref_prefill_ms = 0, ref_decode_ms = 0;  // reference backend, same run
+  double per_token_us = 0, ref_per_token_us = 0; // throughput profile
+  double cost_us = 0, ref_cost_us = 0;           // under the objective
+  Json to_json() const {
+    return {{"ok", ok}, {"reason", reason}, {"tokens_checked", checked}, {"ties_within_epsilon", ties},
+            {"profile", {{"prefill_ms", prefill_ms}, {"decode_ms_per_token", decode_ms},
+                         {"batched_us_per_token", per_token_us}, {"objective_cost_us", cost_us}}},
+            {"reference_profile", {{"prefill_ms", ref_prefill_ms}, {"decode_ms_per_token", ref_decode_ms},
+                                   {"batched_us_per_token", ref_per_token_us}, {"objective_cost_us", ref_cost_us}}},
+            {"speedup_vs_reference", cost_us > 0 ? ref_cost_us / cost_us : 0.0}};
+  }
+};
+
+struct Top2 {
+  int32_t first = 0, second = 0;
+  float margin = 0;
+};
+Top2 top2(const float* l, int64_t vocab) {
+  Top2 t;
+  t.first = argmax(l, vocab);
+  float best2 = -INFINITY;
+  for (int64_t i = 0; i < vocab; ++i)
+    if (i != t.first && l[i] > best2) {
+      best2 = l[i];
+      t.second = int32_t(i);
+    }
+  t.margin = l[t.first] - best2;
+  return t;
+}
+
+class E2eStage {
+ public:
+  E2eStage(const Model& m, const Graph& g, const CompileOptions& o) : m_(m), g_(g), o_(o) {
+    const int64_t maxpos = m.config.max_position_embeddings;
+    prompt_len_ = std::max<int64_t>(2, std::min<int64_t>(o.prefill_tokens, maxpos - o.e2e_tokens - 2));
+    Rng rng(4242);
+    for (int64_t i = 0; i < prompt_len_; ++i) prompt_.push_back(int32_t(rng.next_u64() % uint64_t(m.config.vocab_size)));
+    lim_ = ExecutorLimits{std::max(1, o.max_batch), prompt_len_ + o.e2e_tokens + 2, prompt_len_, 0};
+    ref_ = make_cpu_executor(g, lim_);
+  }
+
+  // Semantic check (teacher-forced by the reference's greedy tokens) and profile.
+  E2e run(const Plan& plan, bool profile) {
+    E2e r;
+    for (const auto& route : plan.routes)
+      if (o_.e2e_fault_candidates.count(route_name(route))) {
+        r.reason = "injected fault on " + route_name(route);
+        return r;
+      }
+    auto ex = make_plan_executor(plan, g_, lim_);
+    const int64_t vocab = m_.config.vocab_size;
+    StepBatch step;
+    step.tokens = prompt_;
+    for (int32_t i = 0; i < int32_t(prompt_.size()); ++i) step.positions.push_back(i);
+    step.slots.assign(prompt_.size(), 0);
+    step.logit_rows = {int32_t(prompt_.size()) - 1};
+    int32_t pos = int32_t(prompt_.size());
+    for (int k = 0; k < o_.e2e_tokens; ++k) {
+      ref_->forward(step);
+      ex->forward(step);
+      const Top2 want = top2(ref_->logits(), vocab);
+      const float* got_l = ex->logits();
+      for (int64_t i = 0; i < vocab; ++i)
+        if (!std::isfinite(got_l[i])) {
+          r.reason = "non-finite logit at generated token " + std::to_string(k);
+          return r;
+        }
+      const int32_t got = argmax(got_l, vocab);
+      ++r.checked;
+      if (got != want.first) {
+        if (!(want.margin < epsilon() && got == want.second)) {
+          char b[200];
+          std::snprintf(b, sizeof b, "greedy token %d differs from the reference (%d vs %d, reference top-2 margin %.3g >= epsilon %.0e or not the runner-up)",
+                        k, got, want.first, double(want.margin), epsilon());
+          r.reason = b;
+          return r;
+        }
+        r.ties.push_back(k);
+      }
+      step = StepBatch{{want.first}, {pos}, {0}, {0}};
+      ++pos;
+    }
+    r.ok = true;
+    if (profile) this->profile(*ex, r);
+    return r;
+  }
+
+  // bf16 weights and KV cache on the GPU round differently from the f32 reference: a wider tie band.
+  double epsilon() const { return o_.backend == "cuda" ? std::max(o_.e2e_epsilon, 5e-2) : o_.e2e_epsilon; }
+
+  std::string route_name(const PlanRoute& r) const { return Candidate{r.family, r.params}.name(); }
+
+  // Objective cost of a plan's executor (used by the regression check too).
+  void profile(Executor& ex, E2e& r) {
+    auto lat = [&](Executor& e, double& pre, double& dec) {
+      GenerateOptions go;
+      go.max_tokens = o_.e2e_tokens;
+      go.ignore_eos = true;
+      std::vector<double> p, d;
+      for (int rep = 0; rep < 3; ++rep) {
+        GenerateResult gr = generate(e, m_.config, prompt_, go, {});
+        p.push_back(gr.prefill_ms);
+        d.push_back(gr.decode_ms_per_token);
+      }
+      pre = median_of(p);
+      dec = median_of(d);
+    };
+    if (o_.objective == "latency") {
+      lat(ex, r.prefill_ms, r.decode_ms);
+      lat(*ref_, r.ref_prefill_ms, r.ref_decode_ms);
+      r.cost_us = 1000 * (r.prefill_ms + o_.workload_decode_tokens * r.decode_ms);
+      r.ref_cost_us = 1000 * (r.ref_prefill_ms + o_.workload_decode_tokens * r.ref_decode_ms);
+    } else {
+      r.per_token_us = batched(ex);
+      r.ref_per_token_us = batched(*ref_);
+      r.cost_us = r.per_token_us;
+      r.ref_cost_us = r.ref_per_token_us;
+    }
+  }
+
+  // Median decode step time at max_batch sequences, per generated token (us).
+  double batched(Executor& e) {
+    const int b = std::max(1, o_.max_batch);
+    const int32_t plen = int32_t(std::min<int64_t>(prompt_len_, 8));
+    for (int s = 0; s < b; ++s) {
+      StepBatch pre;
+      for (int32_t i = 0; i < plen; ++i) {
+        pre.tokens.push_back(prompt_[size_t(i)]);
+        pre.positions.push_back(i);
+        pre.slots.push_back(s);
+      }
+      pre.logit_rows = {plen - 1};
+      e.forward(pre);
+    }
+    std::vector<double> t;
+    for (int k = 0; k < o_.e2e_tokens && plen + k < lim_.max_seq; ++k) {
+      StepBatch st;
+      for (int s = 0; s < b; ++s) {
+        st.tokens.push_back(prompt_[size_t(s) % prompt_.size()]);
+        st.positions.push_back(plen + k);
+        st.slots.push_back(s);
+        st.logit_rows.push_back(s);
+      }
+      const auto t0 = Clock::now();
+      e.forward(st);
+      t.push_back(1e6 * seconds_since(t0) / b);
+    }
+    return median_of(t);
+  }
+
+  Executor& reference() { return *ref_; }
+  const ExecutorLimits& limits() const { return lim_; }
+
+ private:
+  const Model& m_;
+  const Graph& g_;
+  const CompileOptions& o_;
+  int64_t prompt_len_ = 0;
+  std::vector<int32_t> prompt_;
+  ExecutorLimits lim_;
+  std::unique_ptr<Executor> ref_;
+};
+
+// ---- report ----
+
+std::string us_text(double us) {
+  char b[32];
+  if (us >= 1000) std::snprintf(b, sizeof b, "%.2f ms", us / 1000);
+  else std::snprintf(b, sizeof b, "%.1f us", us);
+  return b;
+}
+
+struct Repair {
+  std::string region, phase, blocked, replacement, reason;
+  double time_lost_us = 0;
+  Json to_json() const {
+    return {{"region", region}, {"phase", phase}, {"blocked", blocked}, {"replacement", replacement},
+            {"reason", reason}, {"time_lost_us", time_lost_us}};
+  }
+};
+
+std::string report_markdown(const Json& rep) {
+  std::string md = "# Compile report: " + rep["model"]["name"].get<std::string>() + "\n\n";
+  md += "- backend: " + rep["backend"].get<std::string>() + ", device: " + rep["environment"]["device"].get<std::string>() +
+        "\n- objective: " + rep["objective"].get<std::string>() + ", advisor: " + rep["advisor"].get<std::string>() +
+        "\n- budget: " + std::to_string(rep["budget"]["seconds"].get<double>()) + " s, used " +
+        std::to_string(rep["elapsed_s"].get<double>()) + " s; candidates not explored: " +
+        std::to_string(rep["budget"]["not_explored"].get<size_t>()) + "\n- tuning DB: " + rep["db"]["path"].get<std::string>() +
+        " (measured now " + std::to_string(rep["totals"]["measured"].get<size_t>()) + ", reused " +
+        std::to_string(rep["totals"]["reused"].get<size_t>()) + ", of them from other models " +
+        std::to_string(rep["totals"]["reused_from_other_models"].get<size_t>()) + ")\n\n";
+  md += "| region | phase | n | candidates ok/failed/skipped | winner | time | fallback | speedup | decision |\n";
+  md += "|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : rep["regions"]) {
+    size_t ok = 0, failed = 0;
+    for (const auto& c : r["search"]["candidates"]) (c["status"] == "ok" ? ok : failed)++;
+    char b[128];
+    std::snprintf(b, sizeof b, "%.2fx", r["search"]["speedup"].get<double>());
+    md += "| " + r["region"].get<std::string>() + " | " + r["phase"].get<std::string>() + " | " +
+          std::to_string(r["instances"].get<size_t>()) + " | " + std::to_string(ok) + "/" + std::to_string(failed) + "/" +
+          std::to_string(r["search"]["not_explored"].get<size_t>()) + " | `" + r["chosen"].get<std::string>() + "` | " +
+          us_text(r["chosen_us"].get<double>()) + " | " + us_text(r["search"]["fallback_us"].get<double>()) + " | " + b +
+          " | " + r["search"]["decision"].get<std::string>() + " |\n";
+  }
+  md += "\n## Fallbacks and repairs\n\n";
+  if (rep["fallbacks"].empty() && rep["repairs"].empty()) md += "none\n";
+  for (const auto& f : rep["fallbacks"])
+    md += "- fallback " + f["region"].get<std::string>() + " " + f["phase"].get<std::string>() + ": " +
+          f["reason"].get<std::string>() + " (time lost against the best measured route: " +
+          us_text(f["time_lost_us"].get<double>()) + " per instance)\n";
+  for (const auto& f : rep["repairs"])
+    md += "- repair " + f["region"].get<std::string>() + " " + f["phase"].get<std::string>() + ": blocked `" +
+          f["blocked"].get<std::string>() + "` (" + f["reason"].get<std::string>() + "), now `" +
+          f["replacement"].get<std::string>() + "`, time lost " + us_text(f["time_lost_us"].get<double>()) + " per step\n";
+  const Json& e = rep["e2e"];
+  md += "\n## End-to-end\n\n- semantic check: " + std::string(e["ok"].get<bool>() ? "passed" : "FAILED") + " (" +
+        std::to_string(e["tokens_checked"].get<int>()) + " greedy tokens against the reference backend, epsilon " +
+        rep["e2e_rule"]["epsilon"].dump() + ", ties " + e["ties_within_epsilon"].dump() + ")\n";
+  md += "- profile: " + e["profile"].dump() + "\n- reference: " + e["reference_profile"].dump() + "\n";
+  md += "- speedup against the reference backend under the objective: " + e["speedup_vs_reference"].dump() + "\n";
+  md += "- regression check: " + rep["regression"]["status"].get<std::string>() + "\n";
+  md += "\n## Search efficiency\n\n" + rep["efficiency"].dump() + "\n";
+  return md;
+}
+
+}  // namespace
+
+CompileResult compile_model(const Model& m, const CompileOptions& o) {
+  const auto start = Clock::now();
+  const auto deadline_total = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.budget_s));
+  const auto search_deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(0.8 * o.budget_s));
+  if (o.objective != "latency" && o.objective != "throughput")
+    throw_input("--objective", json_quote(o.objective) + " is not latency or throughput");
+  if (o.max_batch < 1 || o.max_batch > 256) throw_input("--max-batch", "must be in [1, 256]");
+  if (!(o.budget_s > 0)) throw_input("--budget", "must be a positive number of seconds");
+
+  const Graph g = build_decoder_graph(m.config, m.weights);
+  const Environment env = current_environment(o.backend);
+  TuningDb db(o.db_path.empty() ? TuningDb::default_path() : o.db_path);
+  const std::string hash = model_hash(m);
+  const std::string model_name = m.dir.filename().empty() ? m.dir.parent_path().filename().string() : m.dir.filename().string();
+
+  FrontOptions fo;
+  fo.backend = o.backend;
+  std::string target_note;
+  fo.target = resolve_target("", o.backend, false, &target_note);
+  const int64_t maxpos = m.config.max_position_embeddings;
+  fo.decode = decode_point(o.objective == "throughput" ? o.max_batch : 1, std::min<int64_t>(o.decode_context, maxpos));
+  fo.prefill = prefill_point(std::min<int64_t>(o.prefill_tokens, maxpos));
+  auto advisor = make_advisor(o.advisor);
+  FrontResult front = run_front(g, fo, *advisor, [&](const std::string& sig, const std::string& backend) {
+    return measured_history(db, env, sig, backend);
+  });
+
+  SearchOptions so = o.search;
+  so.model_name = model_name;
+  std::vector<RegionSearch> searches;
+  CompileProgress prog;
+  prog.regions_total = front.work.size();
+  auto report_progress = [&](const std::string& stage) {
+    if (!o.progress) return;
+    prog.stage = stage;
+    prog.budget_left_s = std::max(0.0, o.budget_s - seconds_since(start));
+    o.progress(prog);
+  };
+  auto on_candidate = [&](const CandidateOutcome& c) {
+    (c.from_db ? prog.candidates_reused : prog.candidates_measured)++;
+    report_progress(prog.stage);
+  };
+  std::string timing_method;
+#ifdef AGENTCOMPILE_HAVE_CUDA
+  CudaFastSearch cuda_search;  // owns the region works the CUDA searches point into
+  if (o.backend == "cuda") {
+    report_progress("search (CUDA fast path)");
+    cuda_search = search_cuda_fast(m, g, front, *advisor, db, env, so, o.objective == "throughput" ? o.max_batch : 1,
+                                   search_deadline, on_candidate);
+    searches = std::move(cuda_search.searches);
+    for (const auto& n : cuda_search.notes) front.notes.push_back(n);
+    timing_method = "GEMV: CUDA events around graphs of launches over L2-defeating weight copies; attention: whole decode steps";
+  }
+#endif
+  if (o.backend == "cpu") {
+    std::unique_ptr<Evaluator> ev = make_cpu_evaluator(g, front.partition);
+    timing_method = ev->timing_method();
+    for (size_t i = 0; i < front.work.size(); ++i) {
+      const RegionWork& w = front.work[i];
+      // Each remaining region gets an equal share of the search budget that is left.
+      const auto now = Clock::now();
+      const auto share = now < search_deadline ? (search_deadline - now) / long(front.work.size() - i) : Clock::duration(0);
+      report_progress("search " + std::string(region_kind_name(w.summary.kind)) + " " + std::string(phase_name(w.summary.phase)));
+      searches.push_back(search_region(w, *ev, &db, env, so, now + share, on_candidate));
+      ++prog.regions_done;
+    }
+  }
+  if (searches.empty()) throw_input("--backend " + o.backend, "nothing to search for this model on this backend");
+
+  // Route graph and end-to-end stage with repair.
+  const double dw = o.objective == "latency" ? double(o.workload_decode_tokens) : 1.0 / o.max_batch;
+  const double pw = o.objective == "latency" ? 1.0 : 0.0;
+  RouteGraph rg(front.partition, searches, dw, pw, so.margin);
+  RoutePath path = rg.cheapest();
+  report_progress("end-to-end check");
+  E2eStage e2e(m, g, o);
+  std::vector<Repair> repairs;
+  Plan plan = plan_of(m, g, front.partition, searches, path, env, o, hash);
+  E2e check = e2e.run(plan, false);
+  size_t rounds = 0;
+  while (!check.ok) {
+    if (++rounds > searches.size() + 1) throw_internal("compile", "repair did not converge: " + check.reason);
+    // Find the routes that fail alone (every other region on its fallback) and block them.
+    std::vector<size_t> culprits;
+    for (size_t si = 0; si < searches.size(); ++si) {
+      const RouteEdge* e = RouteGraph::choice(path, si);
+      if (!e || e->fallback) continue;
+      Plan single = plan;
+      for (size_t k = 0; k < single.routes.size(); ++k)
+        if (k != si) {
+          single.routes[k].family = searches[k].outcomes.front().candidate.family;
+          single.routes[k].route = "fallback";
+          single.routes[k].params.clear();
+          single.routes[k].ops.clear();
+        }
+#ifdef AGENTCOMPILE_HAVE_CUDA
+      if (single.cuda_fast) single.cuda_fast = cuda_fast_from_routes(single.routes);
+#endif
+      if (!e2e.run(single, false).ok) culprits.push_back(si);
+    }
+    if (culprits.empty())  // only a combination fails: block every specialised route of the plan
+      for (size_t si = 0; si < searches.size(); ++si)
+        if (const RouteEdge* e = RouteGraph::choice(path, si); e && !e->fallback) culprits.push_back(si);
+    std::vector<std::pair<size_t, const RouteEdge*>> old;
+    for (size_t si : culprits) {
+      old.emplace_back(si, RouteGraph::choice(path, si));
+      rg.block(si, old.back().second->candidate.name());
+    }
+    path = rg.cheapest();
+    for (const auto& [si, was] : old) {
+      const RouteEdge* now_e = RouteGraph::choice(path, si);
+      Repair rp;
+      rp.region = std::string(region_kind_name(searches[si].work->summary.kind));
+      rp.phase = std::string(phase_name(searches[si].work->summary.phase));
+      rp.blocked = was->candidate.name();
+      rp.replacement = now_e ? now_e->candidate.name() : "?";
+      rp.reason = "end-to-end: " + check.reason;
+      rp.time_lost_us = now_e ? (now_e->time_us - was->time_us) : 0;
+      repairs.push_back(rp);
+    }
+    plan = plan_of(m, g, front.partition, searches, path, env, o, hash);
+    check = e2e.run(plan, false);
+  }
+  report_progress("end-to-end profile");
+  {
+    auto ex = make_plan_executor(plan, g, e2e.limits());
+    e2e.profile(*ex, check);
+  }
+  plan.e2e = check.to_json();
+
+  // Regression check against the best plan recorded for this model here.
+  Json regression = {{"threshold", o.regression_threshold}};
+  CompileResult result;
+  std::optional<PlanRecord> best = db.best_plan(env, hash, o.objective);
+  if (!best) {
+    regression["status"] = "no earlier plan for this model here";
+  } else {
+    Plan prev = Plan::from_json(Json::parse(best->plan_json), "tuning db plan");
+    auto routes_of = [](const Plan& p) {
+      Json r = Json::array();
+      for (const auto& x : p.routes) r.push_back({x.signature, x.phase, x.family, x.params});
+      return r;
+    };
+    if (routes_of(prev) == routes_of(plan)) {
+      regression["status"] = "same routes as the best recorded plan";
+    } else {
+      // Measure both now, side by side: recorded figures from another moment carry other noise.
+      E2e a, b;
+      std::vector<double> mine, theirs;
+      auto ex_new = make_plan_executor(plan, g, e2e.limits());
+      auto ex_old = make_plan_executor(prev, g, e2e.limits());
+      for (int k = 0; k < 3; ++k) {
+        e2e.profile(*ex_new, a);
+        e2e.profile(*ex_old, b);
+        mine.push_back(a.cost_us);
+        theirs.push_back(b.cost_us);
+      }
+      const double now_us = median_of(mine), best_us = median_of(theirs);
+      regression["plan_us"] = now_us;
+      regression["best_recorded_us"] = best_us;
+      if (now_us > best_us * (1 + o.regression_threshold)) {
+        char msg[300];
+        std::snprintf(msg, sizeof msg,
+                      "the new plan is %.1f%% slower end to end than the best plan recorded for this model here "
+                      "(%.1f us vs %.1f us under the %s objective); use --allow-regression to accept it",
+                      100 * (now_us / best_us - 1), now_us, best_us, o.objective.c_str());
+        regression["status"] = o.allow_regression ? std::string("regression allowed: ") + msg : std::string("FAILED: ") + msg;
+        if (!o.allow_regression) result.regression = msg;
+      } else {
+        regression["status"] = "ok (within the threshold of the best recorded plan)";
+      }
+    }
+  }
+  if (result.regression.empty()) db.put_plan(env, PlanRecord{hash, model_name, o.objective, check.cost_us, plan.to_json().dump(), ""});
+
+  // Report.
+  Json regions = Json::array(), fallbacks = Json::array();
+  size_t measured = 0, reused = 0, other_models = 0, not_explored = 0;
+  double adv_sum = 0, rnd_sum = 0;
+  size_t eff_n = 0;
+  Json eff_rows = Json::array();
+  for (size_t si = 0; si < searches.size(); ++si) {
+    const RegionSearch& s = searches[si];
+    const RegionWork& w = *s.work;
+    const RouteEdge* e = RouteGraph::choice(path, si);
+    measured += s.measured;
+    reused += s.reused;
+    not_explored += s.not_explored;
+    for (const auto& c : s.outcomes) other_models += c.from_db && c.measured_by != model_name;
+    const std::string chosen = e ? e->candidate.name() : s.winner.name();
+    const double chosen_us = e ? e->time_us : s.winner_us;
+    const auto ranked = s.ranked();
+    const double best_us = ranked.empty() ? chosen_us : ranked.front()->median_us;
+    if (e && e->fallback && ranked.size() > 1)
+      fallbacks.push_back({{"region", std::string(region_kind_name(w.summary.kind))},
+                           {"phase", std::string(phase_name(w.summary.phase))},
+                           {"reason", s.decision},
+                           {"best_measured", ranked.front()->candidate.name()},
+                           {"time_lost_us", chosen_us - best_us}});
+    Json rej = Json::array();
+    for (const auto& r : w.advice.advice.rejections) rej.push_back(r.to_json());
+    if (s.measured + s.reused > 2 && s.to_within_2pct_advised > 0) {
+      adv_sum += s.to_within_2pct_advised;
+      rnd_sum += s.to_within_2pct_random;
+      ++eff_n;
+      eff_rows.push_back({{"region", std::string(region_kind_name(w.summary.kind))},
+                          {"phase", std::string(phase_name(w.summary.phase))},
+                          {"evaluated", s.outcomes.size()},
+                          {"advised", s.to_within_2pct_advised},
+                          {"random_expected", s.to_within_2pct_random}});
+    }
+    regions.push_back({{"region", std::string(region_kind_name(w.summary.kind))},
+                       {"phase", std::string(phase_name(w.summary.phase))},
+                       {"signature", w.summary.signature},
+                       {"instances", w.summary.instances.size()},
+                       {"summary", w.summary.to_json()},
+                       {"space_size", w.space.size()},
+                       {"advised_size", w.ordered.size()},
+                       {"advice", w.advice.advice.to_json()},
+                       {"advice_fell_back", w.advice.fell_back},
+                       {"advice_note", w.advice.note},
+                       {"rejected_hints", rej},
+                       {"search", s.to_json()},
+                       {"chosen", chosen},
+                       {"chosen_us", chosen_us},
+                       {"speedup_vs_fallback", chosen_us > 0 ? s.fallback_us / chosen_us : 1.0}});
+  }
+  Json repairs_j = Json::array();
+  for (const auto& r : repairs) repairs_j.push_back(r.to_json());
+  result.elapsed_s = seconds_since(start);
+  Json rep = {{"format", "agentcompile-report"},
+              {"version", 1},
+              {"model", {{"name", model_name}, {"dir", m.dir.string()}, {"hash", hash},
+                         {"architecture", std::string(arch_name(m.config.arch))}}},
+              {"backend", o.backend},
+              {"environment", env.to_json()},
+              {"target", fo.target.to_json()},
+              {"advisor", advisor->name()},
+              {"objective", o.objective},
+              {"max_batch", o.max_batch},
+              {"points", {{"decode", fo.decode.to_json()}, {"prefill", fo.prefill.to_json()}}},
+              {"timing_method", timing_method},
+              {"selection", {{"margin", so.margin}, {"repeats", so.repeats}, {"warmup", so.warmup},
+                             {"rule", "fastest correct; ties within the measured noise go to the simpler candidate; a "
+                                      "specialised candidate must beat the fallback by max(margin, noise)"}}},
+              {"budget", {{"seconds", o.budget_s}, {"search_share", 0.8}, {"not_explored", not_explored},
+                          {"exhausted", Clock::now() > deadline_total}}},
+              {"db", {{"path", db.path().string()}, {"environment_key", env.key()}, {"records_here", db.count(env)}}},
+              {"totals", {{"regions", searches.size()}, {"measured", measured}, {"reused", reused},
+                          {"reused_from_other_models", other_models}}},
+              {"regions", regions},
+              {"route_graph", rg.to_json(path)},
+              {"fallbacks", fallbacks},
+              {"repairs", repairs_j},
+              {"e2e_rule", {{"tokens", o.e2e_tokens}, {"epsilon", e2e.epsilon()},
+                            {"rule", "greedy tokens equal to the reference backend's (teacher-forced), or where the "
+                                     "reference's top-2 logit margin is below epsilon, its runner-up"}}},
+              {"e2e", check.to_json()},
+              {"regression", regression},
+              {"efficiency", {{"regions", eff_rows},
+                              {"mean_to_within_2pct_advised", eff_n ? adv_sum / double(eff_n) : 0.0},
+                              {"mean_to_within_2pct_random", eff_n ? rnd_sum / double(eff_n) : 0.0}}},
+              {"notes", front.notes},
+              {"elapsed_s", result.elapsed_s}};
+  if (!target_note.empty()) rep["notes"].push_back(target_note);
+  result.report_md = report_markdown(rep);
+  result.report = std::move(rep);
+  result.plan = std::move(plan);
+  return result;
+}
+
+void write_plan_folder(const fs::path& out, const CompileResult& r) {
+  StagingDir dir(out);
+  write_file_atomic(dir.path() / "plan.json", r.plan.to_json().dump(2) + "\n");
+  write_file_atomic(dir.path() / "report.json", r.report.dump(2) + "\n");
+  write_file_atomic(dir.path() / "report.md", r.report_md);
+  dir.commit();
+}
+
+}  // namespace ac

@@ -1,0 +1,105 @@
+// The route graph and its cheapest path (route_graph.h).
+#include "agentcompile/compiler/route_graph.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "agentcompile/core/error.h"
+
+namespace ac {
+
+RouteGraph::RouteGraph(const Partition& part, const std::vector<RegionSearch>& searches, double decode_weight,
+                       double prefill_weight, double margin) {
+  nodes_ = int(part.regions.size()) + 1;
+  // Region index -> its class.
+  std::vector<size_t> class_of(part.regions.size(), 0);
+  for (size_t c = 0; c < part.classes.size(); ++c)
+    for (int m : part.classes[c].members) class_of[size_t(m)] = c;
+  for (size_t si = 0; si < searches.size(); ++si) {
+    const RegionSearch& s = searches[si];
+    const Phase ph = s.work->summary.phase;
+    const double w = ph == Phase::Decode ? decode_weight : prefill_weight;
+    std::vector<const CandidateOutcome*> alts;
+    for (const CandidateOutcome* c : s.ranked())
+      if (c->candidate.name() == s.winner.name()) alts.insert(alts.begin(), c);
+    for (const CandidateOutcome* c : s.ranked()) {
+      const bool is_fb = c->order == 0;
+      if (is_fb || c->candidate.name() == s.winner.name()) continue;
+      if (c->median_us >= s.winner_us && s.fallback_us >= c->median_us * (1 + margin)) alts.push_back(c);
+    }
+    if (s.winner.name() != s.outcomes.front().candidate.name()) alts.push_back(&s.outcomes.front());
+    for (size_t r = 0; r < part.regions.size(); ++r) {
+      if (class_of[r] != s.work->class_index) continue;
+      for (const CandidateOutcome* c : alts) {
+        RouteEdge e;
+        e.phase = ph;
+        e.from = int(r);
+        e.to = int(r) + 1;
+        e.search = si;
+        e.candidate = c->candidate;
+        e.time_us = c->median_us;
+        e.cost = c->median_us * w;
+        e.fallback = c->order == 0;
+        edges_.push_back(std::move(e));
+      }
+    }
+  }
+}
+
+void RouteGraph::add_edge(RouteEdge e) {
+  if (e.from < 0 || e.to <= e.from || e.to > nodes_ - 1) throw_internal("route graph", "edge outside the graph");
+  edges_.push_back(std::move(e));
+}
+
+RoutePath RouteGraph::cheapest() const {
+  RoutePath path;
+  for (Phase ph : {Phase::Decode, Phase::Prefill}) {
+    // Edges leave lower nodes for higher ones: one pass in node order is the shortest path.
+    std::vector<double> dist(size_t(nodes_), std::numeric_limits<double>::infinity());
+    std::vector<const RouteEdge*> via(size_t(nodes_), nullptr);
+    std::map<int, std::vector<const RouteEdge*>> out;
+    bool any = false;
+    for (const auto& e : edges_)
+      if (e.phase == ph && !blocked(e.search, e.candidate.name())) {
+        out[e.from].push_back(&e);
+        any = true;
+      }
+    if (!any) continue;
+    dist[0] = 0;
+    for (int n = 0; n < nodes_; ++n) {
+      if (!std::isfinite(dist[size_t(n)])) continue;
+      for (const RouteEdge* e : out[n])
+        if (dist[size_t(n)] + e->cost < dist[size_t(e->to)]) {  // strict: the first listed edge wins ties
+          dist[size_t(e->to)] = dist[size_t(n)] + e->cost;
+          via[size_t(e->to)] = e;
+        }
+    }
+    if (!std::isfinite(dist.back())) throw_internal("route graph", "no path through the " + std::string(phase_name(ph)) + " regions");
+    std::vector<const RouteEdge*> rev;
+    for (int n = nodes_ - 1; n > 0;) {
+      rev.push_back(via[size_t(n)]);
+      n = via[size_t(n)]->from;
+    }
+    path.edges.insert(path.edges.end(), rev.rbegin(), rev.rend());
+    path.cost += dist.back();
+  }
+  return path;
+}
+
+const RouteEdge* RouteGraph::choice(const RoutePath& p, size_t search) {
+  for (const RouteEdge* e : p.edges)
+    if (e->search == search) return e;
+  return nullptr;
+}
+
+Json RouteGraph::to_json(const RoutePath& path) const {
+  size_t unblocked = 0;
+  for (const auto& e : edges_) unblocked += blocked(e.search, e.candidate.name()) ? 0 : 1;
+  Json blocked = Json::array();
+  for (const auto& [s, name] : blocked_) blocked.push_back({{"search", s}, {"candidate", name}});
+  return {{"nodes", nodes_}, {"edges", edges_.size()}, {"unblocked_edges", unblocked}, {"blocked", blocked},
+          {"path_cost_us", path.cost}, {"path_edges", path.edges.size()}};
+}
+
+}  // namespace ac

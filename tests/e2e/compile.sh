@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# compile through the binary on the CPU backend: the plan folder and its report, a warm second
+# compile from the tuning DB, generate/logits --plan equal to the reference backend, and
+# one-line refusals (exit 2, no output) of plans for another model or machine, corrupt plans and
+# bad flags; a failed compile leaves no plan folder behind.
+set -euo pipefail
+bin=${AC_BIN:?}
+src=${AC_SRC:?}
+fx=$src/tests/fixtures/hf/qwen3_mha_untied_5x
+other=$src/tests/fixtures/hf/llama_gqa2_tied_llama3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+expect_error() {
+  local want=$1; shift
+  set +e; "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?; set -e
+  [ $rc -eq 2 ] || fail "$* exited $rc, expected 2 ($(cat "$tmp/err"))"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$*: stderr is not one line: $(cat "$tmp/err")"
+  grep -q "^error: .*$want" "$tmp/err" || fail "$*: stderr lacks '$want': $(cat "$tmp/err")"
+  [ ! -s "$tmp/out" ] || fail "$*: wrote to stdout on error"
+}
+
+# ---- cold compile, then warm from the DB
+"$bin" compile "$fx" --out "$tmp/plan" --db "$tmp/t.db" --backend cpu --budget 60 --json >"$tmp/cold.json" 2>"$tmp/cold.err"
+[ -f "$tmp/plan/plan.json" ] && [ -f "$tmp/plan/report.json" ] && [ -f "$tmp/plan/report.md" ] || fail "plan folder incomplete"
+grep -q "regions\]" "$tmp/cold.err" || fail "no progress lines"
+"$bin" compile "$fx" --out "$tmp/plan" --db "$tmp/t.db" --backend cpu --budget 60 --json >"$tmp/warm.json" 2>/dev/null
+python3 - "$tmp" <<'PY'
+import json, sys
+t = sys.argv[1]
+cold, warm = json.load(open(t + "/cold.json")), json.load(open(t + "/warm.json"))
+rep = json.load(open(t + "/plan/report.json"))
+plan = json.load(open(t + "/plan/plan.json"))
+assert cold["e2e"]["ok"] and warm["e2e"]["ok"]
+assert cold["totals"]["measured"] > 20, cold["totals"]
+assert warm["totals"]["measured"] == 0 and warm["totals"]["reused"] == cold["totals"]["measured"], warm["totals"]
+assert warm["elapsed_s"] < cold["elapsed_s"] / 2, (cold["elapsed_s"], warm["elapsed_s"])
+assert plan["format"] == "agentcompile-plan" and len(plan["model_hash"]) == 64
+assert {r["phase"] for r in plan["routes"]} == {"decode", "prefill"}
+for r in rep["regions"]:
+    s = r["search"]
+    assert s["candidates"][0]["family"] == "cpu:fallback" and s["candidates"][0]["status"] == "ok"
+    for c in s["candidates"]:
+        assert c["stage"] in ("constraints", "compile", "correctness", "timing"), c
+        assert c["status"] in ("ok", "failed"), c
+        if c["status"] == "ok": assert c["median_us"] > 0 and len(c["samples_us"]) > 0
+    assert "label" in r["advice"] and isinstance(r["rejected_hints"], list)
+assert rep["regression"]["status"].startswith("same routes") or rep["regression"]["status"].startswith("ok"), rep["regression"]
+PY
+
+# ---- the plan runs: same greedy tokens and logits as the reference backend
+"$bin" generate "$fx" --prompt-tokens 1,2,3,4 --max-tokens 12 --plan "$tmp/plan" --json >"$tmp/g_plan.json"
+"$bin" generate "$fx" --prompt-tokens 1,2,3,4 --max-tokens 12 --backend cpu --json >"$tmp/g_ref.json"
+"$bin" logits "$fx" --tokens 5,6,7 --plan "$tmp/plan" --json >"$tmp/l_plan.json"
+"$bin" logits "$fx" --tokens 5,6,7 --backend cpu --json >"$tmp/l_ref.json"
+python3 - "$tmp" <<'PY'
+import json, sys
+t = sys.argv[1]
+a, b = json.load(open(t + "/g_plan.json")), json.load(open(t + "/g_ref.json"))
+assert a["tokens"] == b["tokens"], (a["tokens"], b["tokens"])
+la, lb = json.load(open(t + "/l_plan.json"))["logits"], json.load(open(t + "/l_ref.json"))["logits"]
+for x, y in zip(la, lb):
+    for u, v in zip(x, y): assert abs(u - v) <= 1e-3 + 1e-4 * abs(v), (u, v)
+PY
+
+# ---- refusals
+expect_error "another model" "$bin" generate "$other" --prompt-tokens 1,2 --plan "$tmp/plan"
+expect_error "cpu plan" "$bin" generate "$fx" --prompt-tokens 1,2 --plan "$tmp/plan" --backend cuda
+cp -r "$tmp/plan" "$tmp/elsewhere"
+python3 - "$tmp/elsewhere/plan.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["environment"]["device"] = "Imaginary CPU 9000"
+json.dump(p, open(sys.argv[1], "w"))
+PY
+expect_error "another environment: host CPU" "$bin" logits "$fx" --tokens 1,2 --plan "$tmp/elsewhere" --json
+python3 - "$tmp/elsewhere/plan.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["environment"]["device"] = "x"; p["environment"]["engine_version"] = "0.0.0"
+json.dump(p, open(sys.argv[1], "w"))
+PY
+expect_error "engine version" "$bin" generate "$fx" --prompt-tokens 1,2 --plan "$tmp/elsewhere"
+printf '{"format": "agentcompile-plan", "version": 1' >"$tmp/elsewhere/plan.json"
+expect_error "plan.json" "$bin" generate "$fx" --prompt-tokens 1,2 --plan "$tmp/elsewhere"
+expect_error "no such directory" "$bin" generate "$fx" --prompt-tokens 1,2 --plan "$tmp/none"
+
+# ---- bad compile flags: nothing written
+mkdir "$tmp/notaplan" && echo keep >"$tmp/notaplan/file"
+expect_error "not a plan folder" "$bin" compile "$fx" --out "$tmp/notaplan" --db "$tmp/t.db"
+[ "$(cat "$tmp/notaplan/file")" = keep ] || fail "the non-plan folder was touched"
+expect_error "objective" "$bin" compile "$fx" --out "$tmp/p2" --db "$tmp/t.db" --objective fastest --backend cpu
+expect_error "budget" "$bin" compile "$fx" --out "$tmp/p2" --db "$tmp/t.db" --budget 0 --backend cpu
+expect_error "directory" "$bin" compile "$fx" --out "$tmp/p2" --db "$tmp" --backend cpu
+[ ! -e "$tmp/p2" ] || fail "a failed compile left a plan folder"
+ls -a "$tmp" | grep -q "^\.p2" && fail "a failed compile left a temporary folder"
+
+# ---- throughput objective at batch 2 with the none advisor
+"$bin" compile "$fx" --out "$tmp/p3" --db "$tmp/t.db" --backend cpu --objective throughput --max-batch 2 --advisor none --budget 30 --json >"$tmp/thr.json" 2>/dev/null
+python3 -c "import json,sys; j=json.load(open('$tmp/thr.json')); assert j['e2e']['ok'] and j['e2e']['profile']['batched_us_per_token'] > 0, j['e2e']"
+echo "compile e2e: ok"
