@@ -8,7 +8,7 @@
 # Peer records and models stay in $AC_BENCH_WORK (/tmp/ac-bench) while the machine is warm; on a
 # fresh machine give part 2 part 1's records with PEERS_IN=<folder in the working tree>.
 #   tools/gpu_bench.sh 1   -> $OUT/{kernels,module,e2e}.{json,md}, $OUT/peers/*.peer.json, $OUT/bench.log
-#   tools/gpu_bench.sh 2   -> $OUT/e2e.{json,md}, $OUT/e2e-W2.png, $OUT/peers/*.peer.json, $OUT/bench.log
+#   tools/gpu_bench.sh 2   -> $OUT/e2e.{json,md}, $OUT/e2e-W2.{png,svg}, $OUT/peers/*.peer.json, $OUT/bench.log
 set -uo pipefail
 part=${1:-}
 case "$part" in 1|2) ;; *) echo "usage: tools/gpu_bench.sh 1|2" >&2; exit 2;; esac
@@ -75,6 +75,7 @@ e2e() {
   e2e
   cp "$work"/peers/*.peer.json "$out/peers/" 2>/dev/null
   if [ "$part" = 2 ]; then
+    python3 bench/peers/plot.py "$out/e2e.json" --workload W2 --out "$out/e2e-W2.svg" && echo "chart: e2e-W2.svg"
     python3 bench/peers/plot.py "$out/e2e.json" --workload W2 --out "$out/e2e-W2.png" && echo "chart: e2e-W2.png"
   fi
   date -u

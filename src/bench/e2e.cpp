@@ -1,5 +1,6 @@
 // bench e2e: every model x workload on our engine, against the peers' recorded runs.
 #include <algorithm>
+#include <optional>
 
 #include "agentcompile/bench/peers.h"
 #include "agentcompile/bench/tiers.h"
@@ -8,6 +9,7 @@
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/runtime/backends.h"
 #include "agentcompile/runtime/engine.h"
+#include "agentcompile/runtime/plan_executor.h"
 #include "bench/common.h"
 #include "bench/runner.h"
 #include "bench/stats.h"
@@ -62,17 +64,110 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
   return i;
 }
 
+// One model, checked before anything is measured: its peers and every workload's prompts.
+struct Prepared {
+  BenchModel bm;
+  std::vector<const PeerFile*> peers;
+  std::vector<std::vector<std::vector<int32_t>>> prompts;  // per workload
+};
+
+Json measure(const Prepared& m, const Graph& graph, const Workload& w, const std::vector<std::vector<int32_t>>& prompts,
+             const BenchOptions& o, const std::string& backend, const std::optional<Plan>& plan, double floor_ms) {
+  const ModelConfig& cfg = m.bm.model->config;
+  const ExecutorLimits lim{int(w.batch), w.prompt + w.gen, w.batch * w.prompt, w.batch};
+  auto ex = plan ? make_plan_executor(*plan, graph, lim) : make_executor(backend, graph, lim, BackendOptions{o.cuda_route});
+  for (int i = 0; i < o.warmup; ++i) run_greedy(*ex, cfg, prompts, std::min<int64_t>(w.gen, 16));
+  std::vector<double> prefill, steps;
+  std::vector<int32_t> first_tokens;
+  for (int i = 0; i < std::max(o.repeats, 1); ++i) {
+    RunOut r = run_greedy(*ex, cfg, prompts, w.gen);
+    prefill.push_back(r.prefill_ms);
+    steps.insert(steps.end(), r.step_ms.begin(), r.step_ms.end());
+    if (i == 0) first_tokens = r.tokens.at(0);
+  }
+  // The semantic check, teacher-forced through the decode path of this same executor.
+  Validation val;
+  val.wanted = o.validate_tokens;
+  val.epsilon = o.tie_epsilon;
+  val.detail = "no reference for this prompt (give --peer with an hf-eager record)";
+  const Reference* ref = find_reference(m.peers, prompts[0]);
+  if (ref) {
+    const int n = int(std::min<int64_t>(o.validate_tokens, w.gen));
+    auto ours = teacher_forced_choices(*ex, prompts[0], ref->tokens, n, w.batch);
+    for (size_t row = 0; row < ours.size(); ++row) {
+      Validation v = validate_tokens(ours[row], *ref, o.validate_tokens, o.tie_epsilon);
+      if (row == 0 || (!v.passed() && val.passed())) val = v;
+      if (!v.passed()) {
+        val.detail = "batch row " + std::to_string(row) + ": " + v.detail;
+        break;
+      }
+    }
+  }
+  const double decode = median(steps), pre = median(prefill);
+  Json row = {{"prefill_ms", pre},
+              {"prefill_samples_ms", prefill},
+              {"decode_ms_per_token", decode},
+              {"decode_samples_ms", steps},
+              {"tokens_per_s", decode > 0 ? 1000.0 * double(w.batch) / decode : 0.0},
+              {"floor_ms", floor_ms > 0 ? Json(floor_ms) : Json(nullptr)},
+              {"pct_of_floor", floor_ms > 0 && decode > 0 ? Json(100.0 * floor_ms / decode) : Json(nullptr)},
+              {"validation", val.to_json()},
+              {"reference", ref ? Json(ref->source) : Json(nullptr)},
+              {"counted", val.passed()},
+              {"tokens", std::vector<int32_t>(first_tokens.begin(),
+                                              first_tokens.begin() + std::min<size_t>(first_tokens.size(), 32))},
+              {"peers", Json::object()}};
+  for (const PeerFile* p : m.peers) {
+    const PeerRun* pr = p->find_run(w.prompt, w.gen, w.batch);
+    if (!pr) continue;
+    row["peers"][p->peer] = {{"file", p->path},
+                             {"prefill_ms", pr->prefill_median_ms},
+                             {"decode_ms_per_token", pr->decode_median_ms},
+                             {"tokens_per_s", 1000.0 * double(pr->batch) / pr->decode_median_ms},
+                             {"speedup", decode > 0 ? pr->decode_median_ms / decode : 0.0},
+                             {"prefill_speedup", pre > 0 ? pr->prefill_median_ms / pre : 0.0},
+                             {"free_running_prefix", common_prefix(first_tokens, pr->tokens.at(0), 32)}};
+  }
+  progress_line(o.progress, "bench e2e: %s %s: prefill %.2f ms, decode %.3f ms/token, %s", m.bm.name.c_str(),
+                w.name.c_str(), pre, decode, (val.status + (val.detail.empty() ? "" : " (" + val.detail + ")")).c_str());
+  return row;
+}
+
 }  // namespace
 
 Json run_e2e(const BenchOptions& o) {
-  if (!o.plan.empty())
-    throw_input("--plan", "not yet: the plan loader arrives with the compiler (issue 7); bench runs the fast route");
   if (o.workloads.empty()) throw_input("--workloads", "no workload given");
-  const std::string backend = resolve_backend(o.backend);
+  if (!o.plan.empty() && o.models.size() != 1) throw_input("--plan", "a plan is made for one model: give exactly one --model");
+  std::string backend = o.plan.empty() ? resolve_backend(o.backend) : "";
   std::vector<PeerFile> peers;
   for (const auto& f : o.peer_files) peers.push_back(load_peer_file(f));
 
+  // Everything that can be wrong with the input is found before the first measurement.
+  std::vector<Prepared> models;
+  std::optional<Plan> plan;
+  for (const std::string& spec : o.models) {
+    Prepared m{resolve_model(spec, o), {}, {}};
+    const ModelConfig& cfg = m.bm.model->config;
+    if (!o.plan.empty()) {  // refused here when made for another model, machine or engine
+      plan = load_plan_for(o.plan, *m.bm.model, o.backend);
+      backend = plan->environment.backend;
+    }
+    for (const PeerFile& p : peers) {
+      if (p.model != m.bm.name) continue;
+      if (p.parameters >= 0 && p.parameters != m.bm.model->weights.parameters)
+        throw_input(p.path, "model " + m.bm.name + " has " + std::to_string(p.parameters) + " parameters there and " +
+                                std::to_string(m.bm.model->weights.parameters) + " here (not the same folder?)");
+      m.peers.push_back(&p);
+    }
+    for (const Workload& w : o.workloads) {
+      check_context(cfg, w.prompt, w.gen);
+      m.prompts.push_back(workload_prompts(w, m.peers, cfg.vocab_size));
+    }
+    models.push_back(std::move(m));
+  }
+
   Json rep = report_header("e2e", o, backend);
+  if (plan) rep["settings"]["plan"] = fs::absolute(o.plan).string();
   rep["ceilings"] = measure_ceilings(backend, o.progress);
   const double copy_GBps = ceiling(rep["ceilings"], "copy_GBps");
   rep["models"] = Json::array();
@@ -80,92 +175,30 @@ Json run_e2e(const BenchOptions& o) {
   rep["results"] = Json::array();
   for (const PeerFile& p : peers)
     rep["peers"].push_back({{"file", p.path}, {"peer", p.peer}, {"model", p.model}, {"environment", p.environment}});
-
-  for (const std::string& spec : o.models) {
-    BenchModel bm = resolve_model(spec, o);
-    const ModelConfig& cfg = bm.model->config;
-    std::vector<const PeerFile*> mine;
-    for (const PeerFile& p : peers) {
-      if (p.model != bm.name) continue;
-      if (p.parameters >= 0 && p.parameters != bm.model->weights.parameters)
-        throw_input(p.path, "model " + bm.name + " has " + std::to_string(p.parameters) + " parameters there and " +
-                                std::to_string(bm.model->weights.parameters) + " here (not the same folder?)");
-      mine.push_back(&p);
-    }
-    Json mj = model_json(bm);
-    const double bytes = double(bm.model->weights.bytes);
-    const double floor_ms = copy_GBps > 0 ? bytes / (copy_GBps * 1e6) : 0.0;
+  for (const Prepared& m : models) {
+    const double floor_ms = copy_GBps > 0 ? double(m.bm.model->weights.bytes) / (copy_GBps * 1e6) : 0.0;
+    Json mj = model_json(m.bm);
     mj["floor_ms"] = floor_ms > 0 ? Json(floor_ms) : Json(nullptr);
     rep["models"].push_back(mj);
-    const Graph graph = build_decoder_graph(cfg, bm.model->weights);
-
-    for (const Workload& w : o.workloads) {
-      check_context(cfg, w.prompt, w.gen);
-      const auto prompts = workload_prompts(w, mine, cfg.vocab_size);
-      const ExecutorLimits lim{int(w.batch), w.prompt + w.gen, w.batch * w.prompt, w.batch};
-      auto ex = make_executor(backend, graph, lim, BackendOptions{o.cuda_route});
-      for (int i = 0; i < o.warmup; ++i) run_greedy(*ex, cfg, prompts, std::min<int64_t>(w.gen, 16));
-      std::vector<double> prefill, steps;
-      std::vector<int32_t> first_tokens;
-      for (int i = 0; i < std::max(o.repeats, 1); ++i) {
-        RunOut r = run_greedy(*ex, cfg, prompts, w.gen);
-        prefill.push_back(r.prefill_ms);
-        steps.insert(steps.end(), r.step_ms.begin(), r.step_ms.end());
-        if (i == 0) first_tokens = r.tokens.at(0);
+    const Graph graph = build_decoder_graph(m.bm.model->config, m.bm.model->weights);
+    for (size_t i = 0; i < o.workloads.size(); ++i) {
+      const Workload& w = o.workloads[i];
+      Json row;
+      // A run that fails (a kernel error, memory) is reported and the others still run.
+      try {
+        row = measure(m, graph, w, m.prompts[i], o, backend, plan, floor_ms);
+      } catch (const Error& e) {
+        progress_line(o.progress, "bench e2e: %s %s: error: %s", m.bm.name.c_str(), w.name.c_str(), e.what());
+        row = {{"error", e.what()}, {"counted", false}, {"validation", {{"status", "error"}, {"detail", e.what()}}},
+               {"peers", Json::object()}};
       }
-      // The semantic check, teacher-forced through the decode path of this same executor.
-      Validation val;
-      val.wanted = o.validate_tokens;
-      val.epsilon = o.tie_epsilon;
-      val.detail = "no reference for this prompt (give --peer with an hf-eager record)";
-      const Reference* ref = find_reference(mine, prompts[0]);
-      if (ref) {
-        const int n = int(std::min<int64_t>(o.validate_tokens, w.gen));
-        auto ours = teacher_forced_choices(*ex, prompts[0], ref->tokens, n, w.batch);
-        for (size_t row = 0; row < ours.size(); ++row) {
-          Validation v = validate_tokens(ours[row], *ref, o.validate_tokens, o.tie_epsilon);
-          if (row == 0 || (!v.passed() && val.passed())) val = v;
-          if (!v.passed()) {
-            val.detail = "batch row " + std::to_string(row) + ": " + v.detail;
-            break;
-          }
-        }
-      }
-      const double decode = median(steps), pre = median(prefill);
-      Json row = {{"model", bm.name},
-                  {"workload", w.name},
-                  {"prompt", w.prompt},
-                  {"gen", w.gen},
-                  {"batch", w.batch},
-                  {"backend", backend},
-                  {"route", backend == "cuda" ? o.cuda_route : "cpu"},
-                  {"prefill_ms", pre},
-                  {"prefill_samples_ms", prefill},
-                  {"decode_ms_per_token", decode},
-                  {"decode_samples_ms", steps},
-                  {"tokens_per_s", decode > 0 ? 1000.0 * double(w.batch) / decode : 0.0},
-                  {"floor_ms", floor_ms > 0 ? Json(floor_ms) : Json(nullptr)},
-                  {"pct_of_floor", floor_ms > 0 && decode > 0 ? Json(100.0 * floor_ms / decode) : Json(nullptr)},
-                  {"validation", val.to_json()},
-                  {"reference", ref ? Json(ref->source) : Json(nullptr)},
-                  {"counted", val.passed()},
-                  {"tokens", std::vector<int32_t>(first_tokens.begin(),
-                                                  first_tokens.begin() + std::min<size_t>(first_tokens.size(), 32))},
-                  {"peers", Json::object()}};
-      for (const PeerFile* p : mine) {
-        const PeerRun* pr = p->find_run(w.prompt, w.gen, w.batch);
-        if (!pr) continue;
-        row["peers"][p->peer] = {
-            {"file", p->path},
-            {"prefill_ms", pr->prefill_median_ms},
-            {"decode_ms_per_token", pr->decode_median_ms},
-            {"tokens_per_s", 1000.0 * double(pr->batch) / pr->decode_median_ms},
-            {"speedup", decode > 0 ? pr->decode_median_ms / decode : 0.0},
-            {"prefill_speedup", pre > 0 ? pr->prefill_median_ms / pre : 0.0},
-            {"free_running_prefix", common_prefix(first_tokens, pr->tokens.at(0), 32)}};
-      }
-      progress_line(o.progress, "bench e2e: %s %s: prefill %.2f ms, decode %.3f ms/token, %s", bm.name.c_str(),
-                    w.name.c_str(), pre, decode, (val.status + (val.detail.empty() ? "" : " (" + val.detail + ")")).c_str());
+      row["model"] = m.bm.name;
+      row["workload"] = w.name;
+      row["prompt"] = w.prompt;
+      row["gen"] = w.gen;
+      row["batch"] = w.batch;
+      row["backend"] = backend;
+      row["route"] = plan ? "plan" : backend == "cuda" ? o.cuda_route : "cpu";
       rep["results"].push_back(std::move(row));
     }
   }

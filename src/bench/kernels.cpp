@@ -30,6 +30,9 @@ Json run_kernels(const BenchOptions& o) {
   std::string why;
   if (o.backend == "cpu" || !cuda_backend_available(&why))
     throw_input("bench kernels", "times CUDA kernels and needs a GPU (--backend cuda)" + (why.empty() ? "" : ": " + why));
+  if (!o.plan.empty())
+    throw_input("--plan", "bench kernels times the fast route's default kernels; a plan's own choices are timed by "
+                          "compile (its report) and by bench e2e --plan");
   if (o.context < 1) throw_input("--context", "must be >= 1");
   std::vector<std::pair<std::string, ModelConfig>> models;
   for (const auto& spec : o.models) models.push_back(model_shapes(spec));

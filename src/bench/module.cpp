@@ -49,7 +49,9 @@ Timing time_layers(const BenchModel& bm, int64_t layers, const BenchOptions& o, 
 }  // namespace
 
 Json run_module(const BenchOptions& o) {
-  if (!o.plan.empty()) throw_input("--plan", "not yet: the plan loader arrives with the compiler (issue 7)");
+  if (!o.plan.empty())
+    throw_input("--plan", "bench module times the model cut to 1 and 2 layers, which a plan for the whole model does not "
+                          "describe; use bench e2e --plan");
   if (o.module_prompt < 1 || o.module_steps < 2) throw_input("--prompt/--steps", "need a prompt >= 1 and >= 2 steps");
   const std::string backend = resolve_backend(o.backend);
   Json rep = report_header("module", o, backend);

@@ -92,6 +92,8 @@ std::string e2e_tables(const Json& r) {
       check += " " + str(v, "equal") + "/" + str(v, "compared") + (num(v, "ties") > 0 ? " +" + str(v, "ties") + " ties" : "");
     else if (check == "fail")
       check = "FAIL at " + str(v, "first_failure");
+    else if (check == "error")
+      check = "ERROR: " + str(v, "detail").substr(0, 80);
     const std::string backend = str(row, "backend") == "cuda" ? "cuda " + str(row, "route") : str(row, "backend");
     s += "| " + cell(str(row, "model")) + " | " + human_bytes(num(m, "bytes")) + " | " + human_count(num(m, "parameters")) +
          " | " + backend + " | " + cell(str(row, "workload")) + (num(row, "batch") > 1 ? " (x" + str(row, "batch") + ")" : "") +
@@ -104,7 +106,7 @@ std::string e2e_tables(const Json& r) {
     s += " " + fmt(num(row, "pct_of_floor"), "%.1f%%") + " | " + cell(check) + " |\n";
   }
   if (any_uncounted)
-    s += "\n† not counted: the semantic check did not pass, or there was no reference to check against.\n";
+    s += "\n† not counted: the semantic check did not pass, there was no reference to check against, or the run failed.\n";
   s += "\n% of floor = (weight bytes / copy bandwidth measured in this run) / decode ms per token.\n";
   bool any_peer = false;
   std::string t = "\n| model | workload | peer | prefill ms | decode ms/token | tok/s |\n|---|---|---|---:|---:|---:|\n";

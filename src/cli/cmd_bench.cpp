@@ -89,11 +89,15 @@ int run_tier(BenchCliOptions& o, const std::string& tier, const std::string& com
   const Json report = tier == "e2e" ? bench::run_e2e(o.b) : tier == "module" ? bench::run_module(o.b) : bench::run_kernels(o.b);
   emit(report, o, before ? &*before : nullptr);
   if (tier == "e2e") {
-    int failed = 0, total = 0;
+    int failed = 0, errors = 0, total = 0;
     for (const Json& r : report["results"]) {
       ++total;
       failed += r["validation"]["status"] == "fail";
+      errors += r.contains("error");
     }
+    if (errors)
+      throw_internal("bench e2e", std::to_string(errors) + " of " + std::to_string(total) +
+                                      " runs failed (report written; see their \"error\")");
     if (failed)
       throw_internal("semantic check", std::to_string(failed) + " of " + std::to_string(total) +
                                            " runs differ from the reference (report written; those rows do not count)");

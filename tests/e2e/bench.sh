@@ -121,7 +121,22 @@ grep -q "| qwen3_mha_untied_5x 48/40 cpu cpu | decode ms/token |" "$tmp/c2.md" |
 # 7. The peers' prompt generator gives the engine's ids.
 [ "$(python3 "$src/bench/peers/common.py" prompt 5 0 1000)" = "734,539,67,426,585" ] || fail "common.py prompt ids differ"
 
-# 8. Bad input: one line, exit 2, nothing written.
+# 8. A compiled plan (agentcompile compile, CPU backend) runs through bench e2e --plan and passes the check.
+"$bin" compile "$fx" --out "$tmp/plan" --backend cpu --db "$tmp/tune.db" --budget 3 >/dev/null 2>&1
+"$bin" bench e2e --model "$fx" --plan "$tmp/plan" --peer "$peer" --workloads 48/40 --repeats 1 --quiet --json-out "$tmp/plan.json" >/dev/null
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); row=r['results'][0]; assert row['route']=='plan' and row['backend']=='cpu' and row['counted'], row['validation']; assert r['settings']['plan'].endswith('plan')" "$tmp/plan.json"
+expect_error "plan" -- "$bin" bench e2e --model tiny-llama --cache-dir "$tmp/cache" --plan "$tmp/plan" --workloads 8/2
+expect_error "exactly one --model" -- "$bin" bench e2e --model "$fx,$fx" --plan "$tmp/plan"
+expect_error "use bench e2e --plan" -- "$bin" bench module --backend cpu --model "$fx" --plan "$tmp/plan"
+
+# 9. The chart: a PNG where matplotlib is installed, else a clear one-line refusal.
+set +e; python3 "$src/bench/peers/plot.py" "$tmp/r.json" --workload 48/40 --out "$tmp/chart.png" 2>"$tmp/plot.err"; rc=$?; set -e
+if [ $rc -eq 0 ]; then [ -s "$tmp/chart.png" ] || fail "plot.py wrote no PNG"
+else grep -q "matplotlib is not installed" "$tmp/plot.err" || fail "plot.py: $(cat "$tmp/plot.err")"; fi
+set +e; python3 "$src/bench/peers/plot.py" "$tmp/m.json" --out "$tmp/x.png" 2>"$tmp/plot2.err"; rc=$?; set -e
+[ $rc -ne 0 ] && [ ! -e "$tmp/x.png" ] || fail "plot.py accepted a module report"
+
+# 10. Bad input: one line, exit 2, nothing written.
 expect_error "needs a GPU" -- "$bin" bench kernels --backend cpu --model tiny-llama
 expect_error "--workloads" -- "$bin" bench e2e --backend cpu --model "$fx" --workloads W9
 expect_error "--repeats" -- "$bin" bench e2e --backend cpu --model "$fx" --repeats 0
@@ -132,7 +147,7 @@ expect_error "does not exist" -- "$bin" bench e2e --backend cpu --model "$fx" --
 expect_error "/nonexistent" -- "$bin" bench e2e --backend cpu --model "$fx" --peer /nonexistent/peer.json
 expect_error "not a bench report" -- "$bin" bench e2e --backend cpu --model "$fx" --compare "$peer"
 expect_error "neither a model folder nor a preset" -- "$bin" bench e2e --backend cpu --model nope-model
-expect_error "not yet" -- "$bin" bench e2e --backend cpu --model "$fx" --plan "$tmp"
+expect_error "plan" -- "$bin" bench e2e --backend cpu --model "$fx" --plan "$tmp/cache"
 expect_error "exceed the model's context" -- "$bin" bench e2e --backend cpu --model "$fx" --workloads 500/100 --json-out "$tmp/ctx.json"
 expect_error "batches are 1 to 8" -- "$bin" bench kernels --model tiny-llama --batch 9
 expect_error "model" -- "$bin" bench e2e --backend cpu

@@ -211,6 +211,14 @@ TEST(BenchReport, MarkdownTable) {
   EXPECT_NE(bad.find("1.500 † |"), std::string::npos) << bad;
   EXPECT_NE(bad.find("| — | — | 50.0% | FAIL at 3 |"), std::string::npos) << bad;
   EXPECT_NE(bad.find("† not counted"), std::string::npos);
+  // A run that failed: no numbers, the error in the check column.
+  Json err = e2e_report(1.5, false);
+  Json& row = err["results"][0];
+  for (const char* k : {"prefill_ms", "decode_ms_per_token", "tokens_per_s", "pct_of_floor"}) row.erase(k);
+  row["peers"] = Json::object();
+  row["validation"] = {{"status", "error"}, {"detail", "cuda: out of memory"}};
+  const std::string e = markdown_report(err);
+  EXPECT_NE(e.find("| W2 | — | — † | — | — | ERROR: cuda: out of memory |"), std::string::npos) << e;
 }
 
 TEST(BenchReport, CompareAndLoad) {
