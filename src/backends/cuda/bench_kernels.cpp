@@ -157,6 +157,19 @@ void set_rope(P& p, const DeviceBuffer& inv, const DeviceBuffer& cos_t, const De
   }
 }
 
+// Dynamic shared memory of the fused attention variant, as the fast path launches it: newer
+// fused-attention templates stage the split's K/V rows in shared memory (family.h's
+// attn_fused_smem_bytes), older ones need none. Found by lookup at instantiation, so this file
+// builds against either.
+template <class V>
+auto fused_attn_smem(const V& v, int) -> decltype(size_t(attn_fused_smem_bytes(v.param("SPLIT"), v.param("HD"), v.param("GROUP")))) {
+  return size_t(attn_fused_smem_bytes(v.param("SPLIT"), v.param("HD"), v.param("GROUP")));
+}
+template <class V>
+size_t fused_attn_smem(const V&, long) {
+  return 0;
+}
+
 int batch_template(int64_t b) { return b <= 1 ? 1 : b <= 2 ? 2 : b <= 4 ? 4 : 8; }
 
 struct Projection {
@@ -311,8 +324,9 @@ Json bench_attention(const ModelConfig& c, int64_t B, DType wt, const KernelBenc
     fp.push_back(p);
   }
   const LoadedKernel& fk = load_kernel(fv);
+  const size_t fsmem = fused_attn_smem(fv, 0);
   const Timing tf = time_groups(o.repeats, [&](int i) {
-    launch_kernel(fk, Dim3{unsigned(c.num_kv_heads), unsigned(splits), unsigned(B)}, unsigned(fv.threads()), 0, s,
+    launch_kernel(fk, Dim3{unsigned(c.num_kv_heads), unsigned(splits), unsigned(B)}, unsigned(fv.threads()), fsmem, s,
                   &fp[size_t(i % fcopies)], true);
   });
   routes["fast"] = route_json(fv.name(), tf, fbytes, flops, o);
