@@ -388,6 +388,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   }
   if (searches.empty()) throw_input("--backend " + o.backend, "nothing to search for this model on this backend");
 
+  CompileResult result;
   // Route graph and end-to-end stage with repair.
   const double dw = o.objective == "latency" ? double(o.workload_decode_tokens) : 1.0 / o.max_batch;
   const double pw = o.objective == "latency" ? 1.0 : 0.0;
@@ -448,10 +449,16 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     e2e.profile(*ex, check);
   }
   plan.e2e = check.to_json();
+#ifdef AGENTCOMPILE_HAVE_CUDA
+  if (plan.cuda_fast) {
+    report_progress("kernel binaries");
+    result.kernels = cuda_plan_kernels(g, *plan.cuda_fast, env.arch);
+    for (const auto& k : result.kernels) plan.kernels.push_back(k.kernel);
+  }
+#endif
 
   // Regression check against the best plan recorded for this model here.
   Json regression = {{"threshold", o.regression_threshold}};
-  CompileResult result;
   std::optional<PlanRecord> best = db.best_plan(env, hash, o.objective);
   if (!best) {
     regression["status"] = "no earlier plan for this model here";
@@ -592,6 +599,10 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
 
 void write_plan_folder(const fs::path& out, const CompileResult& r) {
   StagingDir dir(out);
+  for (const auto& k : r.kernels) {
+    fs::create_directories((dir.path() / k.kernel.file).parent_path());
+    write_file_atomic(dir.path() / k.kernel.file, k.bytes);
+  }
   write_file_atomic(dir.path() / "plan.json", r.plan.to_json().dump(2) + "\n");
   write_file_atomic(dir.path() / "report.json", r.report.dump(2) + "\n");
   write_file_atomic(dir.path() / "report.md", r.report_md);

@@ -94,6 +94,20 @@ expect_error "directory" "$bin" compile "$fx" --out "$tmp/p2" --db "$tmp" --back
 [ ! -e "$tmp/p2" ] || fail "a failed compile left a plan folder"
 ls -a "$tmp" | grep -q "^\.p2" && fail "a failed compile left a temporary folder"
 
+# ---- identical regions across models are measured once: two tiny models with the same shapes
+"$bin" synth-model --preset tiny-qwen3 --out "$tmp/m1" --seed 1 >/dev/null
+"$bin" synth-model --preset tiny-qwen3 --out "$tmp/m2" --seed 2 >/dev/null
+"$bin" compile "$tmp/m1" --out "$tmp/pm1" --db "$tmp/x.db" --backend cpu --budget 60 --json >"$tmp/m1.json" 2>/dev/null
+"$bin" compile "$tmp/m2" --out "$tmp/pm2" --db "$tmp/x.db" --backend cpu --budget 60 --json >"$tmp/m2.json" 2>/dev/null
+python3 - "$tmp" <<'PY'
+import json, sys
+t = sys.argv[1]
+a, b = json.load(open(t + "/m1.json")), json.load(open(t + "/m2.json"))
+assert a["totals"]["measured"] > 0 and b["totals"]["measured"] == 0, (a["totals"], b["totals"])
+assert b["totals"]["reused_from_other_models"] == a["totals"]["measured"], b["totals"]
+PY
+expect_error "another model" "$bin" generate "$tmp/m2" --prompt-tokens 1,2 --plan "$tmp/pm1"
+
 # ---- throughput objective at batch 2 with the none advisor
 "$bin" compile "$fx" --out "$tmp/p3" --db "$tmp/t.db" --backend cpu --objective throughput --max-batch 2 --advisor none --budget 30 --json >"$tmp/thr.json" 2>/dev/null
 python3 -c "import json,sys; j=json.load(open('$tmp/thr.json')); assert j['e2e']['ok'] and j['e2e']['profile']['batched_us_per_token'] > 0, j['e2e']"

@@ -45,6 +45,7 @@ struct CompileOptions {
 
 struct CompileResult {
   Plan plan;
+  std::vector<PlanKernelBinary> kernels;  // written under the plan folder (plan.kernels lists them)
   Json report;
   std::string report_md;
   double elapsed_s = 0;

@@ -69,6 +69,12 @@ struct PlanKernel {
   std::string sha256;
 };
 
+// A kernel binary with its bytes, for writing a plan folder.
+struct PlanKernelBinary {
+  PlanKernel kernel;
+  std::string bytes;
+};
+
 // The CUDA fast path's parameters (mirrors cuda::FastConfig, without CUDA types).
 struct PlanGemv {
   int block = 256, rows = 1, unroll = 2, splitk = 1;

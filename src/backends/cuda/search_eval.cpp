@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "agentcompile/backends/cpu/ref_ops.h"
 #include "agentcompile/core/error.h"
+#include "agentcompile/core/hash.h"
 #include "agentcompile/core/rng.h"
+#include "agentcompile/core/threads.h"
 #include "agentcompile/model/model.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/fast_executor.h"
@@ -44,11 +47,17 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-std::vector<uint16_t> random_bf16(size_t n, uint64_t seed, float scale) {
+// Random 16-bit weights in the model's dtype (bf16 or f16).
+std::vector<uint16_t> random_w16(size_t n, uint64_t seed, float scale, float offset, DType wt) {
   Rng r(seed);
   std::vector<uint16_t> v(n);
-  for (auto& x : v) x = f32_to_bf16(scale * r.normal());
+  for (size_t i = 0; i < n; ++i) store_from_f32(v.data(), wt, i, offset + scale * r.normal());
   return v;
+}
+std::vector<float> widen(const std::vector<uint16_t>& v, DType wt) {
+  std::vector<float> f(v.size());
+  for (size_t i = 0; i < v.size(); ++i) f[i] = load_as_f32(v.data(), wt, i);
+  return f;
 }
 
 GemvChoice default_choice(const char* slot) {
@@ -61,7 +70,8 @@ GemvChoice default_choice(const char* slot) {
 
 class GemvEvaluator final : public Evaluator {
  public:
-  GemvEvaluator(const Slot& slot, long long N, long long K, int batch) : slot_(slot), N_(N), K_(K), batch_(batch) {}
+  GemvEvaluator(const Slot& slot, long long N, long long K, int batch, DType wt)
+      : slot_(slot), N_(N), K_(K), batch_(batch), wt_(wt) {}
   std::string backend() const override { return "cuda"; }
   std::string timing_method() const override {
     return "CUDA events around a CUDA graph of 24 back-to-back launches (programmatic dependent launch) rotating "
@@ -76,16 +86,15 @@ class GemvEvaluator final : public Evaluator {
     mats_ = slot_.epi == kEpiSwiglu ? 2 : 1;
     const double bytes = double(N_) * double(K_) * 2 * mats_;
     copies_ = std::max(1, int(std::ceil(160e6 / bytes)));
-    w0_ = random_bf16(size_t(N_ * K_), 1, 0.03f);
-    w1_ = random_bf16(size_t(N_ * K_), 2, 0.03f);
+    w0_ = random_w16(size_t(N_ * K_), 1, 0.03f, 0.0f, wt_);
+    w1_ = random_w16(size_t(N_ * K_), 2, 0.03f, 0.0f, wt_);
     for (int i = 0; i < copies_ * mats_; ++i) {
-      w_.emplace_back(size_t(N_ * K_) * 2);  // [N, K] bf16
+      w_.emplace_back(size_t(N_ * K_) * 2);  // [N, K] bf16/f16
       w_.back().upload(i % mats_ == 0 ? w0_.data() : w1_.data(), w0_.size() * 2, s);
     }
-    gamma_ = random_bf16(size_t(K_), 3, 0.1f);
-    for (auto& g : gamma_) g = f32_to_bf16(1.0f + bf16_to_f32(g));
+    gamma_ = random_w16(size_t(K_), 3, 0.1f, 1.0f, wt_);
     dx_ = DeviceBuffer(size_t(batch_ * K_) * 4);    // [B, K] f32
-    dg_ = DeviceBuffer(size_t(K_) * 2);             // [K] bf16
+    dg_ = DeviceBuffer(size_t(K_) * 2);             // [K] bf16/f16
     out_ = DeviceBuffer(size_t(batch_ * N_) * 4);   // [B, N] f32
     pv_ = DeviceBuffer(1 << 22);
     pi_ = DeviceBuffer(1 << 22);
@@ -106,7 +115,7 @@ class GemvEvaluator final : public Evaluator {
     return make_variant(find_family("gemv", "fused"),
                         {{"BLOCK", ch.block}, {"ROWS", ch.rows}, {"UNROLL", ch.unroll},
                          {"SPLITK", slot_.epi == kEpiResidual ? ch.splitk : 1}, {"BATCH", batch_}, {"EPI", slot_.epi}},
-                        {DType::BF16}, arch_);
+                        {wt_}, arch_);
   }
 
   std::string compile(const Candidate& c) override {
@@ -131,14 +140,8 @@ class GemvEvaluator final : public Evaluator {
     const LoadedKernel& k = load_kernel(v);
     const LaunchShape ls = gemv_launch_shape(v, N_, K_);
     const CUstream s = Device::get().stream();
-    std::vector<float> wf(w0_.size()), wf2;
-    for (size_t i = 0; i < wf.size(); ++i) wf[i] = bf16_to_f32(w0_[i]);
-    if (mats_ == 2) {
-      wf2.resize(w1_.size());
-      for (size_t i = 0; i < wf2.size(); ++i) wf2[i] = bf16_to_f32(w1_[i]);
-    }
-    std::vector<float> gf(gamma_.size());
-    for (size_t i = 0; i < gf.size(); ++i) gf[i] = bf16_to_f32(gamma_[i]);
+    const std::vector<float> wf = widen(w0_, wt_), wf2 = mats_ == 2 ? widen(w1_, wt_) : std::vector<float>(),
+                             gf = widen(gamma_, wt_);
     for (uint64_t seed : {7u, 8u}) {
       Rng rng(seed);
       std::vector<float> x(size_t(batch_ * K_)), xn(x.size()), y(size_t(batch_ * N_)), y2(y.size()), want(y.size()),
@@ -223,6 +226,7 @@ class GemvEvaluator final : public Evaluator {
   Slot slot_;
   long long N_, K_;
   int batch_;
+  DType wt_;
   bool ready_ = false;
   std::string arch_;
   int mats_ = 1, copies_ = 1;
@@ -261,7 +265,7 @@ class AttentionEvaluator final : public Evaluator {
   }
   std::string compile(const Candidate& c) override {
     // Every variant the config launches must build (NVRTC, no launch).
-    const DType wt = DType::BF16;
+    const DType wt = g_.ops.front().weights.at(0)->dtype;
     for (const Variant& v : fast_path_variants(g_.config, wt, config(c), Device::get().info().arch())) {
       const JitResult r = jit_compile(JitRequest{v.name(), v.source(), v.arch, {}});
       if (!r.ok) return v.name() + ": " + r.error;
@@ -411,7 +415,7 @@ CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResul
     };
     out.works.push_back(fast_work(*base, "cuda:gemv.fused", params, constraint, advisor,
                                   measured_history(db, env, base->summary.signature, "cuda")));
-    evs.push_back(std::make_unique<GemvEvaluator>(slot, N, K, batch));
+    evs.push_back(std::make_unique<GemvEvaluator>(slot, N, K, batch, g.ops.front().weights.at(0)->dtype));
     out.searches.push_back(search_region(out.works.back(), *evs.back(), &db, env, so, share(), on_candidate));
     ++done;
   }
@@ -436,6 +440,28 @@ CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResul
       break;
     }
   (void)m;
+  return out;
+}
+
+std::vector<PlanKernelBinary> cuda_plan_kernels(const Graph& g, const PlanCudaFast& fast, const std::string& arch) {
+  std::vector<PlanKernelBinary> out;
+  const DType wt = g.ops.front().weights.at(0)->dtype;
+  std::vector<Variant> vs = fast_path_variants(g.config, wt, fast_config_of(fast), arch);
+  std::vector<JitResult> rs(vs.size());
+  parallel_for(vs.size(), 1, [&](size_t b, size_t e) {  // NVRTC in parallel threads
+    for (size_t i = b; i < e; ++i) rs[i] = jit_compile(JitRequest{vs[i].name(), vs[i].source(), arch, {}});
+  });
+  std::set<std::string> seen;
+  for (size_t i = 0; i < vs.size(); ++i) {
+    if (!rs[i].ok) throw_input("plan kernels", vs[i].name() + " does not compile: " + rs[i].error);
+    if (!seen.insert(vs[i].name()).second) continue;
+    PlanKernelBinary k;
+    k.kernel.name = vs[i].name();
+    k.kernel.file = "kernels/" + vs[i].name() + ".cubin";
+    k.kernel.sha256 = sha256_hex(rs[i].cubin);
+    k.bytes = rs[i].cubin;
+    out.push_back(std::move(k));
+  }
   return out;
 }
 

@@ -32,6 +32,11 @@ CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResul
                                 TuningDb& db, const Environment& env, const SearchOptions& so, int batch,
                                 Clock::time_point deadline, const std::function<void(const CandidateOutcome&)>& on_candidate);
 
+// The fast path's kernel binaries for a plan: every variant it launches (all batch sizes),
+// compiled by NVRTC in parallel (the kernel cache first) for `arch`; no GPU needed. BadInput when
+// one does not compile.
+std::vector<PlanKernelBinary> cuda_plan_kernels(const Graph& g, const PlanCudaFast& fast, const std::string& arch);
+
 // The plan's cuda_fast block from its decode routes (families cuda:gemv.fused and
 // cuda:attn_decode.split; the fallback keeps the default).
 PlanCudaFast cuda_fast_from_routes(const std::vector<PlanRoute>& routes);

@@ -1,0 +1,99 @@
+// The CUDA search's parts that need no GPU: FastConfig <-> plan, the plan's cuda_fast from its
+// routes, and the kernel binaries a CUDA plan ships (NVRTC, sha256-checked when loaded).
+#ifdef AGENTCOMPILE_HAVE_CUDA
+#include <gtest/gtest.h>
+
+#include "agentcompile/compiler/compile.h"
+#include "agentcompile/model/model.h"
+#include "agentcompile/model/synth_model.h"
+#include "backends/cuda/plan_config.h"
+#include "backends/cuda/search_eval.h"
+#include "unit/model_test_util.h"
+
+namespace ac {
+namespace {
+
+using test::expect_bad_input;
+using test::TempDir;
+
+TEST(CudaSearch, FastConfigThroughThePlan) {
+  cuda::FastConfig c;
+  c.o = cuda::GemvChoice{128, 4, 1, 8};
+  c.attn_split = 128;
+  c.pdl = false;
+  const PlanCudaFast p = plan_fast_of(c);
+  const PlanCudaFast back = PlanCudaFast::from_json(p.to_json(), "cuda_fast");
+  const cuda::FastConfig d = fast_config_of(back);
+  EXPECT_EQ(d.o.block, 128);
+  EXPECT_EQ(d.o.rows, 4);
+  EXPECT_EQ(d.o.splitk, 8);
+  EXPECT_EQ(d.attn_split, 128);
+  EXPECT_FALSE(d.pdl);
+  EXPECT_EQ(d.qkv.rows, cuda::FastConfig{}.qkv.rows);
+  // No plan: the defaults.
+  EXPECT_EQ(fast_config_of(std::nullopt).down.splitk, cuda::FastConfig{}.down.splitk);
+}
+
+TEST(CudaSearch, CudaFastFromRoutes) {
+  std::vector<PlanRoute> routes(4);
+  routes[0].region = "mlp_in";
+  routes[0].phase = "decode";
+  routes[0].family = "cuda:gemv.fused";
+  routes[0].params = {{"BLOCK", 128}, {"ROWS", 2}, {"UNROLL", 1}, {"SPLITK", 1}};
+  routes[1].region = "attention";
+  routes[1].phase = "decode";
+  routes[1].family = "cuda:attn_decode.split";
+  routes[1].params = {{"BLOCK", 64}, {"TILE", 16}, {"SPLIT", 256}};
+  routes[2].region = "head";
+  routes[2].phase = "decode";
+  routes[2].family = "cuda:fallback";  // keeps the default
+  routes[3] = routes[0];
+  routes[3].phase = "prefill";  // prefill runs cuBLAS: ignored
+  routes[3].params["ROWS"] = 4;
+  const PlanCudaFast f = cuda_fast_from_routes(routes);
+  EXPECT_EQ(f.gemv.at("gate_up").block, 128);
+  EXPECT_EQ(f.gemv.at("gate_up").rows, 2);
+  EXPECT_EQ(f.attn_block, 64);
+  EXPECT_EQ(f.attn_tile, 16);
+  EXPECT_EQ(f.attn_split, 256);
+  const cuda::FastConfig def;
+  EXPECT_EQ(f.gemv.at("lm_head").block, def.lm_head.block);
+  EXPECT_EQ(f.gemv.at("qkv").rows, def.qkv.rows);
+}
+
+TEST(CudaSearch, PlanKernelBinariesAreWrittenAndChecked) {
+  TempDir tmp;
+  SynthOptions so;
+  so.preset = "tiny-qwen3";
+  so.out = tmp / "model";
+  so.quiet = true;
+  synth_model(so);
+  auto m = load_model(tmp / "model");
+  const Graph g = build_decoder_graph(m->config, m->weights);
+  const std::vector<PlanKernelBinary> ks = cuda_plan_kernels(g, plan_fast_of(cuda::FastConfig{}), "sm_90");
+  ASSERT_FALSE(ks.empty());
+  CompileResult r;
+  r.plan.model_hash = model_hash(*m);
+  r.plan.environment.backend = "cuda";
+  r.plan.environment.device = "NVIDIA H200";
+  r.plan.environment.arch = "sm_90";
+  r.plan.objective = "latency";
+  r.plan.cuda_fast = plan_fast_of(cuda::FastConfig{});
+  for (const auto& k : ks) {
+    EXPECT_EQ(k.kernel.file.rfind("kernels/", 0), 0u);
+    EXPECT_GT(k.bytes.size(), 1000u);
+    r.plan.kernels.push_back(k.kernel);
+  }
+  r.kernels = ks;
+  r.report = Json::object();
+  write_plan_folder(tmp / "plan", r);
+  const Plan p = Plan::load(tmp / "plan");
+  EXPECT_EQ(p.kernels.size(), ks.size());
+  ASSERT_TRUE(p.cuda_fast);
+  write_file_atomic(tmp / "plan" / ks.front().kernel.file, "not a cubin");
+  expect_bad_input([&] { Plan::load(tmp / "plan"); }, {"does not match its sha256"});
+}
+
+}  // namespace
+}  // namespace ac
+#endif
