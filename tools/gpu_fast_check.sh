@@ -58,6 +58,14 @@ PY
     done
   done
   echo "]" >> "$out/decode.json"
+  echo "== decode attention parameters (AGENTCOMPILE_FAST_CONFIG override; W2, ms/token)"
+  for preset in ${PRESETS:-llama-3.2-1b qwen3-1.7b qwen3-4b}; do
+    for cfg in ${ATTN_CONFIGS:-attn_split=32 attn_split=64 attn_split=256 attn_block=512 attn_block=512,attn_split=64 attn_block=512,attn_split=256 pdl=0}; do
+      ms=$(AGENTCOMPILE_FAST_CONFIG=$cfg $bin generate /tmp/ac-$preset --prompt-tokens $p --max-tokens 128 --ignore-eos --backend cuda --cuda-route fast --json \
+           | python3 -c "import json,sys; print(json.load(sys.stdin)['timings']['decode_ms_per_token'])") || ms=FAILED
+      echo "$preset $cfg $ms"
+    done
+  done
   echo "== per-kernel profile of the fast path (eager launches with events; 64 decode steps)"
   for preset in ${PRESETS:-llama-3.2-1b qwen3-1.7b qwen3-4b}; do
     echo "-- $preset"

@@ -231,8 +231,13 @@ TEST_P(CudaDecodeAttention, FusedKernelMatchesNormRopeWriteAndAttend) {
   AC_REQUIRE_GPU();
   const AttnCase c = GetParam();
   const long long max_seq = 300, slots = 2, kv_dim = c.kv_heads * c.hd, q_dim = c.heads * c.hd;
-  const long long max_splits = (max_seq + c.split - 1) / c.split, width = q_dim + 2 * kv_dim;
-  std::vector<int32_t> pos = {299, 77}, slot = {1, 0};
+  // The fused kernel holds a whole split in shared memory: 32 to 256 rows (99 KiB at most).
+  const int split = cuda::attn_fused_smem_bytes(std::min(c.split, 256), int(c.hd), int(c.heads / c.kv_heads)) <= 99 * 1024
+                        ? std::min(c.split, 256)
+                        : c.tile;
+  const long long max_splits = (max_seq + split - 1) / split, width = q_dim + 2 * kv_dim;
+  // The second token covers one split only (position 5), or is the first token (position 0).
+  std::vector<int32_t> pos = {299, c.split == 512 ? 0 : c.split == 256 ? 5 : 77}, slot = {1, 0};
   const long long n = 2;
   RopeConfig rope;
   rope.theta = 1e6;
@@ -277,23 +282,28 @@ TEST_P(CudaDecodeAttention, FusedKernelMatchesNormRopeWriteAndAttend) {
   cpu::KvCacheView view{kcpu.data(), vcpu.data(), max_seq, kv_dim};
   cpu::attention(q.data(), k.data(), v.data(), n, pos.data(), slot.data(), c.heads, c.kv_heads, c.hd, view, want.data());
 
-  auto dqkv = to_device(qkv), dnq = to_device(nq), dnk = to_device(nk), dinv = to_device(inv), dk = to_device(kdev),
-       dv = to_device(vdev), dpos = to_device(pos), dslot = to_device(slot);
+  // The rope table the executor uploads: cos and sin of every position, [max_seq, hd / 2].
+  std::vector<float> rcos(size_t(max_seq * c.hd / 2)), rsin(rcos.size());
+  for (long long p2 = 0; p2 < max_seq; ++p2)
+    rope_cos_sin(inv, p2, rcos.data() + p2 * c.hd / 2, rsin.data() + p2 * c.hd / 2);
+  auto dqkv = to_device(qkv), dnq = to_device(nq), dnk = to_device(nk), dcos = to_device(rcos), dsin = to_device(rsin),
+       dk = to_device(kdev), dv = to_device(vdev), dpos = to_device(pos), dslot = to_device(slot);
   cuda::DeviceBuffer po(size_t(n * c.heads * max_splits * c.hd) * 4), pml(size_t(n * c.heads * max_splits * 2) * 4),
       counters(size_t(n * c.kv_heads) * 4);
   counters.fill_u32(0u, stream());
   auto out = poisoned(want.size());
-  FusedAttnParams p{dqkv.as<float>(), dnq.as<void>(), dnk.as<void>(), 1e-6f, dinv.as<float>(), dk.as<unsigned short>(),
+  FusedAttnParams p{dqkv.as<float>(), dnq.as<void>(), dnk.as<void>(), 1e-6f, dcos.as<float>(), dsin.as<float>(),
+                    dk.as<unsigned short>(),
                     dv.as<unsigned short>(), po.as<float>(), pml.as<float>(), counters.as<unsigned>(), out.as<float>(),
                     dpos.as<int>(), dslot.as<int>(), n, c.heads, c.kv_heads, max_seq, max_splits,
                     1.0f / std::sqrt(float(c.hd))};
   const auto& kern = cuda::load_kernel(cuda::make_variant(cuda::find_family("attn_decode", "fused"),
-                                                {{"BLOCK", c.block}, {"TILE", c.tile}, {"SPLIT", c.split},
+                                                {{"BLOCK", c.block}, {"SPLIT", split},
                                                  {"HD", int(c.hd)}, {"GROUP", int(c.heads / c.kv_heads)}},
                                                 {DType::BF16}, arch()));
   for (int rep = 0; rep < 2; ++rep) {  // twice: the merge counters must have been reset
-    cuda::launch_kernel(kern, cuda::Dim3{unsigned(c.kv_heads), unsigned(max_splits), unsigned(n)}, unsigned(c.block), 0,
-                        stream(), &p);
+    cuda::launch_kernel(kern, cuda::Dim3{unsigned(c.kv_heads), unsigned(max_splits), unsigned(n)}, unsigned(c.block),
+                        size_t(cuda::attn_fused_smem_bytes(split, int(c.hd), int(c.heads / c.kv_heads))), stream(), &p);
     EXPECT_LE(rel_l2(to_host<float>(out, want.size()), want), 1e-5) << "rep " << rep;
   }
   // The cache now holds the step's k and v at each token's position.

@@ -1,19 +1,27 @@
-// One kernel per decode attention: grid (kv_heads, max_splits, n). Every block normalises and
-// rotates its query group (q_norm + rope); the block whose split holds the token's own position
-// also normalises and rotates the new key, writes k and v to the bf16 cache and uses them from
-// shared memory; each block attends its split with an online softmax; the last block of a
-// (token, KV head) to finish merges the splits (no separate combine kernel). One split: the
-// result is written directly.
+// One kernel per decode attention: grid (kv_heads, max_splits, n), one block per (KV head, split
+// of the positions, token). Decode attention is latency-bound (a few KiB of K/V per block), so
+// the kernel is arranged to wait on as few dependent memory round trips as possible:
+//   1. before waiting for the QKV projection (programmatic dependent launch), the block starts
+//      copying its split's cached K/V rows (earlier steps wrote them) and its rope row into shared
+//      memory with cp.async;
+//   2. after the wait it normalises and rotates its query group (q_norm + rope); the block whose
+//      split holds the token's own position also does the new key, writes k and v to the bf16
+//      cache and puts them in its last shared row;
+//   3. scores, softmax and P·V over the whole split at once;
+//   4. one split: the result is written directly; otherwise the last block of a (token, KV head)
+//      to finish merges the splits' partials (no separate combine kernel).
 #pragma once
+#include "common/async_copy.cuh"
 #include "common/params.h"
 #include "common/pdl.cuh"
 #include "common/reduce.cuh"
 #include "common/types.cuh"
 
-// Per-head RMSNorm (optional) and rope of `src` (HD values) into dst, by one warp.
+// Per-head RMSNorm (optional) and rope of `src` (HD values) into dst, by one warp; cs/sn hold
+// cos and sin of this position (HD / 2 each).
 template <int HD, typename W>
-__device__ __forceinline__ void norm_rope_warp(const float* src, float* dst, const W* norm, float eps, float pos,
-                                               const float* inv_freq, float scale, int lane) {
+__device__ __forceinline__ void norm_rope_warp(const float* src, float* dst, const W* norm, float eps, const float* cs,
+                                               const float* sn, float scale, int lane) {
   float inv = 1.0f;
   if (norm) {
     float ss = 0.0f;
@@ -24,146 +32,136 @@ __device__ __forceinline__ void norm_rope_warp(const float* src, float* dst, con
   for (int j = lane; j < HD / 2; j += 32) {
     const float a = norm ? to_f32(norm[j]) * (src[j] * inv) : src[j];
     const float b = norm ? to_f32(norm[j + HD / 2]) * (src[j + HD / 2] * inv) : src[j + HD / 2];
-    const float angle = pos * inv_freq[j];
-    const float c = (float)cos((double)angle), s = (float)sin((double)angle);
-    dst[j] = (a * c - b * s) * scale;
-    dst[j + HD / 2] = (b * c + a * s) * scale;
+    dst[j] = (a * cs[j] - b * sn[j]) * scale;
+    dst[j + HD / 2] = (b * cs[j] + a * sn[j]) * scale;
   }
 }
 
-template <int BLOCK, int TILE, int SPLIT, int HD, int GROUP, typename W>
+template <int BLOCK, int SPLIT, int HD, int GROUP, typename W>
 __device__ void attn_decode_fused(const FusedAttnParams& p) {
-  static_assert(SPLIT % TILE == 0, "a split is whole tiles");
   static_assert((GROUP * HD) % BLOCK == 0, "outputs divide among the threads");
-  constexpr int KPAD = HD + 8;
+  static_assert(HD % 8 == 0, "16-byte rows");
+  constexpr int KPAD = HD + 8;  // 16 bytes of padding per row: no bank conflicts
   constexpr int OUTS = GROUP * HD / BLOCK;
   constexpr int WARPS = BLOCK / 32;
-  __shared__ __align__(16) unsigned short ks[TILE][KPAD];
-  __shared__ __align__(16) unsigned short vs[TILE][KPAD];
-  __shared__ __align__(16) unsigned short knew[HD], vnew[HD];
+  constexpr int CHUNKS = HD / 8;
+  // Dynamic shared memory (attn_fused_smem_bytes on the host): K and V rows of the split, then
+  // the scores; a long split goes past the 48 KiB static limit.
+  extern __shared__ __align__(16) unsigned char attn_smem[];
+  unsigned short(*ks)[KPAD] = reinterpret_cast<unsigned short(*)[KPAD]>(attn_smem);
+  unsigned short(*vs)[KPAD] = ks + SPLIT;
+  float(*sc)[SPLIT] = reinterpret_cast<float(*)[SPLIT]>(attn_smem + 2 * SPLIT * KPAD * 2);
   __shared__ float qs[GROUP][HD];
-  __shared__ float sc[GROUP][TILE];
-  __shared__ float m_run[GROUP], l_run[GROUP], corr[GROUP];
+  __shared__ float cs[HD / 2], sn[HD / 2];
+  __shared__ float m_s[GROUP], l_s[GROUP];
   __shared__ bool last;
 
   const long long kvh = blockIdx.x, split = blockIdx.y, t = blockIdx.z;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  pdl_wait();
+  // Positions and slots are written by the host before the step: safe to read before the wait.
   const long long pos = p.positions[t];
   const long long len = pos + 1;
   const long long splits = (len + SPLIT - 1) / SPLIT;
   if (split >= splits) return;
   const long long begin = split * SPLIT, end = begin + SPLIT < len ? begin + SPLIT : len;
+  const int rows = (int)(end - begin);
+  const int cached = (int)((end < pos ? end : pos) - begin);  // rows written by earlier steps
+  const long long slot = p.slots[t];
+  unsigned short* kbase = p.k_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
+  unsigned short* vbase = p.v_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
+
+  // 1. Independent of the previous kernel: the cached rows of this split and the rope row.
+  for (int i = threadIdx.x; i < cached * CHUNKS; i += BLOCK) {
+    const int r = i / CHUNKS, c = i % CHUNKS;
+    cp_async16(&ks[r][8 * c], kbase + (begin + r) * HD + 8 * c);
+    cp_async16(&vs[r][8 * c], vbase + (begin + r) * HD + 8 * c);
+  }
+  cp_async_commit();
+  for (int j = threadIdx.x; j < HD / 2; j += BLOCK) {
+    cs[j] = p.rope_cos[pos * (HD / 2) + j];
+    sn[j] = p.rope_sin[pos * (HD / 2) + j];
+  }
+  __syncthreads();
+
+  // 2. After the QKV projection: q (and, in the split holding the position, the new k and v).
+  pdl_wait();
   const long long q_dim = p.heads * HD, kv_dim = p.kv_heads * HD;
   const float* qkv = p.qkv + t * (q_dim + 2 * kv_dim);
   const long long h0 = kvh * GROUP;
   const W* qn = static_cast<const W*>(p.q_norm);
-  const W* kn = static_cast<const W*>(p.k_norm);
-  const long long slot = p.slots[t];
-  unsigned short* kbase = p.k_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
-  unsigned short* vbase = p.v_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
-  const bool owns_new = split == splits - 1;
-
   for (int g = warp; g < GROUP; g += WARPS)
-    norm_rope_warp<HD, W>(qkv + (h0 + g) * HD, qs[g], qn, p.eps, (float)pos, p.inv_freq, p.scale, lane);
-  if (owns_new && warp == WARPS - 1) {  // the step's key and value for this KV head
+    norm_rope_warp<HD, W>(qkv + (h0 + g) * HD, qs[g], qn, p.eps, cs, sn, p.scale, lane);
+  if (split == splits - 1 && warp == WARPS - 1) {
     __shared__ float kf[HD];
-    norm_rope_warp<HD, W>(qkv + q_dim + kvh * HD, kf, kn, p.eps, (float)pos, p.inv_freq, 1.0f, lane);
+    norm_rope_warp<HD, W>(qkv + q_dim + kvh * HD, kf, static_cast<const W*>(p.k_norm), p.eps, cs, sn, 1.0f, lane);
     __syncwarp();
     for (int j = lane; j < HD; j += 32) {
       const unsigned short kb = from_f32<ac_bf16>(kf[j]).bits;
       const unsigned short vb = from_f32<ac_bf16>(qkv[q_dim + kv_dim + kvh * HD + j]).bits;
-      knew[j] = kb;
-      vnew[j] = vb;
+      ks[rows - 1][j] = kb;
+      vs[rows - 1][j] = vb;
       kbase[pos * HD + j] = kb;
       vbase[pos * HD + j] = vb;
     }
   }
-  if (threadIdx.x < GROUP) {
-    m_run[threadIdx.x] = AC_NEG_INF;
-    l_run[threadIdx.x] = 0.0f;
+  cp_async_wait_all();
+  __syncthreads();
+
+  // 3. Scores of (query head, row) pairs, softmax per head, then P·V.
+  for (int i = threadIdx.x; i < GROUP * SPLIT; i += BLOCK) {
+    const int g = i / SPLIT, r = i % SPLIT;
+    float s = AC_NEG_INF;
+    if (r < rows) {
+      s = 0.0f;
+#pragma unroll 8
+      for (int c = 0; c < HD; c += 8) {
+        const uint4 kv = *reinterpret_cast<const uint4*>(&ks[r][c]);
+        const unsigned w[4] = {kv.x, kv.y, kv.z, kv.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          s = fmaf(qs[g][c + 2 * j], __uint_as_float(w[j] << 16), s);
+          s = fmaf(qs[g][c + 2 * j + 1], __uint_as_float(w[j] & 0xffff0000u), s);
+        }
+      }
+    }
+    sc[g][r] = s;
+  }
+  __syncthreads();
+  for (int g = warp; g < GROUP; g += WARPS) {
+    float mx = AC_NEG_INF;
+    for (int r = lane; r < rows; r += 32) mx = fmaxf(mx, sc[g][r]);
+    mx = warp_max(mx);
+    float sum = 0.0f;
+    for (int r = lane; r < rows; r += 32) {
+      const float e = expf(sc[g][r] - mx);
+      sc[g][r] = e;
+      sum += e;
+    }
+    sum = warp_sum(sum);
+    if (lane == 0) {
+      m_s[g] = mx;
+      l_s[g] = sum;
+    }
   }
   __syncthreads();
   float acc[OUTS];
 #pragma unroll
-  for (int o = 0; o < OUTS; ++o) acc[o] = 0.0f;
-
-  for (long long p0 = begin; p0 < end; p0 += TILE) {
-    const int rows = end - p0 < TILE ? (int)(end - p0) : TILE;
-    constexpr int CHUNKS = HD / 8;
-    for (int i = threadIdx.x; i < TILE * CHUNKS; i += BLOCK) {
-      const int r = i / CHUNKS, c = i % CHUNKS;
-      uint4 kv = {0u, 0u, 0u, 0u}, vv = {0u, 0u, 0u, 0u};
-      if (r < rows) {
-        if (p0 + r == pos) {  // written above: take it from shared memory, not the cache
-          kv = *reinterpret_cast<const uint4*>(&knew[8 * c]);
-          vv = *reinterpret_cast<const uint4*>(&vnew[8 * c]);
-        } else {
-          kv = *reinterpret_cast<const uint4*>(kbase + (p0 + r) * HD + 8 * c);
-          vv = *reinterpret_cast<const uint4*>(vbase + (p0 + r) * HD + 8 * c);
-        }
-      }
-      *reinterpret_cast<uint4*>(&ks[r][8 * c]) = kv;
-      *reinterpret_cast<uint4*>(&vs[r][8 * c]) = vv;
-    }
-    __syncthreads();
-    for (int i = threadIdx.x; i < GROUP * TILE; i += BLOCK) {
-      const int g = i / TILE, r = i % TILE;
-      float s = AC_NEG_INF;
-      if (r < rows) {
-        s = 0.0f;
-#pragma unroll 8
-        for (int c = 0; c < HD; c += 8) {
-          const uint4 kv = *reinterpret_cast<const uint4*>(&ks[r][c]);
-          const unsigned w[4] = {kv.x, kv.y, kv.z, kv.w};
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            s = fmaf(qs[g][c + 2 * j], __uint_as_float(w[j] << 16), s);
-            s = fmaf(qs[g][c + 2 * j + 1], __uint_as_float(w[j] & 0xffff0000u), s);
-          }
-        }
-      }
-      sc[g][r] = s;
-    }
-    __syncthreads();
-    for (int g = warp; g < GROUP; g += WARPS) {
-      float mx = AC_NEG_INF;
-      for (int r = lane; r < TILE; r += 32) mx = fmaxf(mx, sc[g][r]);
-      mx = warp_max(mx);
-      const float m_new = fmaxf(m_run[g], mx);
-      float sum = 0.0f;
-      for (int r = lane; r < TILE; r += 32) {
-        const float e = r < rows ? expf(sc[g][r] - m_new) : 0.0f;
-        sc[g][r] = e;
-        sum += e;
-      }
-      sum = warp_sum(sum);
-      if (lane == 0) {
-        const float c = expf(m_run[g] - m_new);
-        corr[g] = c;
-        l_run[g] = l_run[g] * c + sum;
-        m_run[g] = m_new;
-      }
-    }
-    __syncthreads();
-#pragma unroll
-    for (int o = 0; o < OUTS; ++o) {
-      const int i = threadIdx.x + o * BLOCK;
-      const int g = i / HD, d = i % HD;
-      float a = acc[o] * corr[g];
-      for (int r = 0; r < rows; ++r) a = fmaf(sc[g][r], to_f32(ac_bf16{vs[r][d]}), a);
-      acc[o] = a;
-    }
-    __syncthreads();
+  for (int o = 0; o < OUTS; ++o) {
+    const int i = threadIdx.x + o * BLOCK;
+    const int g = i / HD, d = i % HD;
+    float a = 0.0f;
+    for (int r = 0; r < rows; ++r) a = fmaf(sc[g][r], to_f32(ac_bf16{vs[r][d]}), a);
+    acc[o] = a;
   }
   pdl_launch_dependents();
 
-  if (splits == 1) {  // the whole context in one block: finish here
+  // 4. Output, or partials and the merge by the last block of this (token, KV head).
+  if (splits == 1) {
 #pragma unroll
     for (int o = 0; o < OUTS; ++o) {
       const int i = threadIdx.x + o * BLOCK;
       const int g = i / HD, d = i % HD;
-      p.out[(t * p.heads + h0 + g) * HD + d] = acc[o] / l_run[g];
+      p.out[(t * p.heads + h0 + g) * HD + d] = acc[o] / l_s[g];
     }
     return;
   }
@@ -176,10 +174,9 @@ __device__ void attn_decode_fused(const FusedAttnParams& p) {
   }
   if (threadIdx.x < GROUP) {
     const long long j = ((t * p.heads + h0 + threadIdx.x) * ms + split) * 2;
-    p.part_ml[j] = m_run[threadIdx.x];
-    p.part_ml[j + 1] = l_run[threadIdx.x];
+    p.part_ml[j] = m_s[threadIdx.x];
+    p.part_ml[j + 1] = l_s[threadIdx.x];
   }
-  // The last block of this (token, KV head) merges every split.
   __threadfence();
   __syncthreads();
   unsigned* counter = p.counters + t * p.kv_heads + kvh;
@@ -187,19 +184,39 @@ __device__ void attn_decode_fused(const FusedAttnParams& p) {
   __syncthreads();
   if (!last) return;
   __threadfence();
+  // The merge is latency-bound: one warp per query head fetches every split's (max, sum) with
+  // independent L2 loads (other blocks wrote them; L1 is not coherent) and reduces them; the
+  // weights are kept in shared memory (the scores are no longer needed) when they fit, and each
+  // output then sums its partials with many loads in flight.
+  for (int g = warp; g < GROUP; g += WARPS) {
+    const float* ml = p.part_ml + (t * p.heads + h0 + g) * ms * 2;
+    float m = AC_NEG_INF;
+    for (long long s = lane; s < splits; s += 32) m = fmaxf(m, __ldcg(ml + 2 * s));
+    m = warp_max(m);
+    float l = 0.0f;
+    for (long long s = lane; s < splits; s += 32) {
+      const float w = expf(__ldcg(ml + 2 * s) - m);
+      if (s < SPLIT) sc[g][s] = w;
+      l = fmaf(w, __ldcg(ml + 2 * s + 1), l);
+    }
+    l = warp_sum(l);
+    if (lane == 0) {
+      m_s[g] = m;
+      l_s[g] = l;
+    }
+  }
+  __syncthreads();
   for (int i = threadIdx.x; i < GROUP * HD; i += BLOCK) {
     const int g = i / HD, d = i % HD;
-    const volatile float* ml = p.part_ml + (t * p.heads + h0 + g) * ms * 2;
-    const volatile float* po = p.part_o + (t * p.heads + h0 + g) * ms * HD;
-    float m = AC_NEG_INF;
-    for (long long s = 0; s < splits; ++s) m = fmaxf(m, ml[2 * s]);
-    float l = 0.0f, o = 0.0f;
+    const float* ml = p.part_ml + (t * p.heads + h0 + g) * ms * 2;
+    const float* po = p.part_o + (t * p.heads + h0 + g) * ms * HD + d;
+    float o = 0.0f;
+#pragma unroll 8
     for (long long s = 0; s < splits; ++s) {
-      const float w = expf(ml[2 * s] - m);
-      l += ml[2 * s + 1] * w;
-      o += po[s * HD + d] * w;
+      const float w = s < SPLIT ? sc[g][s] : expf(__ldcg(ml + 2 * s) - m_s[g]);
+      o = fmaf(w, __ldcg(po + s * HD), o);
     }
-    p.out[(t * p.heads + h0 + g) * HD + d] = o / l;
+    p.out[(t * p.heads + h0 + g) * HD + d] = o / l_s[g];
   }
   if (threadIdx.x == 0) *counter = 0u;
 }

@@ -145,7 +145,8 @@ struct FusedAttnParams {
   const void* q_norm;        // [head_dim] W or null
   const void* k_norm;        // [head_dim] W or null
   float eps;
-  const float* inv_freq;     // [head_dim / 2]
+  const float* rope_cos;     // [max_seq, head_dim / 2] cos(position * inv_freq), as the reference
+  const float* rope_sin;     // [max_seq, head_dim / 2]
   unsigned short* k_cache;   // [slots, kv_heads, max_seq, head_dim] bf16
   unsigned short* v_cache;
   float* part_o;             // [n, heads, max_splits, head_dim]

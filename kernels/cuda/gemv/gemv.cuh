@@ -197,9 +197,12 @@ __device__ void gemv(const GemvParams& p) {
         float bv = AC_NEG_INF;
         int bi = 0x7fffffff;
         int bad = 0;
+        // L2 loads (other blocks wrote the partials; L1 is not coherent), independent of one
+        // another so that several are in flight: this tail is latency-bound.
+#pragma unroll 4
         for (long long i = threadIdx.x; i < gridDim.x; i += BLOCK) {
-          const float v = ((volatile float*)p.part_val)[b * gridDim.x + i];
-          const int idx = ((volatile int*)p.part_idx)[b * gridDim.x + i];
+          const float v = __ldcg(p.part_val + b * gridDim.x + i);
+          const int idx = __ldcg(p.part_idx + b * gridDim.x + i);
           if (v != v) bad = 1;
           if (v > bv || (v == bv && idx < bi)) { bv = v; bi = idx; }
         }

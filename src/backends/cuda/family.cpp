@@ -98,7 +98,7 @@ std::vector<Family> build_families() {
     f.header = "attention/decode.cuh";
     f.params_struct = "DecodeAttnParams";
     f.device_fn = "attn_decode";
-    f.params = {{"BLOCK", {64, 128, 256}}, {"TILE", {32, 64}}, {"SPLIT", {64, 128, 256, 512}},
+    f.params = {{"BLOCK", {64, 128, 256}}, {"TILE", {16, 32, 64}}, {"SPLIT", {16, 32, 64, 128, 256, 512}},
                 {"HD", {32, 64, 128, 256}}, {"GROUP", {1, 2, 3, 4, 5, 6, 8}}};
     f.description = "flash-decoding over the bf16 KV cache: splits of the positions, a query group per KV head";
     f.constraint = [](const std::map<std::string, int>& v) -> std::string {
@@ -121,15 +121,18 @@ std::vector<Family> build_families() {
     f.device_fn = "attn_decode_fused";
     f.type_params = {"W"};
     f.type_domain = {DType::BF16, DType::F16};
-    f.description = "decode attention in one kernel: q/k norm + rope + KV-cache write, split-K over the "
-                    "positions, the last block of a KV head merges the splits";
+    f.params = {{"BLOCK", {64, 128, 256, 512}}, {"SPLIT", {16, 32, 64, 128, 256}}, {"HD", {32, 64, 128, 256}},
+                {"GROUP", {1, 2, 3, 4, 5, 6, 8}}};
+    f.description = "decode attention in one kernel: cached K/V prefetched (cp.async) before the wait on the "
+                    "QKV projection, q/k norm + rope + KV-cache write, one pass per split, the last block of a "
+                    "KV head merges the splits";
     f.constraint = [](const std::map<std::string, int>& v) -> std::string {
-      if (v.at("SPLIT") % v.at("TILE") != 0) return "SPLIT must be whole tiles";
       if ((v.at("GROUP") * v.at("HD")) % v.at("BLOCK") != 0) return "GROUP * HD must divide among the threads";
       if (v.at("GROUP") * v.at("HD") / v.at("BLOCK") > 16) return "more than 16 outputs per thread";
-      const int tile = v.at("TILE"), hd = v.at("HD"), group = v.at("GROUP");
-      const int bytes = 2 * tile * (hd + 8) * 2 + 2 * hd * 2 + hd * 4 + group * hd * 4 + group * tile * 4 + 3 * group * 4;
-      if (bytes > 48 * 1024) return "needs " + std::to_string(bytes) + " bytes of static shared memory (48 KiB limit)";
+      // The whole split's K and V rows and scores in dynamic shared memory; at most 99 KiB, so that
+      // every supported GPU (sm_86/sm_89 allow 99 KiB per block) can run any point.
+      const int bytes = attn_fused_smem_bytes(v.at("SPLIT"), v.at("HD"), v.at("GROUP"));
+      if (bytes > 99 * 1024) return "needs " + std::to_string(bytes) + " bytes of dynamic shared memory (99 KiB limit)";
       return "";
     };
     v.push_back(std::move(f));
@@ -141,7 +144,7 @@ std::vector<Family> build_families() {
     f.header = "attention/decode.cuh";
     f.params_struct = "DecodeAttnParams";
     f.device_fn = "attn_combine";
-    f.params = {{"SPLIT", {64, 128, 256, 512}}, {"HD", {32, 64, 128, 256}}};
+    f.params = {{"SPLIT", {16, 32, 64, 128, 256, 512}}, {"HD", {32, 64, 128, 256}}};
     f.threads_param = "HD";
     f.description = "merges the splits of attn_decode";
     v.push_back(std::move(f));

@@ -62,4 +62,8 @@ std::vector<Variant> sample_variants(const Family& f, const std::string& arch, s
 // Number of points in the family's space (parameters x type bindings), before constraints.
 size_t space_size(const Family& f);
 
+// Dynamic shared memory of an attn_decode.fused point: the split's K and V rows (16-byte padded)
+// and its scores.
+inline int attn_fused_smem_bytes(int split, int hd, int group) { return 2 * split * (hd + 8) * 2 + group * split * 4; }
+
 }  // namespace ac::cuda

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <sstream>
 
 #include "agentcompile/core/error.h"
 #include "agentcompile/ir/decoder_layers.h"
@@ -58,14 +59,29 @@ std::string fast_path_unsupported(const Graph& g) {
 
 namespace {
 
+// A batch of B tokens turns the GEMV into a skinny GEMM: rows per warp, then the unroll, shrink
+// until accumulators and loads in flight fit the registers without spilling (at batch 1 every
+// valid point is kept as it is).
 Variant gemv_variant(const GemvChoice& ch, int epi, int batch, DType wt, const std::string& arch) {
+  const int mats = epi == kEpiSwiglu ? 2 : 1;
+  int rows = ch.rows, unroll = ch.unroll;
+  while (rows > 1 && rows * batch * mats > 8) rows /= 2;
+  while (unroll > 1 && rows * batch * mats * unroll > 8) unroll /= 2;
   return make_variant(find_family("gemv", "fused"),
-                      {{"BLOCK", ch.block}, {"ROWS", ch.rows}, {"UNROLL", ch.unroll},
+                      {{"BLOCK", ch.block}, {"ROWS", rows}, {"UNROLL", unroll},
                        {"SPLITK", epi == kEpiResidual ? ch.splitk : 1}, {"BATCH", batch}, {"EPI", epi}},
                       {wt}, arch);
 }
 Variant qkv_post_variant(const FastConfig& cfg, DType wt, const std::string& arch) {
   return make_variant(find_family("qkv_post", "fused"), {{"BLOCK", cfg.qkv_post_block}}, {wt}, arch);
+}
+// The split length of the decode attention: the configured one, halved until the fused kernel's
+// rows fit its shared-memory budget (long head dims); prefill attention uses the same splits.
+int attn_split(const ModelConfig& c, const FastConfig& cfg) {
+  int split = cfg.attn_split;
+  const int group = int(c.num_heads / c.num_kv_heads);
+  while (split > 16 && attn_fused_smem_bytes(split, int(c.head_dim), group) > 99 * 1024) split /= 2;
+  return split;
 }
 // The attention block shrinks (down to 64 threads) until the group's outputs divide among its threads.
 int attn_block(const ModelConfig& c, const FastConfig& cfg) {
@@ -76,18 +92,18 @@ int attn_block(const ModelConfig& c, const FastConfig& cfg) {
 }
 Variant attn_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch) {
   return make_variant(find_family("attn_decode", "split"),
-                      {{"BLOCK", attn_block(c, cfg)}, {"TILE", cfg.attn_tile}, {"SPLIT", cfg.attn_split},
-                       {"HD", int(c.head_dim)}, {"GROUP", int(c.num_heads / c.num_kv_heads)}},
+                      {{"BLOCK", std::min(attn_block(c, cfg), 256)}, {"TILE", std::min(cfg.attn_tile, attn_split(c, cfg))},
+                       {"SPLIT", attn_split(c, cfg)}, {"HD", int(c.head_dim)}, {"GROUP", int(c.num_heads / c.num_kv_heads)}},
                       {}, arch);
 }
 Variant fused_attn_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch) {
   return make_variant(find_family("attn_decode", "fused"),
-                      {{"BLOCK", attn_block(c, cfg)}, {"TILE", cfg.attn_tile}, {"SPLIT", cfg.attn_split},
-                       {"HD", int(c.head_dim)}, {"GROUP", int(c.num_heads / c.num_kv_heads)}},
+                      {{"BLOCK", attn_block(c, cfg)}, {"SPLIT", attn_split(c, cfg)}, {"HD", int(c.head_dim)},
+                       {"GROUP", int(c.num_heads / c.num_kv_heads)}},
                       {wt}, arch);
 }
 Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch) {
-  return make_variant(find_family("attn_combine", "split"), {{"SPLIT", cfg.attn_split}, {"HD", int(c.head_dim)}}, {},
+  return make_variant(find_family("attn_combine", "split"), {{"SPLIT", attn_split(c, cfg)}, {"HD", int(c.head_dim)}}, {},
                       arch);
 }
 
@@ -131,6 +147,18 @@ class FastExecutor final : public Executor {
     std::vector<float> inv = rope_inv_freq(c.rope, c.head_dim);
     inv_freq_ = DeviceBuffer(inv.size() * 4);
     inv_freq_.upload(inv.data(), inv.size() * 4, s_);
+    // cos/sin of every position the cache can hold, computed as the reference does: the decode
+    // attention kernel reads its row instead of evaluating trigonometry per block.
+    {
+      const size_t half = size_t(c.head_dim / 2), npos = size_t(lim_.max_seq);
+      std::vector<float> cs(npos * half), sn(npos * half);
+      for (size_t p = 0; p < npos; ++p) rope_cos_sin(inv, int64_t(p), cs.data() + p * half, sn.data() + p * half);
+      rope_cos_ = DeviceBuffer(cs.size() * 4);
+      rope_sin_ = DeviceBuffer(sn.size() * 4);
+      rope_cos_.upload(cs.data(), cs.size() * 4, s_);
+      rope_sin_.upload(sn.data(), sn.size() * 4, s_);
+      dev_.synchronize();  // the host vectors go out of scope
+    }
     const size_t kv = size_t(lim_.max_slots) * size_t(c.num_kv_heads) * size_t(lim_.max_seq) * size_t(c.head_dim) * 2;
     for (int64_t l = 0; l < c.num_layers; ++l) {
       kcache_.emplace_back(kv);
@@ -138,7 +166,7 @@ class FastExecutor final : public Executor {
     }
     const long long nt = std::max<long long>(lim_.step_tokens(), kMaxBatch), nr = std::max<long long>(lim_.logit_rows(), kMaxBatch);
     const long long qkvd = c.q_dim() + 2 * c.kv_dim();
-    max_splits_ = (lim_.max_seq + cfg_.attn_split - 1) / cfg_.attn_split;
+    max_splits_ = (lim_.max_seq + attn_split(c, cfg_) - 1) / attn_split(c, cfg_);
     auto f32 = [](long long n) { return DeviceBuffer(size_t(std::max<long long>(n, 1)) * 4); };
     resid_ = f32(nt * c.hidden_size);
     h_ = f32(nt * c.hidden_size);
@@ -153,8 +181,8 @@ class FastExecutor final : public Executor {
     part_ml_ = f32(nt * c.num_heads * max_splits_ * 2);
     gathered_ = f32(nr * c.hidden_size);
     logits_ = f32(nr * c.vocab_size);
-    const long long lm_blocks = (c.vocab_size + cfg_.lm_head.block / 32 * cfg_.lm_head.rows - 1) /
-                                (cfg_.lm_head.block / 32 * cfg_.lm_head.rows);
+    // One partial per block of the argmax GEMV; rows per warp may shrink with the batch (above).
+    const long long lm_blocks = (c.vocab_size + cfg_.lm_head.block / 32 - 1) / (cfg_.lm_head.block / 32);
     part_val_ = f32(kMaxBatch * lm_blocks);
     part_idx_ = f32(kMaxBatch * lm_blocks);
     counter_ = DeviceBuffer(4);
@@ -372,13 +400,14 @@ class FastExecutor final : public Executor {
   void fused_attention(const LayerOps& L, size_t layer, long long n) {
     const ModelConfig& c = g_.config;
     FusedAttnParams ap{qkv_.as<float>(), L.q_norm ? wptr(L.q_norm, 0) : nullptr, L.k_norm ? wptr(L.k_norm, 0) : nullptr,
-                       float(c.rms_norm_eps), inv_freq_.as<float>(), kcache_[layer].as<unsigned short>(),
-                       vcache_[layer].as<unsigned short>(), part_o_.as<float>(), part_ml_.as<float>(),
+                       float(c.rms_norm_eps), rope_cos_.as<float>(), rope_sin_.as<float>(),
+                       kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(), part_o_.as<float>(), part_ml_.as<float>(),
                        attn_counters_.as<unsigned>(), attn_.as<float>(), positions_.as<int>(), slots_.as<int>(), n,
                        c.num_heads, c.num_kv_heads, lim_.max_seq, max_splits_, 1.0f / std::sqrt(float(c.head_dim))};
     const Variant va = fused_attn_variant(c, cfg_, wt_, arch_);
+    const size_t smem = size_t(attn_fused_smem_bytes(va.param("SPLIT"), va.param("HD"), va.param("GROUP")));
     launch_kernel(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(max_splits_), unsigned(n)},
-                  unsigned(va.threads()), 0, s_, &ap, cfg_.pdl);
+                  unsigned(va.threads()), smem, s_, &ap, cfg_.pdl);
     if (profile_) {
       double kv = 0;
       for (long long t = 0; t < n; ++t) kv += double(last_positions_[size_t(t)] + 1) * double(c.kv_dim()) * 2 * 2;
@@ -512,7 +541,7 @@ class FastExecutor final : public Executor {
   DType wt_ = DType::BF16;
   std::map<const TensorInfo*, DeviceBuffer> w_;
   std::vector<DeviceBuffer> wqkv_, bqkv_;
-  DeviceBuffer inv_freq_;
+  DeviceBuffer inv_freq_, rope_cos_, rope_sin_;  // rope_*: [max_seq, head_dim / 2]
   std::vector<DeviceBuffer> kcache_, vcache_;  // bf16 [slot][kv_head][position][head_dim]
   long long max_splits_ = 1;
   DeviceBuffer resid_, h_, qkv_, q_, attn_, gate_, up_, tmp_, cast_, part_o_, part_ml_, gathered_, logits_;
@@ -531,7 +560,52 @@ class FastExecutor final : public Executor {
 
 }  // namespace
 
+FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
+  const std::map<std::string, GemvChoice FastConfig::*> gemvs = {
+      {"qkv", &FastConfig::qkv}, {"o", &FastConfig::o}, {"gate_up", &FastConfig::gate_up},
+      {"down", &FastConfig::down}, {"lm_head", &FastConfig::lm_head}};
+  const std::map<std::string, int FastConfig::*> ints = {{"attn_block", &FastConfig::attn_block},
+                                                         {"attn_tile", &FastConfig::attn_tile},
+                                                         {"attn_split", &FastConfig::attn_split},
+                                                         {"qkv_post_block", &FastConfig::qkv_post_block}};
+  auto number = [&](const std::string& key, const std::string& text) {
+    size_t used = 0;
+    int v = 0;
+    try {
+      v = std::stoi(text, &used);
+    } catch (const std::exception&) {
+      used = std::string::npos;
+    }
+    if (used != text.size() || text.empty()) throw_input("fast config override", "'" + key + "': '" + text + "' is not an integer");
+    return v;
+  };
+  std::stringstream items(spec);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) throw_input("fast config override", "'" + item + "' is not key=value");
+    const std::string key = item.substr(0, eq), val = item.substr(eq + 1);
+    if (auto g = gemvs.find(key); g != gemvs.end()) {
+      std::vector<int> f;
+      std::stringstream parts(val);
+      for (std::string x; std::getline(parts, x, ':');) f.push_back(number(key, x));
+      if (f.size() != 4) throw_input("fast config override", "'" + key + "' needs block:rows:unroll:splitk");
+      cfg.*(g->second) = GemvChoice{f[0], f[1], f[2], f[3]};
+    } else if (auto i = ints.find(key); i != ints.end()) {
+      cfg.*(i->second) = number(key, val);
+    } else if (key == "cuda_graph" || key == "pdl") {
+      (key == "pdl" ? cfg.pdl : cfg.cuda_graph) = number(key, val) != 0;
+    } else {
+      throw_input("fast config override", "unknown key '" + key + "'");
+    }
+  }
+  return cfg;
+}
+
 std::unique_ptr<Executor> make_fast_executor(const Graph& g, const ExecutorLimits& lim, const FastConfig& cfg) {
+  if (const char* spec = std::getenv("AGENTCOMPILE_FAST_CONFIG"))
+    return std::make_unique<FastExecutor>(g, lim, apply_fast_config_override(cfg, spec));
   return std::make_unique<FastExecutor>(g, lim, cfg);
 }
 

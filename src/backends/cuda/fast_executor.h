@@ -20,16 +20,24 @@ struct GemvChoice {
 // Parameters of every fused family the fast path launches; a compiled plan will choose them
 // per model (issue 7); the defaults are reasonable everywhere.
 struct FastConfig {
-  GemvChoice qkv{256, 2, 2, 1};
-  GemvChoice o{256, 1, 4, 1};
+  // Defaults: the points with the least total time over the three target models in the sweep of
+  // bench/results/2026-11-30-gemv-sweep.txt (a plan picks per model).
+  GemvChoice qkv{256, 2, 4, 1};
+  GemvChoice o{128, 2, 1, 4};
   GemvChoice gate_up{256, 1, 2, 1};
-  GemvChoice down{256, 1, 4, 2};
-  GemvChoice lm_head{256, 1, 4, 1};
+  GemvChoice down{256, 2, 2, 4};
+  GemvChoice lm_head{256, 4, 1, 1};
   int qkv_post_block = 128;
-  int attn_block = 128, attn_tile = 32, attn_split = 64;
+  int attn_block = 256, attn_tile = 32, attn_split = 32;
   bool cuda_graph = true;
   bool pdl = true;
 };
+
+// Applies a developer override, e.g. AGENTCOMPILE_FAST_CONFIG="o=128:2:1:4,attn_split=64,pdl=0":
+// GEMV regions (qkv, o, gate_up, down, lm_head) take block:rows:unroll:splitk; attn_block,
+// attn_tile, attn_split, qkv_post_block, cuda_graph and pdl take integers. Throws BadInput on
+// anything else.
+FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec);
 
 // Why the fast path cannot run this graph ("" when it can).
 std::string fast_path_unsupported(const Graph& g);

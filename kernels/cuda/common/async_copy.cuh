@@ -1,0 +1,13 @@
+// cp.async (sm_80+): 16-byte copies from global to shared memory that do not pass through
+// registers, so a kernel can start fetching data that does not depend on the previous kernel
+// before it waits for that kernel (programmatic dependent launch).
+#pragma once
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
