@@ -46,7 +46,7 @@ e2e() {
   local peers=()
   for f in "$work"/peers/*.peer.json; do [ -f "$f" ] && peers+=(--peer "$f"); done
   $bin bench e2e --backend cuda --cuda-route fast --model "$(model_list)" --workloads "$workloads" --repeats 3 \
-    "${peers[@]}" --json-out "$out/e2e.json" --md-out "$out/e2e.md" --quiet
+    "${peers[@]}" --json-out "$out/e2e.json" --md-out "$out/e2e.md"
   echo "bench e2e exit $?"
 }
 
@@ -59,9 +59,9 @@ e2e() {
   done
   if [ "$part" = 1 ]; then
     echo "== bench kernels"
-    $bin bench kernels --backend cuda --model "$(model_list)" --batch 1,8 --json-out "$out/kernels.json" --md-out "$out/kernels.md" --quiet
+    $bin bench kernels --backend cuda --model "$(model_list)" --batch 1,8 --json-out "$out/kernels.json" --md-out "$out/kernels.md"
     echo "== bench module"
-    $bin bench module --backend cuda --model "$(model_list)" --json-out "$out/module.json" --md-out "$out/module.md" --quiet
+    $bin bench module --backend cuda --model "$(model_list)" --json-out "$out/module.json" --md-out "$out/module.md"
     echo "== peers: hf-eager"
     hf_peers
   else
