@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -145,31 +146,6 @@ Json route_json(const std::string& kernel, const Timing& t, double bytes, double
           {"pct_of_gemm", o.gemm_tflops > 0 ? Json(100.0 * tflops / o.gemm_tflops) : Json(nullptr)}};
 }
 
-// The fused attention takes rope as an inv_freq vector or as cos/sin tables [max_seq, head_dim/2]
-// (the fast path is moving to the tables); fill whichever this build's params struct has.
-template <class P>
-void set_rope(P& p, const DeviceBuffer& inv, const DeviceBuffer& cos_t, const DeviceBuffer& sin_t) {
-  if constexpr (requires { p.rope_cos; }) {
-    p.rope_cos = cos_t.as<float>();
-    p.rope_sin = sin_t.as<float>();
-  } else {
-    p.inv_freq = inv.as<float>();
-  }
-}
-
-// Dynamic shared memory of the fused attention variant, as the fast path launches it: newer
-// fused-attention templates stage the split's K/V rows in shared memory (family.h's
-// attn_fused_smem_bytes), older ones need none. Found by lookup at instantiation, so this file
-// builds against either.
-template <class V>
-auto fused_attn_smem(const V& v, int) -> decltype(size_t(attn_fused_smem_bytes(v.param("SPLIT"), v.param("HD"), v.param("GROUP")))) {
-  return size_t(attn_fused_smem_bytes(v.param("SPLIT"), v.param("HD"), v.param("GROUP")));
-}
-template <class V>
-size_t fused_attn_smem(const V&, long) {
-  return 0;
-}
-
 int batch_template(int64_t b) { return b <= 1 ? 1 : b <= 2 ? 2 : b <= 4 ? 4 : 8; }
 
 struct Projection {
@@ -178,10 +154,9 @@ struct Projection {
   bool norm;   // RMSNorm prologue
   long long N, K;
   int mats;    // 2: gate and up
-  GemvChoice choice;
 };
 
-Json bench_projection(const Projection& R, int64_t B, DType wt, const KernelBenchOptions& o) {
+Json bench_projection(const Projection& R, const Variant& v, int64_t B, DType wt, const KernelBenchOptions& o) {
   Device& dev = Device::get();
   const CUstream s = dev.stream();
   const std::string arch = dev.info().arch();
@@ -198,10 +173,6 @@ Json bench_projection(const Projection& R, int64_t B, DType wt, const KernelBenc
   out.fill_u32(0, s);
 
   // fast: the fused GEMV exactly as the fast route launches it
-  const Variant v = make_variant(find_family("gemv", "fused"),
-                                 {{"BLOCK", R.choice.block}, {"ROWS", R.choice.rows}, {"UNROLL", R.choice.unroll},
-                                  {"SPLITK", R.epi == 1 ? R.choice.splitk : 1}, {"BATCH", batch_template(B)}, {"EPI", R.epi}},
-                                 {wt}, arch);
   const LaunchShape ls = gemv_launch_shape(v, R.N, R.K);
   DeviceBuffer part_val(size_t(B) * ls.grid_x * 4), part_idx(size_t(B) * ls.grid_x * 4), counter(4), token(size_t(B) * 4);
   CU_CHECK(drv().cuMemsetD32Async(counter.ptr(), 0, 1, s));
@@ -251,7 +222,7 @@ Json bench_projection(const Projection& R, int64_t B, DType wt, const KernelBenc
             {"library", route_json("cublasGemmEx (bf16 in, f32 out)", tl, wbytes, flops, o)}}}};
 }
 
-Json bench_attention(const ModelConfig& c, int64_t B, DType wt, const KernelBenchOptions& o) {
+Json bench_attention(const ModelConfig& c, const Variant& fv, int64_t B, DType wt, const KernelBenchOptions& o) {
   Device& dev = Device::get();
   const CUstream s = dev.stream();
   const std::string arch = dev.info().arch();
@@ -269,12 +240,6 @@ Json bench_attention(const ModelConfig& c, int64_t B, DType wt, const KernelBenc
   Json routes = Json::object();
 
   // fast: decode attention fused with q/k norm, rope and the cache write (bf16 KV cache)
-  FastConfig fc;
-  const std::vector<Variant> all = fast_path_variants(c, wt, fc, arch);
-  auto it = std::find_if(all.begin(), all.end(),
-                         [](const Variant& v) { return v.family->op == "attn_decode" && v.family->name == "fused"; });
-  if (it == all.end()) throw_internal("bench kernels", "the fast path has no fused attention variant");
-  const Variant fv = *it;
   const double fbytes = 2.0 * double(B) * double(L) * double(kvd) * 2;
   const int fcopies = std::max(1, int(std::ceil(kRotateBytes / fbytes)));
   std::vector<DeviceBuffer> kc, vc;
@@ -290,8 +255,7 @@ Json bench_attention(const ModelConfig& c, int64_t B, DType wt, const KernelBenc
       cos_t[size_t(p * (hd / 2) + i)] = float(std::cos(a));
       sin_t[size_t(p * (hd / 2) + i)] = float(std::sin(a));
     }
-  DeviceBuffer inv_d(inv.size() * 4), cos_d(cos_t.size() * 4), sin_d(sin_t.size() * 4);
-  inv_d.upload(inv.data(), inv.size() * 4, s);
+  DeviceBuffer cos_d(cos_t.size() * 4), sin_d(sin_t.size() * 4);
   cos_d.upload(cos_t.data(), cos_t.size() * 4, s);
   sin_d.upload(sin_t.data(), sin_t.size() * 4, s);
   DeviceBuffer qn = ones_near(size_t(hd), wt, 12), kn = ones_near(size_t(hd), wt, 13);
@@ -306,7 +270,8 @@ Json bench_attention(const ModelConfig& c, int64_t B, DType wt, const KernelBenc
     p.q_norm = c.qk_norm ? qn.as<void>() : nullptr;
     p.k_norm = c.qk_norm ? kn.as<void>() : nullptr;
     p.eps = float(c.rms_norm_eps);
-    set_rope(p, inv_d, cos_d, sin_d);
+    p.rope_cos = cos_d.as<float>();
+    p.rope_sin = sin_d.as<float>();
     p.k_cache = kc[size_t(i)].as<unsigned short>();
     p.v_cache = vc[size_t(i)].as<unsigned short>();
     p.part_o = part_o.as<float>();
@@ -324,7 +289,7 @@ Json bench_attention(const ModelConfig& c, int64_t B, DType wt, const KernelBenc
     fp.push_back(p);
   }
   const LoadedKernel& fk = load_kernel(fv);
-  const size_t fsmem = fused_attn_smem(fv, 0);
+  const size_t fsmem = size_t(attn_fused_smem_bytes(fv.param("SPLIT"), fv.param("HD"), fv.param("GROUP")));
   const Timing tf = time_groups(o.repeats, [&](int i) {
     launch_kernel(fk, Dim3{unsigned(c.num_kv_heads), unsigned(splits), unsigned(B)}, unsigned(fv.threads()), fsmem, s,
                   &fp[size_t(i % fcopies)], true);
@@ -419,19 +384,35 @@ Json bench_decode_kernels(const ModelConfig& c, DType wt, const KernelBenchOptio
   if (wt != DType::BF16 && wt != DType::F16)
     throw_input("bench kernels", "the fast route runs bf16/f16 weights; this model's dtype is " +
                                      std::string(dtype_user_name(wt)));
-  const FastConfig fc;
+  // The fast route's own variants (its FastConfig, AGENTCOMPILE_FAST_CONFIG applied as the executor
+  // does): per batch template 1, 2, 4, 8 the GEMVs of qkv, o, gate_up, down, lm_head, then attention.
+  FastConfig fc;
+  if (const char* spec = std::getenv("AGENTCOMPILE_FAST_CONFIG")) fc = apply_fast_config_override(fc, spec);
+  const std::vector<Variant> fast = fast_path_variants(c, wt, fc, Device::get().info().arch());
+  auto fused_attn = std::find_if(fast.begin(), fast.end(), [](const Variant& v) {
+    return v.family->op == "attn_decode" && v.family->name == "fused";
+  });
+  if (fast.size() < 20 || fused_attn == fast.end()) throw_internal("bench kernels", "unexpected fast_path_variants layout");
   const long long qkvd = c.q_dim() + 2 * c.kv_dim();
-  const Projection regions[] = {{"qkv", 0, true, qkvd, c.hidden_size, 1, fc.qkv},
-                                {"o", 1, false, c.hidden_size, c.q_dim(), 1, fc.o},
-                                {"gate_up", 2, true, c.intermediate_size, c.hidden_size, 2, fc.gate_up},
-                                {"down", 1, false, c.hidden_size, c.intermediate_size, 1, fc.down},
-                                {"lm_head", 3, true, c.vocab_size, c.hidden_size, 1, fc.lm_head}};
+  const Projection regions[] = {{"qkv", 0, true, qkvd, c.hidden_size, 1},
+                                {"o", 1, false, c.hidden_size, c.q_dim(), 1},
+                                {"gate_up", 2, true, c.intermediate_size, c.hidden_size, 2},
+                                {"down", 1, false, c.hidden_size, c.intermediate_size, 1},
+                                {"lm_head", 3, true, c.vocab_size, c.hidden_size, 1}};
   Json rows = Json::array();
   for (int64_t b : o.batches) {
     if (b < 1 || b > 8) throw_input("--batch", "decode batches are 1 to 8");
-    rows.push_back(bench_projection(regions[0], b, wt, o));
-    rows.push_back(bench_attention(c, b, wt, o));
-    for (size_t i = 1; i < std::size(regions); ++i) rows.push_back(bench_projection(regions[i], b, wt, o));
+    const int bt = batch_template(b);
+    const size_t base = size_t(bt == 1 ? 0 : bt == 2 ? 1 : bt == 4 ? 2 : 3) * std::size(regions);
+    auto variant = [&](size_t i) -> const Variant& {
+      const Variant& v = fast[base + i];
+      if (v.family->op != "gemv" || v.param("EPI") != regions[i].epi || v.param("BATCH") != bt)
+        throw_internal("bench kernels", "unexpected fast_path_variants layout at " + v.name());
+      return v;
+    };
+    rows.push_back(bench_projection(regions[0], variant(0), b, wt, o));
+    rows.push_back(bench_attention(c, *fused_attn, b, wt, o));
+    for (size_t i = 1; i < std::size(regions); ++i) rows.push_back(bench_projection(regions[i], variant(i), b, wt, o));
   }
   return rows;
 }
