@@ -1,8 +1,12 @@
-// bench kernels: each decode region at a model's shapes, on the GPU (src/backends/cuda/bench_kernels.cpp).
+// bench kernels: each decode region at a model's shapes, on the GPU (src/backends/cuda/bench_kernels.cpp),
+// with the fast route's default choices or, with --plan, a compiled plan's.
+#include <optional>
+
 #include "agentcompile/bench/tiers.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/model/synth_model.h"
 #include "agentcompile/runtime/backends.h"
+#include "agentcompile/runtime/plan_executor.h"
 #include "bench/common.h"
 #ifdef AGENTCOMPILE_HAVE_CUDA
 #include "agentcompile/backends/cuda/bench_measure.h"
@@ -30,12 +34,17 @@ Json run_kernels(const BenchOptions& o) {
   std::string why;
   if (o.backend == "cpu" || !cuda_backend_available(&why))
     throw_input("bench kernels", "times CUDA kernels and needs a GPU (--backend cuda)" + (why.empty() ? "" : ": " + why));
-  if (!o.plan.empty())
-    throw_input("--plan", "bench kernels times the fast route's default kernels; a plan's own choices are timed by "
-                          "compile (its report) and by bench e2e --plan");
   if (o.context < 1) throw_input("--context", "must be >= 1");
   std::vector<std::pair<std::string, ModelConfig>> models;
-  for (const auto& spec : o.models) models.push_back(model_shapes(spec));
+  std::optional<Plan> plan;
+  if (!o.plan.empty()) {  // the plan's kernel choices, for the one model it was made for
+    if (o.models.size() != 1) throw_input("--plan", "a plan is made for one model: give exactly one --model");
+    BenchModel bm = resolve_model(o.models[0], o);
+    plan = load_plan_for(o.plan, *bm.model, "cuda");
+    models.push_back({bm.name, bm.model->config});
+  } else {
+    for (const auto& spec : o.models) models.push_back(model_shapes(spec));
+  }
   Json rep = report_header("kernels", o, "cuda");
 #ifdef AGENTCOMPILE_HAVE_CUDA
   rep["ceilings"] = measure_ceilings("cuda", o.progress);
@@ -51,6 +60,10 @@ Json run_kernels(const BenchOptions& o) {
   ko.repeats = std::max(o.repeats, 3);
   ko.copy_GBps = ceiling(rep["ceilings"], "copy_GBps");
   ko.gemm_tflops = ceiling(rep["ceilings"], "gemm_tflops");
+  if (plan) {
+    ko.plan = plan->cuda_fast;
+    rep["settings"]["plan"] = fs::absolute(o.plan).string();
+  }
   for (auto& [name, cfg] : models) {
     rep["models"].push_back({{"name", name}, {"architecture", std::string(arch_name(cfg.arch))}});
     Json rows = cuda::bench_decode_kernels(cfg, cfg.torch_dtype, ko);

@@ -18,6 +18,7 @@
 #include "backends/cuda/device.h"
 #include "backends/cuda/fast_executor.h"
 #include "backends/cuda/kernel_loader.h"
+#include "backends/cuda/plan_config.h"
 
 extern "C" {
 #include "../../../kernels/cuda/common/params.h"
@@ -384,9 +385,9 @@ Json bench_decode_kernels(const ModelConfig& c, DType wt, const KernelBenchOptio
   if (wt != DType::BF16 && wt != DType::F16)
     throw_input("bench kernels", "the fast route runs bf16/f16 weights; this model's dtype is " +
                                      std::string(dtype_user_name(wt)));
-  // The fast route's own variants (its FastConfig, AGENTCOMPILE_FAST_CONFIG applied as the executor
-  // does): per batch template 1, 2, 4, 8 the GEMVs of qkv, o, gate_up, down, lm_head, then attention.
-  FastConfig fc;
+  // The fast route's own variants (the plan's FastConfig or the defaults, AGENTCOMPILE_FAST_CONFIG
+  // applied as the executor does): per batch template 1, 2, 4, 8 the GEMVs of qkv, o, gate_up, down, lm_head, then attention.
+  FastConfig fc = fast_config_of(o.plan);
   if (const char* spec = std::getenv("AGENTCOMPILE_FAST_CONFIG")) fc = apply_fast_config_override(fc, spec);
   const std::vector<Variant> fast = fast_path_variants(c, wt, fc, Device::get().info().arch());
   auto fused_attn = std::find_if(fast.begin(), fast.end(), [](const Variant& v) {

@@ -4,11 +4,13 @@
 // samples, which are all returned.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "agentcompile/core/dtype.h"
 #include "agentcompile/core/json.h"
 #include "agentcompile/model/hf_config.h"
+#include "agentcompile/plan/plan.h"
 
 namespace ac::cuda {
 
@@ -31,10 +33,11 @@ struct KernelBenchOptions {
   std::vector<int64_t> batches = {1};
   int repeats = 7;
   double copy_GBps = 0.0, gemm_tflops = 0.0;  // ceilings for the percentages
+  std::optional<PlanCudaFast> plan;            // a compiled plan's choices instead of the defaults
 };
 
 // Every decode region of a model with this config (qkv, attention, o, gate_up, down, lm_head):
-// the fast route's kernel (FastConfig defaults) vs the reference kernel vs cuBLAS, on random
+// the fast route's kernel (the plan's choices, else FastConfig's defaults) vs the reference kernel vs cuBLAS, on random
 // weights rotated over enough copies to exceed L2. One JSON row per (region, batch).
 Json bench_decode_kernels(const ModelConfig& c, DType weights, const KernelBenchOptions& o);
 
