@@ -32,8 +32,10 @@ std::pair<std::string, ModelConfig> model_shapes(const std::string& spec) {
 
 Json run_kernels(const BenchOptions& o) {
   std::string why;
-  if (o.backend == "cpu" || !cuda_backend_available(&why))
+  if (o.backend == "cpu" || !cuda_backend_available(&why)) {
+    if (auto p = why.find("; use --backend cpu"); p != std::string::npos) why.resize(p);  // not an option here
     throw_input("bench kernels", "times CUDA kernels and needs a GPU (--backend cuda)" + (why.empty() ? "" : ": " + why));
+  }
   if (o.context < 1) throw_input("--context", "must be >= 1");
   std::vector<std::pair<std::string, ModelConfig>> models;
   std::optional<Plan> plan;
