@@ -386,7 +386,9 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
       ++prog.regions_done;
     }
   }
-  if (searches.empty()) throw_input("--backend " + o.backend, "nothing to search for this model on this backend");
+  if (searches.empty())
+    throw_input("--backend " + o.backend, "nothing to search for this model on this backend" +
+                                              (front.notes.empty() ? std::string() : ": " + front.notes.back()));
 
   CompileResult result;
   // Route graph and end-to-end stage with repair.
