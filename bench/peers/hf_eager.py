@@ -8,6 +8,7 @@ margin and runner-up of each of the first --validate-tokens tokens of every dist
     python3 bench/peers/hf_eager.py --model DIR --workloads W1,W2,W3,W4,W5 --out hf-eager.json
 """
 import argparse
+import copy
 import time
 
 import torch
@@ -30,7 +31,7 @@ class Stamps(StoppingCriteria):
 
 
 def greedy_config(model, new_tokens):
-    gc = model.generation_config.__class__.from_dict(model.generation_config.to_dict())
+    gc = copy.deepcopy(model.generation_config)
     gc.do_sample, gc.num_beams = False, 1
     gc.temperature = gc.top_p = gc.top_k = gc.min_p = None
     gc.eos_token_id = None  # generate exactly new_tokens, as agentcompile bench does (--ignore-eos)

@@ -221,6 +221,31 @@ TEST(BenchReport, MarkdownTable) {
   EXPECT_NE(e.find("| W2 | — | — † | — | — | ERROR: cuda: out of memory |"), std::string::npos) << e;
 }
 
+TEST(BenchReport, KernelsAndModuleTables) {
+  Json k = {{"schema", kReportSchema}, {"tier", "kernels"}, {"created", "x"}, {"environment", Json::object()},
+            {"results",
+             {{{"model", "m1"},
+               {"region", "o"},
+               {"batch", 1},
+               {"shape", "2048x2048"},
+               {"routes",
+                {{"fast", {{"kernel", "gemv__x"}, {"us", 2.5}, {"GBps", 3355.4}, {"pct_of_copy", 83.9}, {"TFLOPs", 3.36}}},
+                 {"library", {{"kernel", "cublasGemmEx"}, {"us", 9.0}, {"GBps", 932.1}, {"TFLOPs", 0.93}}}}}}}}};
+  const std::string md = markdown_report(k);
+  EXPECT_NE(md.find("| m1 | o | 1 | 2048x2048 | fast | gemv__x | 2.50 | 3355 | 83.9% | 3.36 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| m1 | o | 1 | 2048x2048 | library | cublasGemmEx | 9.00 | 932 | — | 0.93 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("| reference |"), std::string::npos);
+  Json k2 = k;
+  k2["results"][0]["routes"]["fast"]["us"] = 2.0;
+  EXPECT_NE(compare_markdown(k, k2, "old").find("| m1 o b1 fast | µs | 2.5 | 2 | -20.0% faster |"), std::string::npos);
+  Json m = {{"schema", kReportSchema}, {"tier", "module"}, {"environment", Json::object()},
+            {"results", {{{"model", "m1"}, {"phase", "decode"}, {"backend", "cuda"}, {"route", "fast"}, {"tokens", 1},
+                          {"context", 128}, {"layer_ms", 0.05}, {"GBps", 2000.0}, {"pct_of_copy", 50.0}}}}};
+  EXPECT_NE(markdown_report(m).find("| m1 | decode | cuda fast | 1 | 128 | 0.0500 | 2000 | 50.0% | — | — |"),
+            std::string::npos)
+      << markdown_report(m);
+}
+
 TEST(BenchReport, CompareAndLoad) {
   const std::string md = compare_markdown(e2e_report(2.0, true), e2e_report(1.0, true), "old.json");
   EXPECT_NE(md.find("| m1 W2 cuda fast | decode ms/token | 2 | 1 | -50.0% faster |"), std::string::npos) << md;
