@@ -7,6 +7,8 @@
 #           every peer record; the chart.
 # Peer records and models stay in $AC_BENCH_WORK (/tmp/ac-bench) while the machine is warm; on a
 # fresh machine give part 2 part 1's records with PEERS_IN=<folder in the working tree>.
+# Environment: PRESETS, WORKLOADS (default W1,W2,W3,W4,W5; e.g. add 128/128x2,128/128x4 for batch
+# sizes), COMPILED_WORKLOADS (W2), TIE_EPSILON (0.1), AGENTCOMPILE_COMMIT (else build-device/COMMIT).
 #   tools/gpu_bench.sh 1   -> $OUT/{kernels,module,e2e}.{json,md}, $OUT/peers/*.peer.json, $OUT/bench.log
 #   tools/gpu_bench.sh 2   -> $OUT/e2e.{json,md}, $OUT/e2e-W2.{png,svg}, $OUT/peers/*.peer.json, $OUT/bench.log
 set -uo pipefail
@@ -45,7 +47,7 @@ compiled_peers() {
 e2e() {
   local peers=()
   for f in "$work"/peers/*.peer.json; do [ -f "$f" ] && peers+=(--peer "$f"); done
-  $bin bench e2e --backend cuda --cuda-route fast --model "$(model_list)" --workloads "$workloads" --repeats 3 \
+  $bin bench e2e --backend cuda --cuda-route fast --model "$(model_list)" --workloads "$workloads" --repeats 3 --tie-epsilon "${TIE_EPSILON:-0.1}" \
     "${peers[@]}" --json-out "$out/e2e.json" --md-out "$out/e2e.md"
   echo "bench e2e exit $?"
 }
