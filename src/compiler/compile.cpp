@@ -259,7 +259,8 @@ class E2eStage {
 
 std::string us_text(double us) {
   char b[32];
-  if (us >= 1000) std::snprintf(b, sizeof b, "%.2f ms", us / 1000);
+  if (us >= 1e6) std::snprintf(b, sizeof b, "%.2f s", us / 1e6);
+  else if (us >= 1000) std::snprintf(b, sizeof b, "%.2f ms", us / 1000);
   else std::snprintf(b, sizeof b, "%.1f us", us);
   return b;
 }
@@ -277,8 +278,8 @@ std::string report_markdown(const Json& rep) {
   std::string md = "# Compile report: " + rep["model"]["name"].get<std::string>() + "\n\n";
   md += "- backend: " + rep["backend"].get<std::string>() + ", device: " + rep["environment"]["device"].get<std::string>() +
         "\n- objective: " + rep["objective"].get<std::string>() + ", advisor: " + rep["advisor"].get<std::string>() +
-        "\n- budget: " + std::to_string(rep["budget"]["seconds"].get<double>()) + " s, used " +
-        std::to_string(rep["elapsed_s"].get<double>()) + " s; candidates not explored: " +
+        "\n- budget: " + us_text(1e6 * rep["budget"]["seconds"].get<double>()) + ", used " +
+        us_text(1e6 * rep["elapsed_s"].get<double>()) + "; candidates not explored: " +
         std::to_string(rep["budget"]["not_explored"].get<size_t>()) + "\n- tuning DB: " + rep["db"]["path"].get<std::string>() +
         " (measured now " + std::to_string(rep["totals"]["measured"].get<size_t>()) + ", reused " +
         std::to_string(rep["totals"]["reused"].get<size_t>()) + ", of them from other models " +
