@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <set>
 
 #include "agentcompile/backends/cpu/cpu_executor.h"
 #include "agentcompile/compiler/route_graph.h"
@@ -403,13 +404,17 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   Plan plan = plan_of(m, g, front.partition, searches, path, env, o, hash);
   E2e check = e2e.run(plan, false);
   size_t rounds = 0;
+  std::set<std::pair<size_t, std::string>> passed_alone;  // routes already checked alone
   while (!check.ok) {
-    if (++rounds > searches.size() + 1) throw_internal("compile", "repair did not converge: " + check.reason);
-    // Find the routes that fail alone (every other region on its fallback) and block them.
+    // Every round blocks at least one edge of the path, so the edges bound the rounds.
+    if (++rounds > rg.edges().size() + 1) throw_internal("compile", "repair did not converge: " + check.reason);
+    // Find the routes that fail alone (every other region on its fallback) and block them; out
+    // of budget, block every specialised route at once (the fallback plan is the reference).
+    const bool out_of_budget = Clock::now() > deadline_total;
     std::vector<size_t> culprits;
-    for (size_t si = 0; si < searches.size(); ++si) {
+    for (size_t si = 0; si < searches.size() && !out_of_budget; ++si) {
       const RouteEdge* e = RouteGraph::choice(path, si);
-      if (!e || e->fallback) continue;
+      if (!e || e->fallback || passed_alone.count({si, e->candidate.name()})) continue;
       Plan single = plan;
       for (size_t k = 0; k < single.routes.size(); ++k)
         if (k != si) {
@@ -422,8 +427,9 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
       if (single.cuda_fast) single.cuda_fast = cuda_fast_from_routes(single.routes);
 #endif
       if (!e2e.run(single, false).ok) culprits.push_back(si);
+      else passed_alone.insert({si, e->candidate.name()});
     }
-    if (culprits.empty())  // only a combination fails: block every specialised route of the plan
+    if (culprits.empty())  // only a combination fails (or no budget): block every specialised route
       for (size_t si = 0; si < searches.size(); ++si)
         if (const RouteEdge* e = RouteGraph::choice(path, si); e && !e->fallback) culprits.push_back(si);
     std::vector<std::pair<size_t, const RouteEdge*>> old;
@@ -439,7 +445,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
       rp.phase = std::string(phase_name(searches[si].work->summary.phase));
       rp.blocked = was->candidate.name();
       rp.replacement = now_e ? now_e->candidate.name() : "?";
-      rp.reason = "end-to-end: " + check.reason;
+      rp.reason = "end-to-end: " + check.reason + (out_of_budget ? " (budget exhausted: every specialised route blocked)" : "");
       rp.time_lost_us = now_e ? (now_e->time_us - was->time_us) : 0;
       repairs.push_back(rp);
     }

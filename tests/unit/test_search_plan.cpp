@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <set>
 
 #include "agentcompile/backends/cpu/cpu_executor.h"
 #include "agentcompile/compiler/compile.h"
@@ -275,30 +276,51 @@ TEST(Compile, RepairBlocksAFailingRouteAndRegressionFailsLoudly) {
   auto m = load_model(kQwen3);
   CompileOptions o = small_options(tmp / "t.db");
   CompileResult first = compile_model(*m, o);
-  // Pick a specialised route and make the end-to-end stage fail it.
-  std::string victim, region;
-  for (const auto& r : first.plan.routes)
-    if (r.route != "fallback") {
-      victim = Candidate{r.family, r.params}.name();
-      region = r.region;
-      break;
-    }
-  if (victim.empty()) GTEST_SKIP() << "no specialised route won on this host";
-  o.e2e_fault_candidates = {victim};
+  // Make the end-to-end stage fail every specialised candidate of the region class that gained
+  // most, so whichever of them the search picks again must be repaired away.
+  const Json* target = nullptr;
+  for (const auto& r : first.report["regions"])
+    if (r["search"]["decision"] == "specialised" &&
+        (!target || r["speedup_vs_fallback"].get<double>() > (*target)["speedup_vs_fallback"].get<double>()))
+      target = &r;
+  if (!target || (*target)["speedup_vs_fallback"].get<double>() < 1.3)
+    GTEST_SKIP() << "no region gained enough on this host to test the repair deterministically";
+  std::set<std::string> victims;
+  for (const auto& c : (*target)["search"]["candidates"])
+    if (c["status"] == "ok" && c["family"] != "cpu:fallback") victims.insert(c["candidate"].get<std::string>());
+  o.e2e_fault_candidates = victims;
   o.allow_regression = true;
   CompileResult repaired = compile_model(*m, o);
   ASSERT_FALSE(repaired.report["repairs"].empty());
-  bool found = false;
-  for (const auto& rp : repaired.report["repairs"]) found = found || rp["blocked"] == victim;
-  EXPECT_TRUE(found);
-  for (const auto& r : repaired.plan.routes) EXPECT_NE((Candidate{r.family, r.params}.name()), victim);
+  for (const auto& rp : repaired.report["repairs"]) {
+    EXPECT_TRUE(victims.count(rp["blocked"].get<std::string>())) << rp.dump();
+    EXPECT_NE(rp["reason"].get<std::string>().find("injected fault"), std::string::npos);
+  }
+  // Each round takes the next cheapest route; in the end the region runs its fallback.
+  EXPECT_EQ(repaired.report["repairs"].back()["replacement"], "cpu:fallback");
+  for (const auto& r : repaired.plan.routes)
+    if (r.signature == (*target)["signature"].get<std::string>()) EXPECT_EQ(r.route, "fallback");
   EXPECT_TRUE(repaired.report["e2e"]["ok"].get<bool>());
-  // A regression beyond the threshold fails unless allowed (threshold forced below zero so the
-  // side-by-side measurement always counts the different plan as a regression).
+  // A regression beyond the threshold fails unless allowed. The throughput objective has its own
+  // plan records: record one, then block one of its specialised routes, so the new plan differs
+  // from the only recorded one; the threshold is forced below zero so the side-by-side
+  // measurement always counts it as a regression.
+  o.e2e_fault_candidates.clear();
+  o.objective = "throughput";
+  CompileResult recorded = compile_model(*m, o);
+  std::string its_victim;
+  for (const auto& r : recorded.plan.routes)
+    if (r.route != "fallback") its_victim = Candidate{r.family, r.params}.name();
+  if (its_victim.empty()) GTEST_SKIP() << "no specialised route won for the throughput objective";
+  o.e2e_fault_candidates = {its_victim};
   o.regression_threshold = -0.9;
   o.allow_regression = false;
   CompileResult again = compile_model(*m, o);
   EXPECT_NE(again.regression.find("--allow-regression"), std::string::npos) << again.report["regression"].dump();
+  o.allow_regression = true;
+  CompileResult allowed = compile_model(*m, o);
+  EXPECT_TRUE(allowed.regression.empty());
+  EXPECT_EQ(allowed.report["regression"]["status"].get<std::string>().rfind("regression allowed", 0), 0u);
 }
 
 }  // namespace
