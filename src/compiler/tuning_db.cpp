@@ -12,7 +12,7 @@ namespace ac {
 
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;  // 2: candidates.retimed_us
 
 const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -24,6 +24,7 @@ CREATE TABLE IF NOT EXISTS candidates(
   family TEXT NOT NULL, params TEXT NOT NULL, name TEXT NOT NULL,
   stage TEXT NOT NULL, status TEXT NOT NULL, reason TEXT NOT NULL,
   median_us REAL NOT NULL, rel_err REAL NOT NULL, model TEXT NOT NULL, created TEXT NOT NULL,
+  retimed_us REAL NOT NULL DEFAULT 0,
   UNIQUE(env_key, signature, bucket, name));
 CREATE TABLE IF NOT EXISTS samples(
   candidate_id INTEGER NOT NULL REFERENCES candidates(id) ON DELETE CASCADE,
@@ -101,7 +102,7 @@ ParamPoint params_from_text(const std::string& s) {
 
 const char* kSelect =
     "SELECT id, signature, bucket, backend, family, params, name, stage, status, reason, median_us, rel_err, model, "
-    "created FROM candidates ";
+    "created, retimed_us FROM candidates ";
 
 TuningRecord record_of(const Stmt& s) {
   TuningRecord r;
@@ -118,6 +119,7 @@ TuningRecord record_of(const Stmt& s) {
   r.rel_err = s.real(11);
   r.model = s.text(12);
   r.created = s.text(13);
+  r.retimed_us = s.real(14);
   return r;
 }
 
@@ -148,7 +150,10 @@ TuningDb::TuningDb(const fs::path& path) : path_(path) {
     exec(kSchema);
     Stmt get(db_, path_, "SELECT value FROM meta WHERE key='schema'");
     if (get.step()) {
-      if (get.text(0) != std::to_string(kSchemaVersion))
+      if (get.text(0) == "1") {  // version 1 lacked the noise re-timing
+        exec("ALTER TABLE candidates ADD COLUMN retimed_us REAL NOT NULL DEFAULT 0;"
+             "UPDATE meta SET value='2' WHERE key='schema';");
+      } else if (get.text(0) != std::to_string(kSchemaVersion))
         throw_input(subject, "tuning database schema " + get.text(0) + " is not this engine's (" +
                                  std::to_string(kSchemaVersion) + "); use another --db");
     } else {
@@ -222,6 +227,32 @@ void TuningDb::put(const Environment& env, const TuningRecord& r) {
     for (size_t i = 0; i < r.samples_us.size(); ++i) {
       smp.reset();
       smp.bind(1, id).bind(2, int64_t(i)).bind(3, r.samples_us[i]).step();
+    }
+    exec("COMMIT;");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+void TuningDb::set_retimed(const Environment& env, const std::string& signature, const std::string& bucket,
+                           const std::string& name, const std::vector<double>& samples_us, double median_us) {
+  exec("BEGIN IMMEDIATE;");
+  try {
+    Stmt id(db_, path_, "SELECT id FROM candidates WHERE env_key=? AND signature=? AND bucket=? AND name=?");
+    id.bind(1, env.key()).bind(2, signature).bind(3, bucket).bind(4, name);
+    if (id.step()) {
+      const int64_t cid = id.integer(0);
+      Stmt u(db_, path_, "UPDATE candidates SET retimed_us=? WHERE id=?");
+      u.bind(1, median_us).bind(2, cid).step();
+      Stmt n(db_, path_, "SELECT COALESCE(MAX(seq) + 1, 0) FROM samples WHERE candidate_id=?");
+      n.bind(1, cid);
+      int64_t seq = n.step() ? n.integer(0) : 0;
+      Stmt smp(db_, path_, "INSERT INTO samples(candidate_id, seq, us) VALUES(?, ?, ?)");
+      for (double us : samples_us) {
+        smp.reset();
+        smp.bind(1, cid).bind(2, seq++).bind(3, us).step();
+      }
     }
     exec("COMMIT;");
   } catch (...) {

@@ -227,6 +227,17 @@ TEST(Search, StagesSelectionAndDbReuse) {
   EXPECT_EQ(again.measured, 0u);
   EXPECT_EQ(again.reused, w.ordered.size());
   EXPECT_EQ(again.outcomes[1].stage, "constraints");
+  // The noise re-timing is recorded too, so the warm search decides exactly as the cold one.
+  EXPECT_EQ(again.winner.name(), s.winner.name());
+  EXPECT_EQ(again.decision, s.decision);
+  EXPECT_DOUBLE_EQ(again.noise, s.noise);
+  for (const auto& n : again.notes) EXPECT_EQ(n.find("re-timed"), std::string::npos) << n;
+  const auto best = s.ranked();
+  ASSERT_GE(best.size(), 2u);
+  auto rec = db.find(env, w.summary.signature, s.bucket, best[0]->candidate.name());
+  ASSERT_TRUE(rec);
+  EXPECT_GT(rec->retimed_us, 0);
+  EXPECT_EQ(rec->samples_us.size(), 2u * so.repeats);  // the timing and the re-timing samples
   // An expired budget still evaluates the fallback and says what was left out.
   TuningDb fresh(tmp / "fresh.db");
   RegionSearch none = search_region(w, *ev, &fresh, env, so, Clock::now());
@@ -269,6 +280,7 @@ TEST(Compile, PlanRunsMatchesReferenceAndWarmDbIsFaster) {
   EXPECT_EQ(warm.report["totals"]["measured"].get<size_t>(), 0u);
   EXPECT_LT(warm_s, cold_s / 2) << "cold " << cold_s << " s, warm " << warm_s << " s";
   EXPECT_TRUE(warm.regression.empty()) << warm.regression;
+  EXPECT_EQ(warm.report["regression"]["status"], "same routes as the best recorded plan");
 }
 
 TEST(Compile, RepairBlocksAFailingRouteAndRegressionFailsLoudly) {

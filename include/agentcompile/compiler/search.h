@@ -61,7 +61,8 @@ struct CandidateOutcome {
   std::vector<double> samples_us;
   double rel_err = 0;
   bool from_db = false;
-  std::string measured_by;  // model whose compile measured it (from the DB)
+  std::string measured_by;
+  double retimed_us = 0;    // the noise re-timing, when this was one of a search's best two  // model whose compile measured it (from the DB)
   Json to_json() const;
 };
 

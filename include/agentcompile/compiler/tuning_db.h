@@ -29,6 +29,7 @@ struct TuningRecord {
   double median_us = 0;
   double rel_err = 0;          // worst relative L2 error of the correctness stage
   std::vector<double> samples_us;  // every timing sample, in order
+  double retimed_us = 0;           // median of the noise re-timing (best two of a search), 0 if none
   std::string model;           // the model whose compile measured it (cross-model reuse)
   std::string created;         // UTC, ISO 8601
 };
@@ -58,6 +59,9 @@ class TuningDb {
                                           const std::string& backend) const;
   // Inserts or replaces the record with the same key, with its samples.
   void put(const Environment& env, const TuningRecord& r);
+  // Records the noise re-timing of a candidate (its samples are appended to its samples).
+  void set_retimed(const Environment& env, const std::string& signature, const std::string& bucket,
+                   const std::string& name, const std::vector<double>& samples_us, double median_us);
   void put_plan(const Environment& env, const PlanRecord& p);
   // The recorded plan with the lowest e2e_us for this model and objective here.
   std::optional<PlanRecord> best_plan(const Environment& env, const std::string& model_hash,
