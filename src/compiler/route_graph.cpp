@@ -45,6 +45,31 @@ RouteGraph::RouteGraph(const Partition& part, const std::vector<RegionSearch>& s
       }
     }
   }
+  add_unsearched_edges(searches, class_of);
+}
+
+// A region a backend does not search in a phase (the CUDA fast path's embedding gather, say)
+// keeps its fixed implementation: a zero-cost edge, so the path still crosses it. Regions that
+// were searched and whose every candidate is blocked get no such edge: that stays a failure.
+void RouteGraph::add_unsearched_edges(const std::vector<RegionSearch>& searches, const std::vector<size_t>& class_of) {
+  std::map<Phase, std::vector<bool>> covered;
+  for (const auto& s : searches) {
+    auto& cov = covered.try_emplace(s.work->summary.phase, std::vector<bool>(size_t(nodes_ - 1), false)).first->second;
+    for (size_t r = 0; r < class_of.size(); ++r)
+      if (class_of[r] == s.work->class_index) cov[r] = true;
+  }
+  for (auto& [ph, cov] : covered)
+    for (int r = 0; r < nodes_ - 1; ++r)
+      if (!cov[size_t(r)]) {
+        RouteEdge e;
+        e.phase = ph;
+        e.from = r;
+        e.to = r + 1;
+        e.search = RouteEdge::kUnsearched;
+        e.candidate.family = "unsearched";
+        e.fallback = true;
+        edges_.push_back(std::move(e));
+      }
 }
 
 void RouteGraph::add_edge(RouteEdge e) {

@@ -16,7 +16,8 @@ namespace ac {
 struct RouteEdge {
   Phase phase = Phase::Decode;
   int from = 0, to = 1;            // region boundaries; to - from > 1 for a fused span
-  size_t search = 0;               // index into the searches (region class and phase)
+  size_t search = 0;               // index into the searches (region class and phase), or kUnsearched
+  static constexpr size_t kUnsearched = static_cast<size_t>(-1);  // a region the backend does not search
   Candidate candidate;
   double time_us = 0;              // measured per instance (per span for fused edges)
   double cost = 0;                 // time_us x the objective's weight for the phase
@@ -49,6 +50,7 @@ class RouteGraph {
   Json to_json(const RoutePath& path) const;
 
  private:
+  void add_unsearched_edges(const std::vector<RegionSearch>& searches, const std::vector<size_t>& class_of);
   int nodes_ = 0;
   std::vector<RouteEdge> edges_;
   std::set<std::pair<size_t, std::string>> blocked_;

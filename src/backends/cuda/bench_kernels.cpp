@@ -1,6 +1,7 @@
 // GPU measurements for `agentcompile bench` (include/agentcompile/backends/cuda/bench_measure.h):
 // ceilings (copy bandwidth, cuBLAS bf16 GEMM) and the decode regions of a model timed on three
 // routes: the fast route's fused kernel, the reference kernel (the fallback) and cuBLAS.
+#include <cctype>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -41,14 +42,18 @@ Measured summarise(std::vector<double> v) {
 }
 
 // The NVIDIA kernel module's version ("580.159.04"), "" where it cannot be read.
+// "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build ..." ->
+// "580.159.04": the first dotted number of the line.
 std::string kernel_driver_version() {
   std::ifstream f("/proc/driver/nvidia/version");
   std::string line;
   if (!std::getline(f, line)) return "";
-  std::istringstream in(line.substr(line.find("Kernel Module") == std::string::npos ? 0 : line.find("Kernel Module") + 13));
-  std::string v;
-  in >> v;
-  return v;
+  std::istringstream in(line);
+  for (std::string tok; in >> tok;)
+    if (std::isdigit(static_cast<unsigned char>(tok[0])) && tok.find('.') != std::string::npos &&
+        tok.find_first_not_of("0123456789.") == std::string::npos)
+      return tok;
+  return "";
 }
 
 std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
@@ -388,7 +393,7 @@ Json bench_decode_kernels(const ModelConfig& c, DType wt, const KernelBenchOptio
   // The fast route's own variants (the plan's FastConfig or the defaults, AGENTCOMPILE_FAST_CONFIG
   // applied as the executor does): per batch template 1, 2, 4, 8 the GEMVs of qkv, o, gate_up, down, lm_head, then attention.
   FastConfig fc = fast_config_of(o.plan);
-  if (const char* spec = std::getenv("AGENTCOMPILE_FAST_CONFIG")) fc = apply_fast_config_override(fc, spec);
+  if (const char* spec = std::getenv("AGENTCOMPILE_FAST_CONFIG"); spec && !o.plan) fc = apply_fast_config_override(fc, spec);
   const std::vector<Variant> fast = fast_path_variants(c, wt, fc, Device::get().info().arch());
   auto fused_attn = std::find_if(fast.begin(), fast.end(), [](const Variant& v) {
     return v.family->op == "attn_decode" && v.family->name == "fused";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -303,7 +304,14 @@ std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const ExecutorL
                                              const CudaExecutorOptions& opts) {
   CudaExecutorOptions o = opts;
   if (o.route == "auto") o.route = cuda::fast_path_unsupported(graph).empty() ? "fast" : "library";
-  if (o.route == "fast") return cuda::make_fast_executor(graph, limits, fast_config_of(o.fast));
+  if (o.route == "fast") {
+    // A compiled plan's choices are never overridden; without a plan a developer may override
+    // the defaults (AGENTCOMPILE_FAST_CONFIG, fast_executor.h).
+    cuda::FastConfig cfg = fast_config_of(o.fast);
+    if (const char* spec = std::getenv("AGENTCOMPILE_FAST_CONFIG"); spec && !o.fast)
+      cfg = cuda::apply_fast_config_override(cfg, spec);
+    return cuda::make_fast_executor(graph, limits, cfg);
+  }
   if (o.route != "library" && o.route != "reference")
     throw_input("cuda route", "\"" + o.route + "\" is not one of auto, fast, library, reference");
   return std::make_unique<CudaExecutor>(graph, limits, o);

@@ -604,8 +604,6 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
 }
 
 std::unique_ptr<Executor> make_fast_executor(const Graph& g, const ExecutorLimits& lim, const FastConfig& cfg) {
-  if (const char* spec = std::getenv("AGENTCOMPILE_FAST_CONFIG"))
-    return std::make_unique<FastExecutor>(g, lim, apply_fast_config_override(cfg, spec));
   return std::make_unique<FastExecutor>(g, lim, cfg);
 }
 
