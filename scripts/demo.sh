@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: synthesise the embedded demo model (tiny-qwen3, random weights, the real Qwen3
-# tokenizer), pick the best backend available, and generate a short chat answer.
+# tokenizer), compile it for the best backend available (measured kernel choices per region, a
+# plan folder), and generate a short chat answer with that plan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -16,5 +17,15 @@ echo
 echo "The demo model has random weights: its answer is nonsense text, produced by the real pipeline."
 echo "Point the tool at a real Hugging Face folder to get real text (see the README)."
 echo
-set -x
-"$bin" generate "$model" --chat --prompt "Write a haiku about GPUs." --max-tokens 48 --backend auto --temperature 0.7 --top-p 0.9 --seed 1
+plan="$build/demo-plan"
+gen=("$bin" generate "$model" --chat --prompt "Write a haiku about GPUs." --max-tokens 48 --temperature 0.7 --top-p 0.9 --seed 1)
+echo "+ $bin compile $model --out $plan --backend auto --budget 30"
+if "$bin" compile "$model" --out "$plan" --backend auto --budget 30 --db "$build/demo-tune.db"; then
+  echo
+  set -x
+  "${gen[@]}" --plan "$plan"
+else
+  echo "demo: compile failed (above); generating without a plan on the best backend instead" >&2
+  set -x
+  "${gen[@]}" --backend auto
+fi
