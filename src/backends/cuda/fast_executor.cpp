@@ -23,7 +23,6 @@ namespace ac::cuda {
 
 namespace {
 
-constexpr int kEpiStore = 0, kEpiResidual = 1, kEpiSwiglu = 2, kEpiArgmax = 3;
 constexpr unsigned kRefBlock = 256;
 constexpr int kMaxBatch = 8;
 
@@ -59,19 +58,6 @@ std::string fast_path_unsupported(const Graph& g) {
 
 namespace {
 
-// A batch of B tokens turns the GEMV into a skinny GEMM: rows per warp, then the unroll, shrink
-// until accumulators and loads in flight fit the registers without spilling (at batch 1 every
-// valid point is kept as it is).
-Variant gemv_variant(const GemvChoice& ch, int epi, int batch, DType wt, const std::string& arch) {
-  const int mats = epi == kEpiSwiglu ? 2 : 1;
-  int rows = ch.rows, unroll = ch.unroll;
-  while (rows > 1 && rows * batch * mats > 8) rows /= 2;
-  while (unroll > 1 && rows * batch * mats * unroll > 8) unroll /= 2;
-  return make_variant(find_family("gemv", "fused"),
-                      {{"BLOCK", ch.block}, {"ROWS", rows}, {"UNROLL", unroll},
-                       {"SPLITK", epi == kEpiResidual ? ch.splitk : 1}, {"BATCH", batch}, {"EPI", epi}},
-                      {wt}, arch);
-}
 Variant qkv_post_variant(const FastConfig& cfg, DType wt, const std::string& arch) {
   return make_variant(find_family("qkv_post", "fused"), {{"BLOCK", cfg.qkv_post_block}}, {wt}, arch);
 }
@@ -109,6 +95,20 @@ Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::
 
 }  // namespace
 
+// A batch of B tokens turns the GEMV into a skinny GEMM: rows per warp, then the unroll, shrink
+// until accumulators and loads in flight fit the registers without spilling (at batch 1 every
+// valid point is kept as it is).
+Variant fast_gemv_variant(const GemvChoice& ch, int epi, int batch, DType wt, const std::string& arch) {
+  const int mats = epi == kEpiSwiglu ? 2 : 1;
+  int rows = ch.rows, unroll = ch.unroll;
+  while (rows > 1 && rows * batch * mats > 8) rows /= 2;
+  while (unroll > 1 && rows * batch * mats * unroll > 8) unroll /= 2;
+  return make_variant(find_family("gemv", "fused"),
+                      {{"BLOCK", ch.block}, {"ROWS", rows}, {"UNROLL", unroll},
+                       {"SPLITK", epi == kEpiResidual ? ch.splitk : 1}, {"BATCH", batch}, {"EPI", epi}},
+                      {wt}, arch);
+}
+
 LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K) {
   const int splitk = v.param("SPLITK"), block = v.param("BLOCK"), rows = v.param("ROWS");
   const long long kchunk = ((K + splitk - 1) / splitk + 7) / 8 * 8;
@@ -120,11 +120,11 @@ LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K) {
 std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const FastConfig& cfg, const std::string& arch) {
   std::vector<Variant> v;
   for (int batch : {1, 2, 4, 8}) {
-    v.push_back(gemv_variant(cfg.qkv, kEpiStore, batch, wt, arch));
-    v.push_back(gemv_variant(cfg.o, kEpiResidual, batch, wt, arch));
-    v.push_back(gemv_variant(cfg.gate_up, kEpiSwiglu, batch, wt, arch));
-    v.push_back(gemv_variant(cfg.down, kEpiResidual, batch, wt, arch));
-    v.push_back(gemv_variant(cfg.lm_head, kEpiArgmax, batch, wt, arch));
+    v.push_back(fast_gemv_variant(cfg.qkv, kEpiStore, batch, wt, arch));
+    v.push_back(fast_gemv_variant(cfg.o, kEpiResidual, batch, wt, arch));
+    v.push_back(fast_gemv_variant(cfg.gate_up, kEpiSwiglu, batch, wt, arch));
+    v.push_back(fast_gemv_variant(cfg.down, kEpiResidual, batch, wt, arch));
+    v.push_back(fast_gemv_variant(cfg.lm_head, kEpiArgmax, batch, wt, arch));
   }
   v.push_back(qkv_post_variant(cfg, wt, arch));
   v.push_back(fused_attn_variant(c, cfg, wt, arch));
@@ -318,7 +318,7 @@ class FastExecutor final : public Executor {
   void gemv(const GemvChoice& ch, int epi, long long n, const float* x, const void* gamma, const void* w,
             const void* w2, const void* bias, float* out, long long N, long long K) {
     const int batch = batch_template(n);
-    const Variant v = gemv_variant(ch, epi, batch, wt_, arch_);
+    const Variant v = fast_gemv_variant(ch, epi, batch, wt_, arch_);
     GemvParams p{x, gamma, float(g_.config.rms_norm_eps), w, w2, bias, out,
                  part_val_.as<float>(), part_idx_.as<int>(), counter_.as<unsigned>(), token_out_.as<int>(), n, N, K};
     const LaunchShape ls = gemv_launch_shape(v, N, K);

@@ -49,6 +49,14 @@ std::string fast_path_unsupported(const Graph& g);
 namespace ac::cuda {
 std::vector<Variant> fast_path_variants(const ModelConfig& c, DType weights, const FastConfig& cfg, const std::string& arch);
 
+// Epilogues of gemv.fused (kernels/cuda/gemv/gemv.cuh).
+constexpr int kEpiStore = 0, kEpiResidual = 1, kEpiSwiglu = 2, kEpiArgmax = 3;
+
+// The gemv.fused variant the fast path launches for a region's choice at a batch template
+// (1, 2, 4, 8): at batch > 1 rows per warp, then the unroll, shrink until accumulators and loads
+// in flight fit the registers; split-K only with the residual epilogue.
+Variant fast_gemv_variant(const GemvChoice& ch, int epi, int batch, DType wt, const std::string& arch);
+
 // Grid, block and dynamic shared memory of a gemv.fused variant for an [N, K] weight.
 struct LaunchShape {
   unsigned grid_x = 1, grid_y = 1, threads = 0;

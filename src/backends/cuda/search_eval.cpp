@@ -28,7 +28,6 @@ namespace {
 
 using namespace ac::cuda;
 
-constexpr int kEpiStore = 0, kEpiResidual = 1, kEpiSwiglu = 2, kEpiArgmax = 3;
 
 struct Slot {
   RegionKind kind;
@@ -108,14 +107,7 @@ class GemvEvaluator final : public Evaluator {
   Variant variant(const Candidate& c) const {
     GemvChoice ch = default_choice(slot_.name);
     if (!c.params.empty()) ch = GemvChoice{c.params.at("BLOCK"), c.params.at("ROWS"), c.params.at("UNROLL"), c.params.at("SPLITK")};
-    // As the fast executor does at batch > 1: fewer rows, then a shorter unroll, until the
-    // accumulators fit (no change at batch 1).
-    while (ch.rows > 1 && ch.rows * batch_ * mats_ > 8) ch.rows /= 2;
-    while (ch.unroll > 1 && ch.rows * batch_ * mats_ * ch.unroll > 8) ch.unroll /= 2;
-    return make_variant(find_family("gemv", "fused"),
-                        {{"BLOCK", ch.block}, {"ROWS", ch.rows}, {"UNROLL", ch.unroll},
-                         {"SPLITK", slot_.epi == kEpiResidual ? ch.splitk : 1}, {"BATCH", batch_}, {"EPI", slot_.epi}},
-                        {wt_}, arch_);
+    return fast_gemv_variant(ch, slot_.epi, batch_, wt_, arch_);  // as the executor launches it
   }
 
   std::string compile(const Candidate& c) override {
