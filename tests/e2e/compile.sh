@@ -46,6 +46,10 @@ for r in rep["regions"]:
         assert c["status"] in ("ok", "failed"), c
         if c["status"] == "ok": assert c["median_us"] > 0 and len(c["samples_us"]) > 0
     assert "label" in r["advice"] and isinstance(r["rejected_hints"], list)
+    a = r["achieved"]  # bytes the region moves over the chosen route's time, against the target's bandwidth
+    assert a["bytes"] > 0 and a["GBps"] > 0 and a["bandwidth_GBps"] > 0, a
+    assert abs(a["GBps"] - a["bytes"] / (r["chosen_us"] * 1e3)) < 1e-6 * a["GBps"], a
+    assert abs(a["pct_of_bandwidth"] - 100 * a["GBps"] / a["bandwidth_GBps"]) < 1e-6 * a["pct_of_bandwidth"] + 1e-9, a
 assert rep["regression"]["status"].startswith("same routes") or rep["regression"]["status"].startswith("ok"), rep["regression"]
 PY
 
