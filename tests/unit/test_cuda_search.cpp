@@ -59,6 +59,13 @@ TEST(CudaSearch, CudaFastFromRoutes) {
   const cuda::FastConfig def;
   EXPECT_EQ(f.gemv.at("lm_head").block, def.lm_head.block);
   EXPECT_EQ(f.gemv.at("qkv").rows, def.qkv.rows);
+  // The fused decode attention (what the search now explores): BLOCK and SPLIT, TILE untouched.
+  routes[1].family = "cuda:attn_decode.fused";
+  routes[1].params = {{"BLOCK", 512}, {"SPLIT", 64}};
+  const PlanCudaFast g = cuda_fast_from_routes(routes);
+  EXPECT_EQ(g.attn_block, 512);
+  EXPECT_EQ(g.attn_split, 64);
+  EXPECT_EQ(g.attn_tile, def.attn_tile);
 }
 
 TEST(CudaSearch, PlanKernelBinariesAreWrittenAndChecked) {

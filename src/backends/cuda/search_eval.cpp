@@ -245,7 +245,7 @@ class AttentionEvaluator final : public Evaluator {
     FastConfig cfg;
     if (c.params.empty()) return cfg;
     cfg.attn_block = c.params.at("BLOCK");
-    cfg.attn_tile = c.params.at("TILE");
+    if (c.params.count("TILE")) cfg.attn_tile = c.params.at("TILE");  // older records (the split family)
     cfg.attn_split = c.params.at("SPLIT");
     return cfg;
   }
@@ -419,18 +419,20 @@ CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResul
   }
   for (const RegionWork* w : decode)
     if (w->summary.kind == RegionKind::Attention) {
-      const Family& attn = find_family("attn_decode", "split");
+      // The decode step runs the fused kernel: its BLOCK and SPLIT are the space (the prefill
+      // attention's TILE stays at its default; it does not run in a decode step).
+      const Family& attn = find_family("attn_decode", "fused");
       const int hd = int(c.head_dim), group = int(c.num_heads / c.num_kv_heads);
       std::vector<SpaceParam> params;
       for (const auto& d : attn.params)
-        if (d.name == "BLOCK" || d.name == "TILE" || d.name == "SPLIT") params.push_back({d.name, d.values});
+        if (d.name == "BLOCK" || d.name == "SPLIT") params.push_back({d.name, d.values});
       auto constraint = [&attn, hd, group](const ParamPoint& p) -> std::string {
         std::map<std::string, int> v(p.begin(), p.end());
         v["HD"] = hd;
         v["GROUP"] = group;
         return attn.constraint ? attn.constraint(v) : std::string();
       };
-      out.works.push_back(fast_work(*w, "cuda:attn_decode.split", params, constraint, advisor,
+      out.works.push_back(fast_work(*w, "cuda:attn_decode.fused", params, constraint, advisor,
                                     measured_history(db, env, w->summary.signature, "cuda")));
       evs.push_back(std::make_unique<AttentionEvaluator>(g, int(std::min<int64_t>(w->summary.point.context, c.max_position_embeddings - 64))));
       out.searches.push_back(search_region(out.works.back(), *evs.back(), &db, env, so, share(), on_candidate));
@@ -474,9 +476,9 @@ PlanCudaFast cuda_fast_from_routes(const std::vector<PlanRoute>& routes) {
           const std::string n = s.name;
           (n == "qkv" ? cfg.qkv : n == "o" ? cfg.o : n == "gate_up" ? cfg.gate_up : n == "down" ? cfg.down : cfg.lm_head) = ch;
         }
-    } else if (r.family == "cuda:attn_decode.split") {
+    } else if (r.family == "cuda:attn_decode.fused" || r.family == "cuda:attn_decode.split") {
       cfg.attn_block = r.params.at("BLOCK");
-      cfg.attn_tile = r.params.at("TILE");
+      if (r.params.count("TILE")) cfg.attn_tile = r.params.at("TILE");
       cfg.attn_split = r.params.at("SPLIT");
     }
   }

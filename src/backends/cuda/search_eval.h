@@ -6,7 +6,7 @@
 //   NVRTC, checked against the f32 CPU composition (RMSNorm prologue, store/residual/SwiGLU/argmax
 //   epilogue; 2 seeds, outputs poisoned or residual-seeded), timed as a CUDA graph of 24
 //   back-to-back launches over weight copies that defeat the L2 (median of the repeats).
-//   attention (decode): BLOCK x TILE x SPLIT of attn_decode.split, each run by a fast executor
+//   attention (decode): BLOCK x SPLIT of attn_decode.fused, each run by a fast executor
 //   with that config, checked against the executor with the default config (logits, relative L2
 //   <= 1e-2) and timed as whole decode steps at the summary's context.
 // The fallback of each is FastConfig's default for it.
@@ -38,7 +38,7 @@ CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResul
 std::vector<PlanKernelBinary> cuda_plan_kernels(const Graph& g, const PlanCudaFast& fast, const std::string& arch);
 
 // The plan's cuda_fast block from its decode routes (families cuda:gemv.fused and
-// cuda:attn_decode.split; the fallback keeps the default).
+// cuda:attn_decode.fused (or .split, in older records); the fallback keeps the default).
 PlanCudaFast cuda_fast_from_routes(const std::vector<PlanRoute>& routes);
 
 }  // namespace ac
