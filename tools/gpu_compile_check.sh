@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# On the GPU machine: compile each preset for the CUDA backend (the search over the fast path's
+# GEMV points and attention parameters, checked end to end), then decode W2 with the plan and
+# with the default parameters, and the search-efficiency figures for the CUDA backend.
+# Binaries carried in build-device/ (see tools/gpu_fast_check.sh).
+#   BUDGET=90 PRESETS="llama-3.2-1b" tools/gpu_compile_check.sh -> $OUT/compile-<preset>/, $OUT/compile_check.log
+set -uo pipefail
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export AGENTCOMPILE_KERNEL_CACHE=/tmp/ac-kernel-cache
+out=${OUT:-/tmp/out}; mkdir -p "$out"
+root=${AC_BUILD_ROOT:-/tmp/lead}; [ -e "$root" ] || ln -s "$(pwd)" "$root"
+bin=build-device/agentcompile
+db=/tmp/ac-tune.db
+p=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(3, 120000)) for _ in range(128)))")
+decode_ms() { python3 -c "import json,sys; print(json.load(sys.stdin)['timings']['decode_ms_per_token'])"; }
+{
+  date -u; echo "engine $(cat build-device/COMMIT 2>/dev/null || echo unknown)"
+  for preset in ${PRESETS:-llama-3.2-1b qwen3-1.7b qwen3-4b}; do
+    m=/tmp/ac-$preset
+    [ -f $m/model.safetensors ] || $bin synth-model --preset $preset --out $m --seed 11 --quiet >/dev/null
+    echo "== $preset: compile --backend cuda --budget ${BUDGET:-90}"
+    start=$(date +%s)
+    timeout $(( ${BUDGET:-90} + 120 )) $bin compile $m --out /tmp/plan-$preset --backend cuda --budget ${BUDGET:-90} --db $db \
+      --json > "$out/compile-$preset.json" 2> "$out/compile-$preset.err"
+    echo "compile exit $? in $(( $(date +%s) - start )) s"; tail -12 "$out/compile-$preset.err"
+    mkdir -p "$out/compile-$preset" && cp /tmp/plan-$preset/*.json /tmp/plan-$preset/*.md "$out/compile-$preset/" 2>/dev/null
+    for run in plan default; do
+      args=(--backend cuda --cuda-route fast); [ $run = plan ] && args=(--plan /tmp/plan-$preset)
+      ms=$($bin generate $m --prompt-tokens $p --max-tokens 128 --ignore-eos "${args[@]}" --json | decode_ms) || ms=FAILED
+      echo "$preset W2 decode with the $run config: $ms ms/token"
+    done
+  done
+  echo "== search efficiency, CUDA backend"
+  [ -x tools/search_efficiency.sh ] && timeout 240 tools/search_efficiency.sh "$bin" "$out/search-efficiency-cuda" cuda 2>&1 | tail -8
+  date -u
+} 2>&1 | tee "$out/compile_check.log"
