@@ -10,6 +10,7 @@
 
 #include "agentcompile/bench/report.h"
 #include "agentcompile/core/error.h"
+#include "agentcompile/core/text.h"
 #include "agentcompile/model/synth_model.h"
 #include "bench/stats.h"
 #ifdef AGENTCOMPILE_HAVE_CUDA
@@ -18,14 +19,7 @@
 
 namespace ac::bench {
 
-std::string human_count(double n) {
-  char buf[32];
-  if (n >= 1e9) std::snprintf(buf, sizeof buf, "%.2f B", n / 1e9);
-  else if (n >= 1e6) std::snprintf(buf, sizeof buf, "%.2f M", n / 1e6);
-  else if (n >= 1e3) std::snprintf(buf, sizeof buf, "%.1f K", n / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.0f", n);
-  return buf;
-}
+std::string human_count(double n) { return ac::human_count(n, " "); }
 
 std::string human_bytes(double n) {
   char buf[32];
@@ -117,14 +111,6 @@ std::string engine_commit() {
   return dirty.empty() ? head : head + "-dirty";
 }
 
-std::string now_utc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 }  // namespace
 
@@ -148,7 +134,7 @@ Json report_header(const std::string& tier, const BenchOptions& o, const std::st
     settings["context"] = o.context;
     settings["batches"] = o.batches;
   }
-  return {{"schema", kReportSchema}, {"tier", tier}, {"created", now_utc()}, {"command", o.command},
+  return {{"schema", kReportSchema}, {"tier", tier}, {"created", utc_now_iso()}, {"command", o.command},
           {"environment", env}, {"settings", settings}};
 }
 

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <map>
 
+#include "agentcompile/core/text.h"
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/model/model.h"
 #include "cli/cli_common.h"
@@ -61,14 +62,6 @@ Json describe(const Model& m) {
   return j;
 }
 
-std::string human_count(double n) {
-  char buf[32];
-  if (n >= 1e9) std::snprintf(buf, sizeof buf, "%.2fB", n / 1e9);
-  else if (n >= 1e6) std::snprintf(buf, sizeof buf, "%.2fM", n / 1e6);
-  else if (n >= 1e3) std::snprintf(buf, sizeof buf, "%.1fK", n / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.0f", n);
-  return buf;
-}
 
 void print_text(const Json& j) {
   std::printf("model         %s\n", j["model"].get<std::string>().c_str());

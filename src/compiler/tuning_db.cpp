@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "agentcompile/core/error.h"
+#include "agentcompile/core/text.h"
 
 namespace ac {
 
@@ -37,14 +38,6 @@ CREATE INDEX IF NOT EXISTS candidates_by_sig ON candidates(env_key, signature);
 CREATE INDEX IF NOT EXISTS plans_by_model ON plans(env_key, model_hash, objective);
 )sql";
 
-std::string now_utc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // A prepared statement, finalised on scope exit; errors name the database file.
 class Stmt {
@@ -212,7 +205,7 @@ void TuningDb::put(const Environment& env, const TuningRecord& r) {
   exec("BEGIN IMMEDIATE;");
   try {
     Stmt e(db_, path_, "INSERT OR IGNORE INTO environments(env_key, json, first_seen) VALUES(?, ?, ?)");
-    e.bind(1, env.key()).bind(2, env.to_json().dump()).bind(3, now_utc()).step();
+    e.bind(1, env.key()).bind(2, env.to_json().dump()).bind(3, utc_now_iso()).step();
     Stmt d(db_, path_, "DELETE FROM candidates WHERE env_key=? AND signature=? AND bucket=? AND name=?");
     d.bind(1, env.key()).bind(2, r.signature).bind(3, r.bucket).bind(4, r.name).step();
     Stmt ins(db_, path_,
@@ -220,7 +213,7 @@ void TuningDb::put(const Environment& env, const TuningRecord& r) {
              "median_us, rel_err, model, created) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     ins.bind(1, env.key()).bind(2, r.signature).bind(3, r.bucket).bind(4, r.backend).bind(5, r.family);
     ins.bind(6, Json(r.params).dump()).bind(7, r.name).bind(8, r.stage).bind(9, r.status).bind(10, r.reason);
-    ins.bind(11, r.median_us).bind(12, r.rel_err).bind(13, r.model).bind(14, r.created.empty() ? now_utc() : r.created);
+    ins.bind(11, r.median_us).bind(12, r.rel_err).bind(13, r.model).bind(14, r.created.empty() ? utc_now_iso() : r.created);
     ins.step();
     const int64_t id = sqlite3_last_insert_rowid(db_);
     Stmt smp(db_, path_, "INSERT INTO samples(candidate_id, seq, us) VALUES(?, ?, ?)");
@@ -265,11 +258,11 @@ void TuningDb::put_plan(const Environment& env, const PlanRecord& p) {
   exec("BEGIN IMMEDIATE;");
   try {
     Stmt e(db_, path_, "INSERT OR IGNORE INTO environments(env_key, json, first_seen) VALUES(?, ?, ?)");
-    e.bind(1, env.key()).bind(2, env.to_json().dump()).bind(3, now_utc()).step();
+    e.bind(1, env.key()).bind(2, env.to_json().dump()).bind(3, utc_now_iso()).step();
     Stmt s(db_, path_,
            "INSERT INTO plans(env_key, model_hash, model_name, objective, e2e_us, plan, created) VALUES(?,?,?,?,?,?,?)");
     s.bind(1, env.key()).bind(2, p.model_hash).bind(3, p.model_name).bind(4, p.objective).bind(5, p.e2e_us);
-    s.bind(6, p.plan_json).bind(7, p.created.empty() ? now_utc() : p.created).step();
+    s.bind(6, p.plan_json).bind(7, p.created.empty() ? utc_now_iso() : p.created).step();
     exec("COMMIT;");
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
