@@ -1,6 +1,7 @@
 // The heuristic advisor: deterministic rules from the roofline, the target and measured history.
 // It only reorders (every hint lists the whole domain in a preferred order); narrowing is left
-// to measurements and to advisors that know more.
+// to measurements and to advisors that know more. The CPU rules were revised against measured
+// search-efficiency data (bench/results/2026-11-30-search-efficiency-cpu-heuristic2.md).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -8,6 +9,7 @@
 
 #include "agentcompile/compiler/advisor.h"
 #include "compiler/advisor/advisors.h"
+#include "compiler/advisor/heuristic_rules.h"
 
 namespace ac {
 
@@ -81,28 +83,90 @@ int64_t attr(const RegionSummary& s, const char* op, const char* key) {
   return 0;
 }
 
-// Preferred order of one parameter's domain, or empty for no opinion.
+// Host facts the CPU rules use. Per-core cache sizes are not in TargetFacts (l2_bytes is the
+// last-level cache), so the common floor of current x86/Arm cores is assumed.
+constexpr double kL1Bytes = 32.0 * 1024;          // per-core L1 data cache
+constexpr double kCoreL2Bytes = 1024.0 * 1024;    // per-core L2
+constexpr double kThreadsPayOffUs = 400.0;         // roofline time from which extra threads are tried first
+
+// The longest input row and the largest weight matrix of a family's linear steps, as the CPU
+// executor holds them (f32).
+struct LinearFacts {
+  double max_in = 0, max_weight_bytes = 0;
+};
+
+LinearFacts linear_facts(const RegionSummary& s, const FamilySpace& f) {
+  LinearFacts lf;
+  for (const auto& st : s.steps) {
+    if (std::find(f.applies_to.begin(), f.applies_to.end(), st.name) == f.applies_to.end()) continue;
+    for (const auto& w : st.weights) {
+      if (w.shape.size() != 2 || !w.shape[0].is_number() || !w.shape[1].is_number()) continue;
+      const double out = w.shape[0].get<double>(), in = w.shape[1].get<double>();
+      lf.max_in = std::max(lf.max_in, in);
+      lf.max_weight_bytes = std::max(lf.max_weight_bytes, out * in * 4.0);
+    }
+  }
+  return lf;
+}
+
+}  // namespace
+
+std::vector<int> heuristic_cpu_threads_order(std::vector<int> values, double roofline_us) {
+  return sorted(std::move(values), roofline_us >= kThreadsPayOffUs);
+}
+
+std::vector<int> heuristic_cpu_rows_order(const std::vector<int>& values, double max_in, int simd_registers) {
+  // The square tile side: ROWS x ROWS pairs of one vector each fill the register file.
+  int square = 1;
+  for (int v : values)
+    if (double(v) * v <= std::max(1, simd_registers)) square = std::max(square, v);
+  std::vector<int> out;
+  if (max_in * 4.0 <= kL1Bytes) out.push_back(1);  // short rows: activations re-read from L1, one weight row per tile
+  out.push_back(square);
+  for (int v : sorted(values, false))
+    if (v > square) out.push_back(v);
+  for (int v : sorted(values, true))
+    if (v < square) out.push_back(v);
+  std::vector<int> unique;
+  for (int v : out)
+    if (std::find(values.begin(), values.end(), v) != values.end() && std::find(unique.begin(), unique.end(), v) == unique.end())
+      unique.push_back(v);
+  return unique;
+}
+
+std::vector<int> heuristic_cpu_tokens_order(const std::vector<int>& values, int64_t tokens, double max_weight_bytes) {
+  std::vector<int> v = sorted(values, true);  // the widest tile the step fills, then narrower, then the wasted ones
+  std::stable_partition(v.begin(), v.end(), [&](int x) { return x <= tokens; });
+  if (max_weight_bytes <= kCoreL2Bytes) {  // weights cache-resident: token tiles save no memory traffic
+    auto one = std::find(v.begin(), v.end(), 1);
+    if (one != v.end()) std::rotate(v.begin(), one, one + 1);
+  }
+  return v;
+}
+
+namespace {
+
+// Preferred order of one parameter's domain, or empty for no opinion. CPU rules (one line each):
+//  THREADS  fewest first unless the roofline time is >= 400 us: starting and joining a thread
+//           costs tens of us, which only a region that long amortises.
+//  ROWS     1 first when the longest input row fits L1 (each weight is used once per token; more
+//           rows only share activation loads L1 already serves), then the square tile side
+//           (ROWS^2 <= vector registers), then larger, then smaller.
+//  TOKENS   1 first when the step's weights fit a core's L2 (re-reading them per token hits the
+//           cache), then the widest tile the step fills, then narrower, then the wasted ones.
+//  KUNROLL  near two vectors of partial sums per (row, token) pair.
+//  BLOCK_KV smallest first: the per-block softmax rescale is ~1/(2 BLOCK_KV) of a block's work
+//           (< 4% at 16), and a small block keeps the scores and K/V rows in L1.
+//  GQA_SHARE on when query heads are grouped.
 std::vector<int> order_param(const RegionSummary& s, const FamilySpace& f, const SpaceParam& p) {
-  const bool memory = s.roof.bound != "compute";
   const TargetFacts& t = s.target;
   if (f.backend == "cpu") {
-    if (p.name == "THREADS") {
-      // Thread start-up costs tens of microseconds: small regions want few threads.
-      const bool small = s.roof.known && s.roof.time_us < 50.0;
-      return sorted(p.values, !small);
-    }
-    if (p.name == "ROWS") return memory ? std::vector<int>{4, 8, 2, 1} : std::vector<int>{4, 2, 8, 1};
-    if (p.name == "TOKENS") {  // the widest tile the step fills, then narrower, then the wasted ones
-      std::vector<int> v = sorted(p.values, true);
-      std::stable_partition(v.begin(), v.end(), [&](int x) { return x <= s.point.tokens; });
-      return v;
-    }
+    if (p.name == "THREADS") return heuristic_cpu_threads_order(p.values, s.roof.known ? s.roof.time_us : 0.0);
+    const LinearFacts lf = linear_facts(s, f);
+    if (p.name == "ROWS") return heuristic_cpu_rows_order(p.values, lf.max_in, t.simd_registers);
+    if (p.name == "TOKENS") return heuristic_cpu_tokens_order(p.values, s.point.tokens, lf.max_weight_bytes);
     if (p.name == "KUNROLL") return by_log_distance(p.values, 2.0 * std::max(1, t.simd_floats), false);
-    if (p.name == "BLOCK_KV") {
-      // K and V rows of one block within a 32 KiB L1.
-      const double hd = double(std::max<int64_t>(1, attr(s, "attention", "head_dim")));
-      return by_log_distance(p.values, std::max(1.0, 32768.0 / (8.0 * hd)), true);
-    }
+    if (p.name == "BLOCK_KV") return sorted(p.values, false);
     if (p.name == "GQA_SHARE") {
       const bool grouped = attr(s, "attention", "heads") > attr(s, "attention", "kv_heads");
       return grouped ? std::vector<int>{1, 0} : std::vector<int>{0, 1};
@@ -207,7 +271,7 @@ Json heuristic_reply(const AdvisorRequest& r) {
   for (const auto& f : sp.families) {
     if (f.route == FamilyRoute::Fallback) continue;
     const bool threads = std::any_of(f.params.begin(), f.params.end(), [](const SpaceParam& p) { return p.name == "THREADS"; });
-    if (threads && s.roof.known && s.roof.time_us < 50.0)
+    if (threads && s.roof.known && s.roof.time_us < kThreadsPayOffUs)
       risks.push_back({{"family", f.id},
                        {"risk", "launch-overhead"},
                        {"reason", "starting a thread costs tens of us, the region's roofline is " +
