@@ -37,10 +37,11 @@ Family ref(const std::string& op, const std::string& header, const std::string& 
   return f;
 }
 
-const Family& find_in(const std::vector<Family>& v, const std::string& op, const std::string& name) {
-  for (const auto& f : v)
-    if (f.op == op && f.name == name) return f;
-  throw_internal("kernel family", "no family " + op + "." + name);
+// Both decode attention kernels give each thread GROUP * HD / BLOCK outputs (query head, dim).
+std::string attn_outputs_per_thread(const std::map<std::string, int>& v) {
+  if ((v.at("GROUP") * v.at("HD")) % v.at("BLOCK") != 0) return "GROUP * HD must divide among the threads";
+  if (v.at("GROUP") * v.at("HD") / v.at("BLOCK") > 16) return "more than 16 outputs per thread";
+  return "";
 }
 
 std::vector<Family> build_families() {
@@ -103,8 +104,7 @@ std::vector<Family> build_families() {
     f.description = "flash-decoding over the bf16 KV cache: splits of the positions, a query group per KV head";
     f.constraint = [](const std::map<std::string, int>& v) -> std::string {
       if (v.at("SPLIT") % v.at("TILE") != 0) return "SPLIT must be whole tiles";
-      if ((v.at("GROUP") * v.at("HD")) % v.at("BLOCK") != 0) return "GROUP * HD must divide among the threads";
-      if (v.at("GROUP") * v.at("HD") / v.at("BLOCK") > 16) return "more than 16 outputs per thread";
+      if (std::string why = attn_outputs_per_thread(v); !why.empty()) return why;
       // Static shared memory (K and V tiles, q, scores) must stay under the 48 KiB static limit.
       const int tile = v.at("TILE"), hd = v.at("HD"), group = v.at("GROUP");
       const int bytes = 2 * tile * (hd + 8) * 2 + group * hd * 4 + group * tile * 4 + 3 * group * 4;
@@ -114,7 +114,8 @@ std::vector<Family> build_families() {
     v.push_back(std::move(f));
   }
   {
-    Family f = find_in(v, "attn_decode", "split");
+    Family f;
+    f.op = "attn_decode";
     f.name = "fused";
     f.header = "attention/decode_fused.cuh";
     f.params_struct = "FusedAttnParams";
@@ -127,8 +128,7 @@ std::vector<Family> build_families() {
                     "QKV projection, q/k norm + rope + KV-cache write, one pass per split, the last block of a "
                     "KV head merges the splits";
     f.constraint = [](const std::map<std::string, int>& v) -> std::string {
-      if ((v.at("GROUP") * v.at("HD")) % v.at("BLOCK") != 0) return "GROUP * HD must divide among the threads";
-      if (v.at("GROUP") * v.at("HD") / v.at("BLOCK") > 16) return "more than 16 outputs per thread";
+      if (std::string why = attn_outputs_per_thread(v); !why.empty()) return why;
       // The whole split's K and V rows and scores in dynamic shared memory; at most 99 KiB, so that
       // every supported GPU (sm_86/sm_89 allow 99 KiB per block) can run any point.
       const int bytes = attn_fused_smem_bytes(v.at("SPLIT"), v.at("HD"), v.at("GROUP"));
