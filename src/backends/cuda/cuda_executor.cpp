@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 
 #include "agentcompile/core/error.h"
@@ -13,6 +12,7 @@
 #include "backends/cuda/fast_executor.h"
 #include "backends/cuda/kernel_loader.h"
 #include "backends/cuda/plan_config.h"
+#include "backends/cuda/step_inputs.h"
 
 extern "C" {
 #include "../../../kernels/cuda/common/params.h"
@@ -67,12 +67,8 @@ class CudaExecutor final : public Executor {
     }
     plan_activation_memory();
     const int64_t nt = lim_.step_tokens(), nr = lim_.logit_rows();
-    tokens_ = DeviceBuffer(size_t(nt) * 4);
-    positions_ = DeviceBuffer(size_t(nt) * 4);
-    slots_ = DeviceBuffer(size_t(nt) * 4);
-    rows_ = DeviceBuffer(size_t(nr) * 4);
+    in_ = cuda::StepInputs(nt, nr);
     argmax_ = DeviceBuffer(size_t(nr) * 4);
-    staging_ = cuda::PinnedBuffer(size_t(3 * nt + nr) * 4);
     host_logits_ = cuda::PinnedBuffer(size_t(nr) * size_t(c.vocab_size) * 4);
     host_argmax_ = cuda::PinnedBuffer(size_t(nr) * 4);
     int64_t max_in = 0;
@@ -111,15 +107,7 @@ class CudaExecutor final : public Executor {
     validate_step(b, lim_, g_.config.vocab_size);
     const long long n = (long long)b.tokens.size();
     const long long r = (long long)b.logit_rows.size();
-    int32_t* st = staging_.as<int32_t>();
-    std::memcpy(st, b.tokens.data(), size_t(n) * 4);
-    std::memcpy(st + n, b.positions.data(), size_t(n) * 4);
-    std::memcpy(st + 2 * n, b.slots.data(), size_t(n) * 4);
-    std::memcpy(st + 3 * n, b.logit_rows.data(), size_t(r) * 4);
-    tokens_.upload(st, size_t(n) * 4, stream_);
-    positions_.upload(st + n, size_t(n) * 4, stream_);
-    slots_.upload(st + 2 * n, size_t(n) * 4, stream_);
-    rows_.upload(st + 3 * n, size_t(r) * 4, stream_);
+    in_.upload(b, stream_);
     for (const Op& op : g_.ops) run_op(op, n, r);
     rows_in_step_ = r;
     logits_on_host_ = false;
@@ -229,7 +217,7 @@ class CudaExecutor final : public Executor {
     auto in = [&](size_t k) { return val(op.inputs[k]); };
     switch (op.kind) {
       case OpKind::Embed: {
-        EmbedParams p{weight(op, 0), tokens_.as<int>(), out, n, width};
+        EmbedParams p{weight(op, 0), in_.tokens.as<int>(), out, n, width};
         cuda::launch_kernel(*k_embed_.at(weight_dtype(op)), Dim3{unsigned(n)}, kBlock, 0, stream_, &p);
         break;
       }
@@ -242,7 +230,7 @@ class CudaExecutor final : public Executor {
         linear(op, in(0), n, g_.value(op.inputs[0]).width, width, out);
         break;
       case OpKind::Rope: {
-        RopeParams p{in(0), out, positions_.as<int>(), inv_freq_.as<float>(), n, op.heads, op.head_dim};
+        RopeParams p{in(0), out, in_.positions.as<int>(), inv_freq_.as<float>(), n, op.heads, op.head_dim};
         cuda::launch_kernel(*k_rope_, Dim3{unsigned(n)}, kBlock, 0, stream_, &p);
         break;
       }
@@ -250,9 +238,9 @@ class CudaExecutor final : public Executor {
         const long long kv_dim = op.kv_heads * op.head_dim;
         float* kc = k_cache_[size_t(op.layer)].as<float>();
         float* vc = v_cache_[size_t(op.layer)].as<float>();
-        KvWriteParams w{in(1), in(2), kc, vc, positions_.as<int>(), slots_.as<int>(), n, kv_dim, lim_.max_seq};
+        KvWriteParams w{in(1), in(2), kc, vc, in_.positions.as<int>(), in_.slots.as<int>(), n, kv_dim, lim_.max_seq};
         cuda::launch_kernel(*k_kv_write_, Dim3{unsigned(n)}, kBlock, 0, stream_, &w);
-        AttentionParams p{in(0), kc, vc, out, positions_.as<int>(), slots_.as<int>(), n, op.heads, op.kv_heads,
+        AttentionParams p{in(0), kc, vc, out, in_.positions.as<int>(), in_.slots.as<int>(), n, op.heads, op.kv_heads,
                           op.head_dim, lim_.max_seq, 1.0f / std::sqrt(float(op.head_dim))};
         cuda::launch_kernel(*k_attention_, Dim3{unsigned(op.heads), unsigned(n)}, kBlock, 0, stream_, &p);
         break;
@@ -269,7 +257,7 @@ class CudaExecutor final : public Executor {
       }
       case OpKind::Logits: {
         const long long hidden = g_.value(op.inputs[0]).width;
-        GatherRowsParams gp{in(0), rows_.as<int>(), gather_scratch_.as<float>(), r, hidden};
+        GatherRowsParams gp{in(0), in_.rows.as<int>(), gather_scratch_.as<float>(), r, hidden};
         cuda::launch_kernel(*k_gather_, Dim3{unsigned(r)}, kBlock, 0, stream_, &gp);
         linear(op, gather_scratch_.as<float>(), r, hidden, c.vocab_size, out);
         break;
@@ -289,8 +277,9 @@ class CudaExecutor final : public Executor {
   std::vector<DeviceBuffer> k_cache_, v_cache_;
   std::vector<DeviceBuffer> activations_;
   std::vector<int> buffer_of_;
-  DeviceBuffer tokens_, positions_, slots_, rows_, argmax_, cast_scratch_, gather_scratch_;
-  cuda::PinnedBuffer staging_, host_logits_, host_argmax_;
+  cuda::StepInputs in_;
+  DeviceBuffer argmax_, cast_scratch_, gather_scratch_;
+  cuda::PinnedBuffer host_logits_, host_argmax_;
   long long rows_in_step_ = 0;
   mutable bool logits_on_host_ = false;
   std::map<DType, const LoadedKernel*> k_embed_, k_norm_, k_linear_, k_cast_, k_bias_;

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <sstream>
 
@@ -14,6 +13,7 @@
 #include "backends/cuda/cublas_route.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/kernel_loader.h"
+#include "backends/cuda/step_inputs.h"
 
 extern "C" {
 #include "../../../kernels/cuda/common/params.h"
@@ -190,11 +190,7 @@ class FastExecutor final : public Executor {
     attn_counters_ = DeviceBuffer(size_t(kMaxBatch * c.num_kv_heads) * 4);
     CU_CHECK(drv().cuMemsetD32Async(attn_counters_.ptr(), 0, size_t(kMaxBatch * c.num_kv_heads), s_));
     token_out_ = DeviceBuffer(size_t(nr) * 4);
-    tokens_ = DeviceBuffer(size_t(nt) * 4);
-    positions_ = DeviceBuffer(size_t(nt) * 4);
-    slots_ = DeviceBuffer(size_t(nt) * 4);
-    rows_ = DeviceBuffer(size_t(nr) * 4);
-    staging_ = PinnedBuffer(size_t(3 * nt + nr) * 4);
+    in_ = StepInputs(nt, nr);
     host_logits_ = PinnedBuffer(size_t(nr) * size_t(c.vocab_size) * 4);
     host_tokens_ = PinnedBuffer(size_t(nr) * 4);
     // Compile (or load from the cache) every kernel now, so no step pays for it.
@@ -218,15 +214,7 @@ class FastExecutor final : public Executor {
   void forward(const StepBatch& b) override {
     validate_step(b, lim_, g_.config.vocab_size);
     const long long n = (long long)b.tokens.size(), r = (long long)b.logit_rows.size();
-    int32_t* st = staging_.as<int32_t>();
-    std::memcpy(st, b.tokens.data(), size_t(n) * 4);
-    std::memcpy(st + n, b.positions.data(), size_t(n) * 4);
-    std::memcpy(st + 2 * n, b.slots.data(), size_t(n) * 4);
-    std::memcpy(st + 3 * n, b.logit_rows.data(), size_t(r) * 4);
-    tokens_.upload(st, size_t(n) * 4, s_);
-    positions_.upload(st + n, size_t(n) * 4, s_);
-    slots_.upload(st + 2 * n, size_t(n) * 4, s_);
-    rows_.upload(st + 3 * n, size_t(r) * 4, s_);
+    in_.upload(b, s_);
     rows_in_step_ = r;
     last_positions_ = b.positions;
     logits_on_host_ = false;
@@ -329,16 +317,16 @@ class FastExecutor final : public Executor {
     const ModelConfig& c = g_.config;
     const int hd = int(c.head_dim);
     QkvPostParams qp{qkv_.as<float>(), q_.as<float>(), L.q_norm ? wptr(L.q_norm, 0) : nullptr,
-                     L.k_norm ? wptr(L.k_norm, 0) : nullptr, float(c.rms_norm_eps), positions_.as<int>(),
-                     slots_.as<int>(), inv_freq_.as<float>(), kcache_[layer].as<unsigned short>(),
+                     L.k_norm ? wptr(L.k_norm, 0) : nullptr, float(c.rms_norm_eps), in_.positions.as<int>(),
+                     in_.slots.as<int>(), inv_freq_.as<float>(), kcache_[layer].as<unsigned short>(),
                      vcache_[layer].as<unsigned short>(), n, c.num_heads, c.num_kv_heads, c.head_dim, lim_.max_seq};
     const LoadedKernel& kp = load_kernel(qkv_post_variant(cfg_, wt_, arch_));
     launch_kernel(kp, Dim3{unsigned(c.num_heads + 2 * c.num_kv_heads), unsigned(n)}, unsigned(cfg_.qkv_post_block), 0,
                   s_, &qp, pdl);
     if (pdl) mark("qkv_post", 0);
     DecodeAttnParams ap{q_.as<float>(), kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(),
-                        part_o_.as<float>(), part_ml_.as<float>(), attn_.as<float>(), positions_.as<int>(),
-                        slots_.as<int>(), n, c.num_heads, c.num_kv_heads, lim_.max_seq, max_splits_,
+                        part_o_.as<float>(), part_ml_.as<float>(), attn_.as<float>(), in_.positions.as<int>(),
+                        in_.slots.as<int>(), n, c.num_heads, c.num_kv_heads, lim_.max_seq, max_splits_,
                         1.0f / std::sqrt(float(hd))};
     const Variant va = attn_variant(c, cfg_, arch_);
     launch_kernel(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(max_splits_), unsigned(n)},
@@ -402,7 +390,7 @@ class FastExecutor final : public Executor {
     FusedAttnParams ap{qkv_.as<float>(), L.q_norm ? wptr(L.q_norm, 0) : nullptr, L.k_norm ? wptr(L.k_norm, 0) : nullptr,
                        float(c.rms_norm_eps), rope_cos_.as<float>(), rope_sin_.as<float>(),
                        kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(), part_o_.as<float>(), part_ml_.as<float>(),
-                       attn_counters_.as<unsigned>(), attn_.as<float>(), positions_.as<int>(), slots_.as<int>(), n,
+                       attn_counters_.as<unsigned>(), attn_.as<float>(), in_.positions.as<int>(), in_.slots.as<int>(), n,
                        c.num_heads, c.num_kv_heads, lim_.max_seq, max_splits_, 1.0f / std::sqrt(float(c.head_dim))};
     const Variant va = fused_attn_variant(c, cfg_, wt_, arch_);
     const size_t smem = size_t(attn_fused_smem_bytes(va.param("SPLIT"), va.param("HD"), va.param("GROUP")));
@@ -419,7 +407,7 @@ class FastExecutor final : public Executor {
     const ModelConfig& c = g_.config;
     const double es = double(dtype_size(wt_));
     mark("start", 0);
-    EmbedParams ep{wptr(ops_.embed, 0), tokens_.as<int>(), resid_.as<float>(), n, c.hidden_size};
+    EmbedParams ep{wptr(ops_.embed, 0), in_.tokens.as<int>(), resid_.as<float>(), n, c.hidden_size};
     launch_kernel(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, s_, &ep, cfg_.pdl);
     mark("embed", double(n * c.hidden_size) * es);
     const long long qkvd = c.q_dim() + 2 * c.kv_dim();
@@ -504,7 +492,7 @@ class FastExecutor final : public Executor {
 
   void run_prefill(long long n, long long r) {
     const ModelConfig& c = g_.config;
-    EmbedParams ep{wptr(ops_.embed, 0), tokens_.as<int>(), resid_.as<float>(), n, c.hidden_size};
+    EmbedParams ep{wptr(ops_.embed, 0), in_.tokens.as<int>(), resid_.as<float>(), n, c.hidden_size};
     launch_kernel(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, s_, &ep);
     const long long qkvd = c.q_dim() + 2 * c.kv_dim();
     for (size_t l = 0; l < ops_.layers.size(); ++l) {
@@ -524,7 +512,7 @@ class FastExecutor final : public Executor {
       linear(wptr(L.down, 0), nullptr, gate_.as<float>(), n, c.intermediate_size, c.hidden_size, tmp_.as<float>());
       add(resid_.as<float>(), tmp_.as<float>(), n * c.hidden_size);
     }
-    GatherRowsParams gp{resid_.as<float>(), rows_.as<int>(), gathered_.as<float>(), r, c.hidden_size};
+    GatherRowsParams gp{resid_.as<float>(), in_.rows.as<int>(), gathered_.as<float>(), r, c.hidden_size};
     launch_kernel(ref("gather_rows", {}), Dim3{unsigned(r)}, kRefBlock, 0, s_, &gp);
     rms_norm(ops_.final_norm, gathered_.as<float>(), r, c.hidden_size, h_.as<float>());
     linear(wptr(ops_.logits, 0), nullptr, h_.as<float>(), r, c.hidden_size, c.vocab_size, logits_.as<float>());
@@ -545,8 +533,9 @@ class FastExecutor final : public Executor {
   std::vector<DeviceBuffer> kcache_, vcache_;  // bf16 [slot][kv_head][position][head_dim]
   long long max_splits_ = 1;
   DeviceBuffer resid_, h_, qkv_, q_, attn_, gate_, up_, tmp_, cast_, part_o_, part_ml_, gathered_, logits_;
-  DeviceBuffer part_val_, part_idx_, counter_, attn_counters_, token_out_, tokens_, positions_, slots_, rows_;
-  PinnedBuffer staging_, host_logits_, host_tokens_;
+  DeviceBuffer part_val_, part_idx_, counter_, attn_counters_, token_out_;
+  StepInputs in_;  // token ids, positions, slots, logit rows of the step
+  PinnedBuffer host_logits_, host_tokens_;
   std::map<int, CUgraphExec> graphs_;
   bool profile_ = false;
   std::vector<Mark> marks_;
