@@ -9,14 +9,19 @@
 # fresh machine give part 2 part 1's records with PEERS_IN=<folder in the working tree>.
 # Environment: PRESETS, WORKLOADS (default W1,W2,W3,W4,W5; e.g. add 128/128x2,128/128x4 for batch
 # sizes), COMPILED_WORKLOADS (W2), TIE_EPSILON (0.1), AGENTCOMPILE_COMMIT (else build-device/COMMIT).
-#   tools/gpu_bench.sh 1   -> $OUT/{kernels,module,e2e}.{json,md}, $OUT/peers/*.peer.json, $OUT/bench.log
-#   tools/gpu_bench.sh 2   -> $OUT/e2e.{json,md}, $OUT/e2e-W2.{png,svg}, $OUT/peers/*.peer.json, $OUT/bench.log
+#   tools/gpu_bench.sh 1   -> $OUT/bench-part1.tgz ({kernels,module,e2e}.{json,md}, peers/*.peer.json, bench.log)
+#   tools/gpu_bench.sh 2   -> $OUT/bench-part2.tgz (e2e.{json,md}, e2e-W2.{png,svg}, peers/*.peer.json, bench.log)
+# (and bench.log and the .md tables beside the archive)
 set -uo pipefail
 part=${1:-}
 case "$part" in 1|2) ;; *) echo "usage: tools/gpu_bench.sh 1|2" >&2; exit 2;; esac
 export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export AGENTCOMPILE_KERNEL_CACHE=${AGENTCOMPILE_KERNEL_CACHE:-/tmp/ac-kernel-cache}
-out=${OUT:-/tmp/out}
+# The device returns at most 8 files: everything is written to $res and packed into
+# $OUT/bench-part<N>.tgz, with bench.log and the markdown tables beside it.
+res=/tmp/ac-bench-out-$part; rm -rf "$res"
+dest=${OUT:-/tmp/out}
+out=$res
 work=${AC_BENCH_WORK:-/tmp/ac-bench}
 mkdir -p "$out/peers" "$work/models" "$work/peers"
 bin=build-device/agentcompile
@@ -82,3 +87,7 @@ e2e() {
   fi
   date -u
 } 2>&1 | tee "$out/bench.log"
+mkdir -p "$dest"
+tar czf "$dest/bench-part$part.tgz" -C "$res" .
+cp "$res"/bench.log "$res"/*.md "$dest/" 2>/dev/null
+ls -la "$dest"

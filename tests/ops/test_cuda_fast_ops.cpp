@@ -8,6 +8,7 @@
 #include "agentcompile/core/error.h"
 #include "agentcompile/ir/rope.h"
 #include "agentcompile/runtime/sampler.h"
+#include "backends/cuda/fast_executor.h"
 #include "backends/cuda/kernel_loader.h"
 #include "ops/cuda_test_util.h"
 
@@ -23,14 +24,17 @@ namespace {
 CUstream stream() { return cuda::Device::get().stream(); }
 std::string arch() { return cuda::Device::get().info().arch(); }
 
+// rows: rows per warp (gemv.fused) or 16-row tiles per block (gemv.mma, terms > 0).
 struct GemvCase {
   int block, rows, unroll, splitk, batch_tmpl, epi;
   long long B, N, K;
   bool norm, bias;
+  int terms = 0;
 };
 
 std::string describe(const GemvCase& c) {
-  return "block" + std::to_string(c.block) + " rows" + std::to_string(c.rows) + " unroll" + std::to_string(c.unroll) +
+  return std::string(c.terms ? "mma terms" + std::to_string(c.terms) + " " : "fused ") + "block" +
+         std::to_string(c.block) + " rows" + std::to_string(c.rows) + " unroll" + std::to_string(c.unroll) +
          " splitk" + std::to_string(c.splitk) + " batch" + std::to_string(c.batch_tmpl) + " epi" + std::to_string(c.epi) +
          " B" + std::to_string(c.B) + " N" + std::to_string(c.N) + " K" + std::to_string(c.K);
 }
@@ -65,23 +69,25 @@ TEST_P(CudaGemv, MatchesNormLinearEpilogueOnCpu) {
 
   auto dx = to_device(x), dw = to_device(w), dw2 = to_device(w2), dg = to_device(gamma), db = to_device(bias);
   cuda::DeviceBuffer out = c.epi == 1 ? to_device(resid) : poisoned(want.size());
-  const long long rows_per_block = c.block / 32 * c.rows;
-  const unsigned blocks = unsigned((c.N + rows_per_block - 1) / rows_per_block);
-  cuda::DeviceBuffer pv(size_t(8 * blocks) * 4), pi(size_t(8 * blocks) * 4), counter(4), tok(32);
+  const auto v = c.terms ? cuda::make_variant(cuda::find_family("gemv", "mma"),
+                                               {{"BLOCK", c.block}, {"MT", c.rows}, {"UNROLL", c.unroll},
+                                                {"SPLITK", c.splitk}, {"TERMS", c.terms}, {"BATCH", c.batch_tmpl},
+                                                {"EPI", c.epi}},
+                                               {}, arch())
+                        : cuda::make_variant(cuda::find_family("gemv", "fused"),
+                                             {{"BLOCK", c.block}, {"ROWS", c.rows}, {"UNROLL", c.unroll},
+                                              {"SPLITK", c.splitk}, {"BATCH", c.batch_tmpl}, {"EPI", c.epi}},
+                                             {DType::BF16}, arch());
+  const cuda::LaunchShape ls = cuda::gemv_launch_shape(v, c.N, c.K);
+  cuda::DeviceBuffer pv(size_t(8 * ls.grid_x) * 4), pi(size_t(8 * ls.grid_x) * 4), counter(4), tok(32);
   CU_CHECK(cuda::drv().cuMemsetD32Async(counter.ptr(), 0, 1, stream()));
   GemvParams p{dx.as<float>(), c.norm ? dg.as<void>() : nullptr, 1e-6f, dw.as<void>(), swiglu ? dw2.as<void>() : nullptr,
                c.bias ? db.as<void>() : nullptr, out.as<float>(), pv.as<float>(), pi.as<int>(), counter.as<unsigned>(),
                tok.as<int>(), c.B, c.N, c.K};
-  const auto v = cuda::make_variant(cuda::find_family("gemv", "fused"),
-                                    {{"BLOCK", c.block}, {"ROWS", c.rows}, {"UNROLL", c.unroll}, {"SPLITK", c.splitk},
-                                     {"BATCH", c.batch_tmpl}, {"EPI", c.epi}},
-                                    {DType::BF16}, arch());
-  const long long kchunk = ((c.K + c.splitk - 1) / c.splitk + 7) / 8 * 8;
   // Twice: the argmax counter must be reset by the first launch for the second to work.
   for (int rep = 0; rep < 2; ++rep) {
     if (c.epi == 1 && rep == 1) out.upload(resid.data(), resid.size() * 4, stream());
-    cuda::launch_kernel(cuda::load_kernel(v), cuda::Dim3{blocks, unsigned(c.splitk)}, unsigned(c.block),
-                        size_t(c.batch_tmpl) * size_t(kchunk) * 4, stream(), &p);
+    cuda::launch_kernel(cuda::load_kernel(v), cuda::Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, stream(), &p);
     EXPECT_LE(rel_l2(to_host<float>(out, want.size()), want), 1e-5) << "rep " << rep;
     if (c.epi == 3) {
       auto got = to_host<int32_t>(tok, size_t(c.B));
@@ -104,6 +110,19 @@ INSTANTIATE_TEST_SUITE_P(
         GemvCase{256, 1, 2, 1, 1, 2, 1, 3000, 2048, true, false}, GemvCase{128, 2, 2, 1, 4, 2, 4, 100, 256, true, false},
         // argmax with norm (lm_head), a vocabulary that is not a multiple of anything
         GemvCase{256, 2, 2, 1, 1, 3, 1, 151936, 2048, true, false}, GemvCase{128, 1, 4, 1, 8, 3, 5, 32001, 512, true, false}));
+
+// gemv.mma (tensor cores, batch 2-8): the same checks and bound; rows that are not a multiple
+// of the 16-row tile, ragged batches, 2 and 3 bf16 terms of x, K slices in split-K (with the
+// norm too, which the executor never launches but the kernel allows).
+INSTANTIATE_TEST_SUITE_P(
+    Mma, CudaGemv,
+    ::testing::Values(
+        GemvCase{256, 1, 2, 1, 8, 0, 8, 1000, 2048, true, true, 2}, GemvCase{128, 2, 2, 1, 4, 0, 3, 333, 512, true, false, 2},
+        GemvCase{512, 1, 1, 1, 1, 0, 1, 3072, 2048, true, false, 2},
+        GemvCase{256, 1, 4, 4, 2, 1, 2, 2048, 6144, false, false, 3}, GemvCase{128, 1, 2, 2, 8, 1, 8, 64, 9728, false, true, 2},
+        GemvCase{256, 2, 2, 2, 4, 1, 3, 500, 1024, true, false, 2},  // norm over K slices: the full-row pass
+        GemvCase{256, 1, 2, 1, 8, 2, 5, 3000, 2048, true, false, 2}, GemvCase{512, 2, 1, 1, 2, 2, 2, 100, 256, true, false, 2},
+        GemvCase{256, 1, 4, 1, 8, 3, 8, 151936, 2048, true, false, 2}, GemvCase{128, 2, 2, 1, 8, 3, 5, 32001, 512, true, false, 3}));
 
 TEST(CudaFastOps, QkvPostMatchesNormRopeAndCacheWrite) {
   AC_REQUIRE_GPU();

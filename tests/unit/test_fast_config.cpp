@@ -22,8 +22,43 @@ TEST(FastConfigOverride, SetsGemvPointsAndIntegers) {
   EXPECT_EQ(c.qkv.unroll, base.qkv.unroll);  // untouched
 }
 
+TEST(FastConfigOverride, SetsTensorCorePoints) {
+  const cuda::FastConfig c = cuda::apply_fast_config_override({}, "down_mma=256:2:1:4,mma_terms=3,batched_mma=0,mma_min_batch=8");
+  EXPECT_EQ(c.down_mma.block, 256);
+  EXPECT_EQ(c.down_mma.mt, 2);
+  EXPECT_EQ(c.down_mma.unroll, 1);
+  EXPECT_EQ(c.down_mma.splitk, 4);
+  EXPECT_EQ(c.mma_terms, 3);
+  EXPECT_EQ(c.mma_min_batch, 8);
+  EXPECT_FALSE(c.batched_mma);
+}
+
+// Which GEMV family a decode step launches: gemv.mma only where it can run and is enabled.
+TEST(FastDecodeGemv, TensorCoresForLargerBatchesOfBf16Weights) {
+  const cuda::FastConfig cfg;
+  auto family = [&](const cuda::FastConfig& c, int batch, long long K, DType wt, const char* arch) {
+    return cuda::fast_decode_gemv(c, c.down, c.down_mma, cuda::kEpiResidual, batch, K, wt, arch).family->name;
+  };
+  EXPECT_EQ(family(cfg, 8, 8192, DType::BF16, "sm_90"), "mma");
+  EXPECT_EQ(family(cfg, 4, 8192, DType::BF16, "sm_80"), "mma");
+  EXPECT_EQ(family(cfg, 1, 8192, DType::BF16, "sm_90"), "fused");
+  EXPECT_EQ(family(cfg, 2, 8192, DType::BF16, "sm_90"), "fused");  // below mma_min_batch
+  EXPECT_EQ(family(cfg, 8, 8192, DType::F16, "sm_90"), "fused");   // bf16 mma only
+  EXPECT_EQ(family(cfg, 8, 8200, DType::BF16, "sm_90"), "fused");  // K % 32 != 0
+  EXPECT_EQ(family(cfg, 8, 8192, DType::BF16, "sm_75"), "fused");  // no bf16 mma below sm_80
+  cuda::FastConfig off = cfg;
+  off.batched_mma = false;
+  EXPECT_EQ(family(off, 8, 8192, DType::BF16, "sm_90"), "fused");
+  // Points that would not fit the registers shrink (SwiGLU holds two matrices).
+  cuda::FastConfig big = cfg;
+  big.gate_up_mma = {256, 4, 4, 1};
+  const auto v = cuda::fast_decode_gemv(big, big.gate_up, big.gate_up_mma, cuda::kEpiSwiglu, 8, 2048, DType::BF16, "sm_90");
+  EXPECT_LE(v.param("MT") * v.param("UNROLL") * 2, 4);
+  EXPECT_EQ(v.param("SPLITK"), 1);
+}
+
 TEST(FastConfigOverride, RefusesMalformedSpecs) {
-  for (const char* bad : {"o=128:2:1", "o=128:2:1:x", "attn_split=", "attn_split=12a", "nope=1", "attn_split"}) {
+  for (const char* bad : {"o=128:2:1", "o=128:2:1:x", "attn_split=", "attn_split=12a", "nope=1", "attn_split", "o_mma=1:2:3"}) {
     try {
       cuda::apply_fast_config_override(cuda::FastConfig{}, bad);
       ADD_FAILURE() << bad << " was accepted";

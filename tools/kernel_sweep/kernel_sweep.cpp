@@ -4,9 +4,12 @@
 // timed as a CUDA graph of 24 back-to-back launches with programmatic dependent launch (as in a
 // decode step), rotating over enough weight copies to defeat the 50 MB L2; median of 7 replays.
 // Prints one JSON line per measured point and a summary of the best point per (model, region).
+// SWEEP_BATCH=B (1..8, default 1) sweeps at B rows of x; SWEEP_FAMILY=fused|mma|both (default:
+// fused at batch 1, both above) picks the GEMV families (gemv.mma: TERMS=2).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "agentcompile/backends/cpu/ref_ops.h"
@@ -97,6 +100,15 @@ int main(int argc, char** argv) {
   const std::vector<std::string> models = argc > 1 ? std::vector<std::string>(argv + 1, argv + argc)
                                                    : std::vector<std::string>{"llama-3.2-1b", "qwen3-1.7b", "qwen3-4b"};
   const Family& gemv = find_family("gemv", "fused");
+  const Family& mma = find_family("gemv", "mma");
+  const char* batch_env = std::getenv("SWEEP_BATCH");
+  const long long B = batch_env ? std::atoll(batch_env) : 1;
+  if (B < 1 || B > 8) {
+    std::fprintf(stderr, "kernel_sweep: SWEEP_BATCH must be 1..8\n");
+    return 2;
+  }
+  const int tmpl = B <= 1 ? 1 : B <= 2 ? 2 : B <= 4 ? 4 : 8;
+  const std::string fam = std::getenv("SWEEP_FAMILY") ? std::getenv("SWEEP_FAMILY") : (B == 1 ? "fused" : "both");
   Json best = Json::object();
   for (const auto& model : models) {
     const ModelConfig c = parse_model_config(find_synth_preset(model)->config, model);
@@ -117,7 +129,7 @@ int main(int argc, char** argv) {
         w.emplace_back(size_t(R.N * R.K) * 2);
         w.back().upload(i % mats == 0 ? w0.data() : w1.data(), w0.size() * 2, s);
       }
-      std::vector<float> x(size_t(R.K)), gamma_f(size_t(R.K));
+      std::vector<float> x(size_t(B * R.K)), gamma_f(size_t(R.K));
       Rng rng(3);
       for (auto& v : x) v = rng.normal();
       std::vector<uint16_t> gamma(size_t(R.K));
@@ -125,34 +137,49 @@ int main(int argc, char** argv) {
         gamma[i] = f32_to_bf16(1.0f + 0.1f * rng.normal());
         gamma_f[i] = bf16_to_f32(gamma[i]);
       }
-      DeviceBuffer dx(x.size() * 4), dg(gamma.size() * 2), out(size_t(R.N) * 4), pv(1 << 22), pi(1 << 22), counter(4),
+      DeviceBuffer dx(x.size() * 4), dg(gamma.size() * 2), out(size_t(B * R.N) * 4), pv(1 << 22), pi(1 << 22), counter(4),
           tok(64);
       dx.upload(x.data(), x.size() * 4, s);
       dg.upload(gamma.data(), gamma.size() * 2, s);
       CU_CHECK(drv().cuMemsetD32Async(counter.ptr(), 0, 1, s));
-      std::vector<float> xn(x.size()), wf(w0.size()), y(size_t(R.N)), y2(y.size()), want(y.size());
-      if (R.norm) cpu::rms_norm(x.data(), 1, R.K, gamma_f.data(), 1e-6f, xn.data());
+      std::vector<float> xn(x.size()), wf(w0.size()), y(size_t(B * R.N)), y2(y.size()), want(y.size());
+      if (R.norm) cpu::rms_norm(x.data(), B, R.K, gamma_f.data(), 1e-6f, xn.data());
       else xn = x;
       for (size_t i = 0; i < wf.size(); ++i) wf[i] = bf16_to_f32(w0[i]);
-      cpu::linear(xn.data(), 1, R.K, wf.data(), nullptr, R.N, y.data());
+      cpu::linear(xn.data(), B, R.K, wf.data(), nullptr, R.N, y.data());
       want = y;
       if (R.epi == 2) {
         for (size_t i = 0; i < wf.size(); ++i) wf[i] = bf16_to_f32(w1[i]);
-        cpu::linear(xn.data(), 1, R.K, wf.data(), nullptr, R.N, y2.data());
-        cpu::swiglu(y.data(), y2.data(), R.N, want.data());
+        cpu::linear(xn.data(), B, R.K, wf.data(), nullptr, R.N, y2.data());
+        cpu::swiglu(y.data(), y2.data(), B * R.N, want.data());
       }
-      // Every valid point of the space for this region at batch 1.
+      // Every valid point of the space(s) for this region at this batch.
       std::vector<Variant> points;
+      if (fam != "mma")
       for (int block : gemv.params[0].values)
         for (int rows : gemv.params[1].values)
           for (int unroll : gemv.params[2].values)
             for (int splitk : gemv.params[3].values) {
               if (splitk > 1 && R.epi != 1) continue;
               std::map<std::string, int> vals{{"BLOCK", block}, {"ROWS", rows}, {"UNROLL", unroll},
-                                              {"SPLITK", splitk}, {"BATCH", 1}, {"EPI", R.epi}};
+                                              {"SPLITK", splitk}, {"BATCH", tmpl}, {"EPI", R.epi}};
               if (!gemv.constraint(vals).empty()) continue;
-              points.push_back(make_variant(gemv, vals, {DType::BF16}, arch));
+              const Variant v = make_variant(gemv, vals, {DType::BF16}, arch);
+              if (gemv_launch_shape(v, R.N, R.K).smem > 160 * 1024) continue;  // x' of the K slice
+              points.push_back(v);
             }
+      if (fam != "fused")
+        for (int block : mma.params[0].values)
+          for (int mt : mma.params[1].values)
+            for (int unroll : mma.params[2].values)
+              for (int splitk : mma.params[3].values) {
+                if (splitk > 1 && R.epi != 1) continue;
+                std::map<std::string, int> vals{{"BLOCK", block}, {"MT", mt},       {"UNROLL", unroll}, {"SPLITK", splitk},
+                                                {"TERMS", 2},     {"BATCH", tmpl}, {"EPI", R.epi}};
+                if (!mma.constraint(vals).empty()) continue;
+                const Variant v = make_variant(mma, vals, {}, arch);
+                points.push_back(v);
+              }
       parallel_for(points.size(), 1, [&](size_t b, size_t e) {  // compile in parallel, load serially
         for (size_t i = b; i < e; ++i) jit_compile(JitRequest{points[i].name(), points[i].source(), arch, {}});
       });
@@ -161,13 +188,12 @@ int main(int argc, char** argv) {
       for (const Variant& v : points) {
         const LoadedKernel& k = load_kernel(v);
         const LaunchShape ls = gemv_launch_shape(v, R.N, R.K);
-        std::vector<float> resid(size_t(R.N), 0.0f);
         auto params_for = [&](int copy) {
           return GemvParams{dx.as<float>(), R.norm ? dg.as<void>() : nullptr, 1e-6f,
                             reinterpret_cast<const void*>(w[size_t(copy * mats)].ptr()),
                             mats == 2 ? reinterpret_cast<const void*>(w[size_t(copy * mats + 1)].ptr()) : nullptr,
                             nullptr, out.as<float>(), pv.as<float>(), pi.as<int>(), counter.as<unsigned>(),
-                            tok.as<int>(), 1, R.N, R.K};
+                            tok.as<int>(), B, R.N, R.K};
         };
         // Check (residual starts at zero so y is compared directly).
         out.fill_u32(R.epi == 1 ? 0u : 0x7fc00000u, s);
@@ -183,7 +209,7 @@ int main(int argc, char** argv) {
         }
         const double err = std::isfinite(num) ? std::sqrt(num / den) : INFINITY;
         Json row = {{"model", model}, {"region", R.name}, {"variant", v.name()}, {"N", R.N}, {"K", R.K},
-                    {"rel_l2", err}};
+                    {"batch", B}, {"rel_l2", err}};
         if (!(err <= 1e-5)) {
           row["status"] = "wrong";
           std::printf("%s\n", row.dump().c_str());
@@ -209,7 +235,7 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("BEST %s\n", best.dump().c_str());
-  std::fprintf(stderr, "\nbest point per region (batch 1, bf16):\n");
+  std::fprintf(stderr, "\nbest point per region (batch %lld, bf16):\n", B);
   for (auto& [model, regs] : best.items())
     for (auto& [region, b] : regs.items())
       std::fprintf(stderr, "  %-13s %-8s %7.2f us %7.0f GB/s  %s\n", model.c_str(), region.c_str(), b["us"].get<double>(),

@@ -16,11 +16,7 @@
 #include "common/pdl.cuh"
 #include "common/reduce.cuh"
 #include "common/vec.cuh"
-
-#define EPI_STORE 0
-#define EPI_RESIDUAL 1
-#define EPI_SWIGLU 2
-#define EPI_ARGMAX 3
+#include "gemv/common.cuh"
 
 // Loads this lane's next UNROLL chunks of ROWS rows of each matrix (w0, and w1 for SWIGLU).
 template <int ROWS, int UNROLL, int MATS, typename W>
@@ -77,8 +73,6 @@ __device__ void gemv(const GemvParams& p) {
   constexpr int MATS = EPI == EPI_SWIGLU ? 2 : 1;
   extern __shared__ float4 xs_raw[];
   float* xs = reinterpret_cast<float*>(xs_raw);  // [BATCH][kchunk]
-  __shared__ float scratch[BLOCK / 32];
-  __shared__ float inv_rms[BATCH];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const long long K = p.K, N = p.N;
   const int B = (int)p.B;
@@ -99,30 +93,7 @@ __device__ void gemv(const GemvParams& p) {
   pdl_wait();
 
   // Stage x' for this K slice: RMSNorm over the full row when gamma is given.
-  if (p.gamma) {
-    for (int b = 0; b < BATCH; ++b) {
-      if (b >= B) break;
-      float ss = 0.0f;
-      for (long long k = threadIdx.x; k < K; k += BLOCK) {
-        const float v = p.x[b * K + k];
-        ss += v * v;
-      }
-      ss = block_sum<BLOCK>(ss, scratch);
-      if (threadIdx.x == 0) inv_rms[b] = 1.0f / sqrtf(ss / (float)K + p.eps);
-    }
-    __syncthreads();
-  }
-  const W* gamma = static_cast<const W*>(p.gamma);
-  for (int b = 0; b < BATCH; ++b)
-    for (long long kk = threadIdx.x; kk < kchunk; kk += BLOCK) {
-      float v = 0.0f;
-      if (b < B && k0 + kk < k1) {
-        v = p.x[b * K + k0 + kk];
-        if (gamma) v = to_f32(gamma[k0 + kk]) * (v * inv_rms[b]);
-      }
-      xs[b * kchunk + kk] = v;
-    }
-  __syncthreads();
+  gemv_stage_x<BLOCK, BATCH, W>(p, xs, kchunk, k0, k1, kchunk);
 
   float acc[MATS][ROWS][BATCH];
 #pragma unroll
@@ -156,81 +127,8 @@ __device__ void gemv(const GemvParams& p) {
         best_v[b][warp * ROWS + r] = (row < N && b < B) ? v : AC_NEG_INF;
         best_i[b][warp * ROWS + r] = (int)row;
       }
-      if (row >= N || b >= B) continue;
-      float* o = p.out + (long long)b * N + row;
-      if (p.bias && blockIdx.y == 0) v += to_f32(static_cast<const W*>(p.bias)[row]);
-      if (EPI == EPI_STORE || EPI == EPI_ARGMAX) *o = v;
-      if (EPI == EPI_RESIDUAL) {
-        if (SPLITK > 1) atomicAdd(o, v);
-        else *o += v;
-      }
-      if (EPI == EPI_SWIGLU) *o = v / (1.0f + expf(-v)) * u;
+      if (row < N && b < B) gemv_epilogue<EPI, SPLITK, W>(p, b, row, v, u);
     }
 
-  if (EPI == EPI_ARGMAX) {
-    // Block maxima (lowest index on ties; NaN/Inf poisons the row), then the last block to
-    // finish reduces every block's maximum and resets the counter for the next launch.
-    __syncthreads();
-    __shared__ bool last;
-    if (threadIdx.x < BATCH && (int)threadIdx.x < B) {
-      const int b = threadIdx.x;
-      float bv = AC_NEG_INF;
-      int bi = 0x7fffffff;
-      bool bad = false;
-      for (int i = 0; i < WARPS * ROWS; ++i) {
-        const float v = best_v[b][i];
-        const int idx = best_i[b][i];
-        if (idx >= N) continue;
-        if (!isfinite(v)) bad = true;
-        if (v > bv || (v == bv && idx < bi)) { bv = v; bi = idx; }
-      }
-      p.part_val[(long long)b * gridDim.x + blockIdx.x] = bad ? __int_as_float(0x7fc00000) : bv;
-      p.part_idx[(long long)b * gridDim.x + blockIdx.x] = bi;
-    }
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(p.counter, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (last) {
-      __threadfence();
-      for (int b = 0; b < B; ++b) {
-        float bv = AC_NEG_INF;
-        int bi = 0x7fffffff;
-        int bad = 0;
-        // L2 loads (other blocks wrote the partials; L1 is not coherent), independent of one
-        // another so that several are in flight: this tail is latency-bound.
-#pragma unroll 4
-        for (long long i = threadIdx.x; i < gridDim.x; i += BLOCK) {
-          const float v = __ldcg(p.part_val + b * gridDim.x + i);
-          const int idx = __ldcg(p.part_idx + b * gridDim.x + i);
-          if (v != v) bad = 1;
-          if (v > bv || (v == bv && idx < bi)) { bv = v; bi = idx; }
-        }
-        // block-wide (value, index) reduction through shared memory
-        __shared__ float rv[BLOCK];
-        __shared__ int ri[BLOCK];
-        __shared__ int rbad;
-        if (threadIdx.x == 0) rbad = 0;
-        __syncthreads();
-        if (bad) rbad = 1;
-        rv[threadIdx.x] = bv;
-        ri[threadIdx.x] = bi;
-        __syncthreads();
-        for (int s = BLOCK / 2; s > 0; s >>= 1) {
-          if ((int)threadIdx.x < s) {
-            const float v = rv[threadIdx.x + s];
-            const int idx = ri[threadIdx.x + s];
-            if (v > rv[threadIdx.x] || (v == rv[threadIdx.x] && idx < ri[threadIdx.x])) {
-              rv[threadIdx.x] = v;
-              ri[threadIdx.x] = idx;
-            }
-          }
-          __syncthreads();
-        }
-        if (threadIdx.x == 0) p.token_out[b] = rbad ? -1 : ri[0];
-        __syncthreads();
-      }
-      if (threadIdx.x == 0) *p.counter = 0u;
-    }
-  }
+  if (EPI == EPI_ARGMAX) gemv_argmax_finish<BLOCK, BATCH>(p, &best_v[0][0], &best_i[0][0], WARPS * ROWS);
 }

@@ -86,6 +86,26 @@ std::vector<Family> build_families() {
     v.push_back(std::move(f));
   }
   {
+    Family f;
+    f.op = "gemv";
+    f.name = "mma";
+    f.header = "gemv/gemv_mma.cuh";
+    f.params_struct = "GemvParams";
+    f.device_fn = "gemv_mma";
+    f.params = {{"BLOCK", {128, 256, 512}}, {"MT", {1, 2, 4}}, {"UNROLL", {1, 2, 4}}, {"SPLITK", {1, 2, 4, 8}},
+                {"TERMS", {2, 3}}, {"BATCH", {1, 2, 4, 8}}, {"EPI", {0, 1, 2, 3}}};
+    f.description = "batched decode GEMV (skinny GEMM) on the tensor cores: mma.sync m16n8k16 over 16-row bf16 "
+                    "weight tiles and all batch columns, f32 activations split into bf16 terms, the block's "
+                    "warps splitting K; same RMSNorm prologue and epilogues as gemv.fused (bf16 weights, sm_80+)";
+    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
+      const int mats = v.at("EPI") == 2 ? 2 : 1;
+      if (v.at("SPLITK") > 1 && v.at("EPI") != 1) return "split-K needs the residual epilogue (atomic adds)";
+      if (v.at("MT") * v.at("UNROLL") * mats > 4) return "more than 4 tiles x chunks in flight per lane (registers)";
+      return "";
+    };
+    v.push_back(std::move(f));
+  }
+  {
     Family f = ref("qkv_post", "attention/qkv_post.cuh", "QkvPostParams", "qkv_post", {"W"}, {},
                    "q/k RMSNorm per head + rope + bf16 KV-cache write, one block per (head, token)");
     f.name = "fused";

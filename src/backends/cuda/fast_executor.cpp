@@ -109,7 +109,38 @@ Variant fast_gemv_variant(const GemvChoice& ch, int epi, int batch, DType wt, co
                       {wt}, arch);
 }
 
+namespace {
+// gemv.mma's dynamic shared memory: the warps' partial tiles.
+size_t mma_smem(int block, int mt, int mats) { return size_t(block / 32 * mats * mt * 128) * 4; }
+}  // namespace
+
+std::optional<Variant> fast_mma_variant(const MmaChoice& ch, int terms, int epi, int batch, long long K, DType wt,
+                                        const std::string& arch) {
+  if (wt != DType::BF16 || K % 32 != 0 || arch.size() < 4 || std::atoi(arch.c_str() + 3) < 80) return std::nullopt;
+  const int mats = epi == kEpiSwiglu ? 2 : 1;
+  int mt = ch.mt, unroll = ch.unroll;
+  while (mt > 1 && mt * unroll * mats > 4) mt /= 2;
+  while (unroll > 1 && mt * unroll * mats > 4) unroll /= 2;
+  const int splitk = epi == kEpiResidual ? ch.splitk : 1;
+  return make_variant(find_family("gemv", "mma"),
+                      {{"BLOCK", ch.block}, {"MT", mt}, {"UNROLL", unroll}, {"SPLITK", splitk}, {"TERMS", terms},
+                       {"BATCH", batch}, {"EPI", epi}},
+                      {}, arch);
+}
+
+Variant fast_decode_gemv(const FastConfig& cfg, const GemvChoice& gemv, const MmaChoice& mma, int epi, int batch,
+                         long long K, DType wt, const std::string& arch) {
+  if (cfg.batched_mma && batch > 1 && batch >= cfg.mma_min_batch)
+    if (auto v = fast_mma_variant(mma, cfg.mma_terms, epi, batch, K, wt, arch)) return *v;
+  return fast_gemv_variant(gemv, epi, batch, wt, arch);
+}
+
 LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K) {
+  if (v.family->name == "mma") {
+    const int splitk = v.param("SPLITK"), mt = v.param("MT"), block = v.param("BLOCK");
+    return LaunchShape{unsigned((N + 16 * mt - 1) / (16 * mt)), unsigned(splitk), unsigned(block),
+                       mma_smem(block, mt, v.param("EPI") == kEpiSwiglu ? 2 : 1)};
+  }
   const int splitk = v.param("SPLITK"), block = v.param("BLOCK"), rows = v.param("ROWS");
   const long long kchunk = ((K + splitk - 1) / splitk + 7) / 8 * 8;
   const long long rows_per_block = block / 32 * rows;
@@ -120,11 +151,11 @@ LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K) {
 std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const FastConfig& cfg, const std::string& arch) {
   std::vector<Variant> v;
   for (int batch : {1, 2, 4, 8}) {
-    v.push_back(fast_gemv_variant(cfg.qkv, kEpiStore, batch, wt, arch));
-    v.push_back(fast_gemv_variant(cfg.o, kEpiResidual, batch, wt, arch));
-    v.push_back(fast_gemv_variant(cfg.gate_up, kEpiSwiglu, batch, wt, arch));
-    v.push_back(fast_gemv_variant(cfg.down, kEpiResidual, batch, wt, arch));
-    v.push_back(fast_gemv_variant(cfg.lm_head, kEpiArgmax, batch, wt, arch));
+    v.push_back(fast_decode_gemv(cfg, cfg.qkv, cfg.qkv_mma, kEpiStore, batch, c.hidden_size, wt, arch));
+    v.push_back(fast_decode_gemv(cfg, cfg.o, cfg.o_mma, kEpiResidual, batch, c.q_dim(), wt, arch));
+    v.push_back(fast_decode_gemv(cfg, cfg.gate_up, cfg.gate_up_mma, kEpiSwiglu, batch, c.hidden_size, wt, arch));
+    v.push_back(fast_decode_gemv(cfg, cfg.down, cfg.down_mma, kEpiResidual, batch, c.intermediate_size, wt, arch));
+    v.push_back(fast_decode_gemv(cfg, cfg.lm_head, cfg.lm_head_mma, kEpiArgmax, batch, c.hidden_size, wt, arch));
   }
   v.push_back(qkv_post_variant(cfg, wt, arch));
   v.push_back(fused_attn_variant(c, cfg, wt, arch));
@@ -182,6 +213,7 @@ class FastExecutor final : public Executor {
     gathered_ = f32(nr * c.hidden_size);
     logits_ = f32(nr * c.vocab_size);
     // One partial per block of the argmax GEMV; rows per warp may shrink with the batch (above).
+    // (gemv.mma has at least 16 rows per block, so never more blocks than gemv.fused at 8 warps of 1 row)
     const long long lm_blocks = (c.vocab_size + cfg_.lm_head.block / 32 - 1) / (cfg_.lm_head.block / 32);
     part_val_ = f32(kMaxBatch * lm_blocks);
     part_idx_ = f32(kMaxBatch * lm_blocks);
@@ -303,10 +335,10 @@ class FastExecutor final : public Executor {
   }
 
   // ---- decode ----
-  void gemv(const GemvChoice& ch, int epi, long long n, const float* x, const void* gamma, const void* w,
-            const void* w2, const void* bias, float* out, long long N, long long K) {
+  void gemv(const GemvChoice& ch, const MmaChoice& mma, int epi, long long n, const float* x, const void* gamma,
+            const void* w, const void* w2, const void* bias, float* out, long long N, long long K) {
     const int batch = batch_template(n);
-    const Variant v = fast_gemv_variant(ch, epi, batch, wt_, arch_);
+    const Variant v = fast_decode_gemv(cfg_, ch, mma, epi, batch, K, wt_, arch_);
     GemvParams p{x, gamma, float(g_.config.rms_norm_eps), w, w2, bias, out,
                  part_val_.as<float>(), part_idx_.as<int>(), counter_.as<unsigned>(), token_out_.as<int>(), n, N, K};
     const LaunchShape ls = gemv_launch_shape(v, N, K);
@@ -413,22 +445,22 @@ class FastExecutor final : public Executor {
     const long long qkvd = c.q_dim() + 2 * c.kv_dim();
     for (size_t l = 0; l < ops_.layers.size(); ++l) {
       const LayerOps& L = ops_.layers[l];
-      gemv(cfg_.qkv, kEpiStore, n, resid_.as<float>(), wptr(L.input_norm, 0), reinterpret_cast<const void*>(wqkv_[l].ptr()),
+      gemv(cfg_.qkv, cfg_.qkv_mma, kEpiStore, n, resid_.as<float>(), wptr(L.input_norm, 0), reinterpret_cast<const void*>(wqkv_[l].ptr()),
            nullptr, bqkv_[l].ptr() ? reinterpret_cast<const void*>(bqkv_[l].ptr()) : nullptr, qkv_.as<float>(), qkvd,
            c.hidden_size);
       mark("qkv_gemv", double(qkvd * c.hidden_size) * es);
       fused_attention(L, l, n);
-      gemv(cfg_.o, kEpiResidual, n, attn_.as<float>(), nullptr, wptr(L.o, 0), nullptr, wptr(L.o, 1), resid_.as<float>(),
+      gemv(cfg_.o, cfg_.o_mma, kEpiResidual, n, attn_.as<float>(), nullptr, wptr(L.o, 0), nullptr, wptr(L.o, 1), resid_.as<float>(),
            c.hidden_size, c.q_dim());
       mark("o_gemv", double(c.hidden_size * c.q_dim()) * es);
-      gemv(cfg_.gate_up, kEpiSwiglu, n, resid_.as<float>(), wptr(L.post_norm, 0), wptr(L.gate, 0), wptr(L.up, 0), nullptr,
+      gemv(cfg_.gate_up, cfg_.gate_up_mma, kEpiSwiglu, n, resid_.as<float>(), wptr(L.post_norm, 0), wptr(L.gate, 0), wptr(L.up, 0), nullptr,
            gate_.as<float>(), c.intermediate_size, c.hidden_size);
       mark("gate_up_gemv", double(2 * c.intermediate_size * c.hidden_size) * es);
-      gemv(cfg_.down, kEpiResidual, n, gate_.as<float>(), nullptr, wptr(L.down, 0), nullptr, nullptr, resid_.as<float>(),
+      gemv(cfg_.down, cfg_.down_mma, kEpiResidual, n, gate_.as<float>(), nullptr, wptr(L.down, 0), nullptr, nullptr, resid_.as<float>(),
            c.hidden_size, c.intermediate_size);
       mark("down_gemv", double(c.hidden_size * c.intermediate_size) * es);
     }
-    gemv(cfg_.lm_head, kEpiArgmax, n, resid_.as<float>(), wptr(ops_.final_norm, 0), wptr(ops_.logits, 0), nullptr,
+    gemv(cfg_.lm_head, cfg_.lm_head_mma, kEpiArgmax, n, resid_.as<float>(), wptr(ops_.final_norm, 0), wptr(ops_.logits, 0), nullptr,
          nullptr, logits_.as<float>(), c.vocab_size, c.hidden_size);
     mark("lm_head_gemv", double(c.vocab_size * c.hidden_size) * es);
   }
@@ -553,7 +585,12 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
   const std::map<std::string, GemvChoice FastConfig::*> gemvs = {
       {"qkv", &FastConfig::qkv}, {"o", &FastConfig::o}, {"gate_up", &FastConfig::gate_up},
       {"down", &FastConfig::down}, {"lm_head", &FastConfig::lm_head}};
+  const std::map<std::string, MmaChoice FastConfig::*> mmas = {
+      {"qkv_mma", &FastConfig::qkv_mma}, {"o_mma", &FastConfig::o_mma}, {"gate_up_mma", &FastConfig::gate_up_mma},
+      {"down_mma", &FastConfig::down_mma}, {"lm_head_mma", &FastConfig::lm_head_mma}};
   const std::map<std::string, int FastConfig::*> ints = {{"attn_block", &FastConfig::attn_block},
+                                                         {"mma_terms", &FastConfig::mma_terms},
+                                                         {"mma_min_batch", &FastConfig::mma_min_batch},
                                                          {"attn_tile", &FastConfig::attn_tile},
                                                          {"attn_split", &FastConfig::attn_split},
                                                          {"qkv_post_block", &FastConfig::qkv_post_block}};
@@ -575,7 +612,13 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos) throw_input("fast config override", "'" + item + "' is not key=value");
     const std::string key = item.substr(0, eq), val = item.substr(eq + 1);
-    if (auto g = gemvs.find(key); g != gemvs.end()) {
+    if (auto g = mmas.find(key); g != mmas.end()) {
+      std::vector<int> f;
+      std::stringstream parts(val);
+      for (std::string x; std::getline(parts, x, ':');) f.push_back(number(key, x));
+      if (f.size() != 4) throw_input("fast config override", "'" + key + "' needs block:mt:unroll:splitk");
+      cfg.*(g->second) = MmaChoice{f[0], f[1], f[2], f[3]};
+    } else if (auto g = gemvs.find(key); g != gemvs.end()) {
       std::vector<int> f;
       std::stringstream parts(val);
       for (std::string x; std::getline(parts, x, ':');) f.push_back(number(key, x));
@@ -583,8 +626,8 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
       cfg.*(g->second) = GemvChoice{f[0], f[1], f[2], f[3]};
     } else if (auto i = ints.find(key); i != ints.end()) {
       cfg.*(i->second) = number(key, val);
-    } else if (key == "cuda_graph" || key == "pdl") {
-      (key == "pdl" ? cfg.pdl : cfg.cuda_graph) = number(key, val) != 0;
+    } else if (key == "cuda_graph" || key == "pdl" || key == "batched_mma") {
+      (key == "pdl" ? cfg.pdl : key == "cuda_graph" ? cfg.cuda_graph : cfg.batched_mma) = number(key, val) != 0;
     } else {
       throw_input("fast config override", "unknown key '" + key + "'");
     }

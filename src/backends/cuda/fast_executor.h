@@ -5,6 +5,7 @@
 // in a CUDA graph with programmatic dependent launch; prefill steps use cuBLAS GEMMs with the
 // same fused weights and bf16 KV cache.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,10 @@ namespace ac::cuda {
 
 struct GemvChoice {
   int block = 256, rows = 1, unroll = 2, splitk = 1;
+};
+// A point of gemv.mma (the tensor-core GEMV for batch 2-8): rows of it are 16-row tiles (MT).
+struct MmaChoice {
+  int block = 256, mt = 1, unroll = 2, splitk = 1;
 };
 
 // Parameters of every fused family the fast path launches; a compiled plan will choose them
@@ -27,6 +32,18 @@ struct FastConfig {
   GemvChoice gate_up{256, 1, 2, 1};
   GemvChoice down{256, 2, 2, 4};
   GemvChoice lm_head{256, 4, 1, 1};
+  // Batches of at least mma_min_batch (bf16 weights, K % 32 == 0, sm_80+) run gemv.mma instead of
+  // gemv.fused: at batch 8 it streams weights at 2.3-3.5 TB/s where gemv.fused manages 0.6-0.8;
+  // at batch 2 gemv.fused was faster end to end (bench/results/2026-11-30-mma/README.md).
+  // Defaults: the best points of the batch-8 sweep there, common to most of the three models.
+  bool batched_mma = true;
+  int mma_min_batch = 3;
+  int mma_terms = 2;
+  MmaChoice qkv_mma{512, 1, 1, 1};
+  MmaChoice o_mma{256, 1, 1, 4};
+  MmaChoice gate_up_mma{128, 1, 1, 1};
+  MmaChoice down_mma{128, 1, 1, 8};
+  MmaChoice lm_head_mma{128, 4, 1, 1};
   int qkv_post_block = 128;
   int attn_block = 256, attn_tile = 32, attn_split = 32;
   bool cuda_graph = true;
@@ -34,8 +51,9 @@ struct FastConfig {
 };
 
 // Applies a developer override, e.g. AGENTCOMPILE_FAST_CONFIG="o=128:2:1:4,attn_split=64,pdl=0":
-// GEMV regions (qkv, o, gate_up, down, lm_head) take block:rows:unroll:splitk; attn_block,
-// attn_tile, attn_split, qkv_post_block, cuda_graph and pdl take integers. Throws BadInput on
+// GEMV regions (qkv, o, gate_up, down, lm_head) take block:rows:unroll:splitk, their batched
+// tensor-core points (qkv_mma, ...) block:mt:unroll:splitk; attn_block, attn_tile, attn_split,
+// qkv_post_block, mma_terms, mma_min_batch, batched_mma, cuda_graph and pdl take integers. Throws BadInput on
 // anything else.
 FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec);
 
@@ -57,12 +75,21 @@ constexpr int kEpiStore = 0, kEpiResidual = 1, kEpiSwiglu = 2, kEpiArgmax = 3;
 // in flight fit the registers; split-K only with the residual epilogue.
 Variant fast_gemv_variant(const GemvChoice& ch, int epi, int batch, DType wt, const std::string& arch);
 
-// Grid, block and dynamic shared memory of a gemv.fused variant for an [N, K] weight.
+// Grid, block and dynamic shared memory of a gemv.fused or gemv.mma variant for an [N, K] weight.
 struct LaunchShape {
   unsigned grid_x = 1, grid_y = 1, threads = 0;
   size_t smem = 0;
 };
 LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K);
+
+// The gemv.mma variant for a batch template (1, 2, 4, 8), or none (gemv.fused runs) when the
+// tensor-core kernel cannot: f16 weights, K % 32 != 0, below sm_80.
+std::optional<Variant> fast_mma_variant(const MmaChoice& ch, int terms, int epi, int batch, long long K, DType wt,
+                                        const std::string& arch);
+// What a decode GEMV launches at a batch template: gemv.mma where cfg.batched_mma allows it from
+// cfg.mma_min_batch on, else gemv.fused.
+Variant fast_decode_gemv(const FastConfig& cfg, const GemvChoice& gemv, const MmaChoice& mma, int epi, int batch,
+                         long long K, DType wt, const std::string& arch);
 
 std::unique_ptr<Executor> make_fast_executor(const Graph& g, const ExecutorLimits& lim, const FastConfig& cfg);
 
