@@ -110,7 +110,7 @@ void add_common(CLI::App* app, BenchCliOptions& o) {
       ->required();
   app->add_option("--backend", o.b.backend, "cpu, cuda or auto (default auto)");
   app->add_option("--cuda-route", o.b.cuda_route, "fast (default), library, reference or auto");
-  app->add_option("--plan", o.b.plan, "Run a compiled plan folder (not yet supported)");
+  app->add_option("--plan", o.b.plan, "Run a compiled plan folder (e2e, kernels; one --model; refused when made for another model, machine or engine)");
   app->add_option("--repeats", o.b.repeats, "Measured runs (default 3)");
   app->add_option("--warmup", o.b.warmup, "Warm-up runs before measuring (default 1)");
   app->add_option("--cache-dir", o.b.cache_dir, "Where presets are synthesised (default ~/.cache/agentcompile/models)");
