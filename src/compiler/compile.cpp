@@ -134,6 +134,31 @@ class E2eStage {
     ref_ = make_cpu_executor(g, lim_);
   }
 
+  // The reference backend's side of the stage does not depend on the plan: its greedy tokens
+  // (teacher-forced, with their top-2 margins) and its profile are measured once, before the
+  // search, so that their time (seconds per step on the CPU for a 1B model) is known when the
+  // search's deadline is set and is not paid again for every plan checked or profiled.
+  void measure_reference() {
+    if (ref_measured_) return;
+    const int64_t vocab = m_.config.vocab_size;
+    StepBatch step = prompt_step();
+    int32_t pos = int32_t(prompt_.size());
+    for (int k = 0; k < o_.e2e_tokens; ++k) {
+      ref_->forward(step);
+      ref_top2_.push_back(top2(ref_->logits(), vocab));
+      step = StepBatch{{ref_top2_.back().first}, {pos}, {0}, {0}};
+      ++pos;
+    }
+    if (o_.objective == "latency") {
+      latency(*ref_, ref_prefill_ms_, ref_decode_ms_);
+      ref_cost_us_ = 1000 * (ref_prefill_ms_ + o_.workload_decode_tokens * ref_decode_ms_);
+    } else {
+      ref_per_token_us_ = batched(*ref_);
+      ref_cost_us_ = ref_per_token_us_;
+    }
+    ref_measured_ = true;
+  }
+
   // Semantic check (teacher-forced by the reference's greedy tokens) and profile.
   E2e run(const Plan& plan, bool profile) {
     E2e r;
@@ -142,18 +167,14 @@ class E2eStage {
         r.reason = "injected fault on " + route_name(route);
         return r;
       }
+    measure_reference();
     auto ex = make_plan_executor(plan, g_, lim_);
     const int64_t vocab = m_.config.vocab_size;
-    StepBatch step;
-    step.tokens = prompt_;
-    for (int32_t i = 0; i < int32_t(prompt_.size()); ++i) step.positions.push_back(i);
-    step.slots.assign(prompt_.size(), 0);
-    step.logit_rows = {int32_t(prompt_.size()) - 1};
+    StepBatch step = prompt_step();
     int32_t pos = int32_t(prompt_.size());
     for (int k = 0; k < o_.e2e_tokens; ++k) {
-      ref_->forward(step);
       ex->forward(step);
-      const Top2 want = top2(ref_->logits(), vocab);
+      const Top2 want = ref_top2_[size_t(k)];
       const float* got_l = ex->logits();
       for (int64_t i = 0; i < vocab; ++i)
         if (!std::isfinite(got_l[i])) {
@@ -185,32 +206,36 @@ class E2eStage {
 
   std::string route_name(const PlanRoute& r) const { return Candidate{r.family, r.params}.name(); }
 
-  // Objective cost of a plan's executor (used by the regression check too).
+  // Objective cost of a plan's executor (used by the regression check too); the reference's
+  // figures are the ones measure_reference took.
   void profile(Executor& ex, E2e& r) {
-    auto lat = [&](Executor& e, double& pre, double& dec) {
-      GenerateOptions go;
-      go.max_tokens = o_.e2e_tokens;
-      go.ignore_eos = true;
-      std::vector<double> p, d;
-      for (int rep = 0; rep < 3; ++rep) {
-        GenerateResult gr = generate(e, m_.config, prompt_, go, {});
-        p.push_back(gr.prefill_ms);
-        d.push_back(gr.decode_ms_per_token);
-      }
-      pre = median_of(p);
-      dec = median_of(d);
-    };
+    measure_reference();
     if (o_.objective == "latency") {
-      lat(ex, r.prefill_ms, r.decode_ms);
-      lat(*ref_, r.ref_prefill_ms, r.ref_decode_ms);
+      latency(ex, r.prefill_ms, r.decode_ms);
       r.cost_us = 1000 * (r.prefill_ms + o_.workload_decode_tokens * r.decode_ms);
-      r.ref_cost_us = 1000 * (r.ref_prefill_ms + o_.workload_decode_tokens * r.ref_decode_ms);
     } else {
       r.per_token_us = batched(ex);
-      r.ref_per_token_us = batched(*ref_);
       r.cost_us = r.per_token_us;
-      r.ref_cost_us = r.ref_per_token_us;
     }
+    r.ref_prefill_ms = ref_prefill_ms_;
+    r.ref_decode_ms = ref_decode_ms_;
+    r.ref_per_token_us = ref_per_token_us_;
+    r.ref_cost_us = ref_cost_us_;
+  }
+
+  // Median prefill time and decode time per token of three generations.
+  void latency(Executor& e, double& pre, double& dec) {
+    GenerateOptions go;
+    go.max_tokens = o_.e2e_tokens;
+    go.ignore_eos = true;
+    std::vector<double> p, d;
+    for (int rep = 0; rep < 3; ++rep) {
+      GenerateResult gr = generate(e, m_.config, prompt_, go, {});
+      p.push_back(gr.prefill_ms);
+      d.push_back(gr.decode_ms_per_token);
+    }
+    pre = median_of(p);
+    dec = median_of(d);
   }
 
   // Median decode step time at max_batch sequences, per generated token (us).
@@ -243,10 +268,18 @@ class E2eStage {
     return median_of(t);
   }
 
-  Executor& reference() { return *ref_; }
   const ExecutorLimits& limits() const { return lim_; }
 
  private:
+  StepBatch prompt_step() const {
+    StepBatch step;
+    step.tokens = prompt_;
+    for (int32_t i = 0; i < int32_t(prompt_.size()); ++i) step.positions.push_back(i);
+    step.slots.assign(prompt_.size(), 0);
+    step.logit_rows = {int32_t(prompt_.size()) - 1};
+    return step;
+  }
+
   const Model& m_;
   const Graph& g_;
   const CompileOptions& o_;
@@ -254,6 +287,9 @@ class E2eStage {
   std::vector<int32_t> prompt_;
   ExecutorLimits lim_;
   std::unique_ptr<Executor> ref_;
+  bool ref_measured_ = false;
+  std::vector<Top2> ref_top2_;  // per checked step
+  double ref_prefill_ms_ = 0, ref_decode_ms_ = 0, ref_per_token_us_ = 0, ref_cost_us_ = 0;
 };
 
 // ---- report ----
@@ -284,6 +320,21 @@ std::string bandwidth_text(const Json& a) {
   return b;
 }
 
+// "60.00 s, used 80.20 s (20.20 s over the budget); reference backend ..., search ...": where the time went.
+std::string budget_text(const Json& b, double elapsed_s) {
+  char t[400];
+  std::snprintf(t, sizeof t, "%.2f s, used %.2f s", b["seconds"].get<double>(), elapsed_s);
+  std::string s = t;
+  if (b["overrun_s"].get<double>() > 0) {
+    std::snprintf(t, sizeof t, " (%.2f s over the budget)", b["overrun_s"].get<double>());
+    s += t;
+  }
+  std::snprintf(t, sizeof t, "; reference backend %.2f s, search %.2f s, after the search %.2f s; candidates not explored: %zu",
+                b["reference_s"].get<double>(), b["search_s"].get<double>(), b["after_search_s"].get<double>(),
+                b["not_explored"].get<size_t>());
+  return s + t;
+}
+
 struct Repair {
   std::string region, phase, blocked, replacement, reason;
   double time_lost_us = 0;
@@ -297,19 +348,19 @@ std::string report_markdown(const Json& rep) {
   std::string md = "# Compile report: " + rep["model"]["name"].get<std::string>() + "\n\n";
   md += "- backend: " + rep["backend"].get<std::string>() + ", device: " + rep["environment"]["device"].get<std::string>() +
         "\n- objective: " + rep["objective"].get<std::string>() + ", advisor: " + rep["advisor"].get<std::string>() +
-        "\n- budget: " + us_text(1e6 * rep["budget"]["seconds"].get<double>()) + ", used " +
-        us_text(1e6 * rep["elapsed_s"].get<double>()) + "; candidates not explored: " +
-        std::to_string(rep["budget"]["not_explored"].get<size_t>()) + "\n- tuning DB: " + rep["db"]["path"].get<std::string>() +
+        "\n- budget: " + budget_text(rep["budget"], rep["elapsed_s"].get<double>()) + "\n- tuning DB: " + rep["db"]["path"].get<std::string>() +
         " (measured now " + std::to_string(rep["totals"]["measured"].get<size_t>()) + ", reused " +
         std::to_string(rep["totals"]["reused"].get<size_t>()) + ", of them from other models " +
         std::to_string(rep["totals"]["reused_from_other_models"].get<size_t>()) + ")\n\n";
   if (!rep["regions"].empty()) {  // what "% of bandwidth" is relative to (one target per compile)
+    // Built without a fixed buffer: a long bandwidth source once cut the line short, and with it
+    // the blank line that must separate the list from the table.
     const Json& a = rep["regions"].front()["achieved"];
-    char b[160];
-    std::snprintf(b, sizeof b, "- bandwidth for \"%% of bandwidth\": %.0f GB/s (%s); bytes are the region summary's at its shape point\n\n",
-                  a["bandwidth_GBps"].get<double>(), a["bandwidth_source"].get<std::string>().c_str());
-    md.resize(md.size() - 1);  // replace the blank line after the header list
-    md += b;
+    char gbs[32];
+    std::snprintf(gbs, sizeof gbs, "%.0f", a["bandwidth_GBps"].get<double>());
+    md.resize(md.size() - 1);  // the line joins the header list
+    md += std::string("- bandwidth for \"% of bandwidth\": ") + gbs + " GB/s (" + a["bandwidth_source"].get<std::string>() +
+          "); bytes are the region summary's at its shape point\n\n";
   }
   md += "| region | phase | n | candidates ok/failed/skipped | winner | time | fallback | speedup | GB/s (% of bandwidth) | decision |\n";
   md += "|---|---|---|---|---|---|---|---|---|---|\n";
@@ -350,7 +401,6 @@ std::string report_markdown(const Json& rep) {
 CompileResult compile_model(const Model& m, const CompileOptions& o) {
   const auto start = Clock::now();
   const auto deadline_total = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.budget_s));
-  const auto search_deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(0.8 * o.budget_s));
   if (o.objective != "latency" && o.objective != "throughput")
     throw_input("--objective", json_quote(o.objective) + " is not latency or throughput");
   if (o.max_batch < 1 || o.max_batch > 256) throw_input("--max-batch", "must be in [1, 256]");
@@ -389,26 +439,56 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     (c.from_db ? prog.candidates_reused : prog.candidates_measured)++;
     report_progress(prog.stage);
   };
+
+  // The reference backend's half of the end-to-end stage first (it does not depend on the plan),
+  // then the search until what the stages after it need is left: the plan's own check and
+  // profile (on the CPU backend as slow as the reference's), the kernel binaries. The deadline is
+  // checked between candidates only, so the last candidate of each region may run past it.
+  E2eStage e2e(m, g, o);
+  report_progress("reference backend (end-to-end check and profile)");
+  const auto ref_start = Clock::now();
+  e2e.measure_reference();
+  const double reference_s = seconds_since(ref_start);
+  const double after_search_s = o.backend == "cpu" ? std::max(0.2 * o.budget_s, reference_s) : 0.2 * o.budget_s;
+  const auto search_start = Clock::now();
+  const auto search_deadline =
+      std::max(search_start, start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.budget_s - after_search_s)));
+
   std::string timing_method;
 #ifdef AGENTCOMPILE_HAVE_CUDA
   CudaFastSearch cuda_search;  // owns the region works the CUDA searches point into
   if (o.backend == "cuda") {
     report_progress("search (CUDA fast path)");
+    // The CUDA search covers the decode regions it can tune: those are the regions to count.
+    auto on_region = [&](size_t done, size_t total, const std::string& region) {
+      prog.regions_done = done;
+      prog.regions_total = total;
+      report_progress(region.empty() ? std::string("search done (CUDA fast path)")
+                                     : "search " + region + " decode (CUDA fast path)");
+    };
     cuda_search = search_cuda_fast(m, g, front, *advisor, db, env, so, o.objective == "throughput" ? o.max_batch : 1,
-                                   search_deadline, on_candidate);
+                                   search_deadline, on_candidate, on_region);
     searches = std::move(cuda_search.searches);
     for (const auto& n : cuda_search.notes) front.notes.push_back(n);
-    timing_method = "GEMV: CUDA events around graphs of launches over L2-defeating weight copies; attention: whole decode steps";
+    timing_method = "GEMV: CUDA events around graphs of launches over L2-defeating weight copies; attention: the fused "
+                    "decode attention kernel, likewise over L2-defeating KV-cache copies";
   }
 #endif
   if (o.backend == "cpu") {
     std::unique_ptr<Evaluator> ev = make_cpu_evaluator(g, front.partition);
     timing_method = ev->timing_method();
+    // Each remaining region gets a share of the search budget that is left in proportion to its
+    // candidates (as the CUDA search does): an equal share cut the large spaces short while the
+    // small ones left theirs unused.
+    size_t left = 0;
+    for (const auto& w : front.work) left += w.ordered.size();
     for (size_t i = 0; i < front.work.size(); ++i) {
       const RegionWork& w = front.work[i];
-      // Each remaining region gets an equal share of the search budget that is left.
       const auto now = Clock::now();
-      const auto share = now < search_deadline ? (search_deadline - now) / long(front.work.size() - i) : Clock::duration(0);
+      const auto share = now < search_deadline
+                             ? (search_deadline - now) * long(w.ordered.size()) / long(std::max<size_t>(left, 1))
+                             : Clock::duration(0);
+      left -= w.ordered.size();
       report_progress("search " + std::string(region_kind_name(w.summary.kind)) + " " + std::string(phase_name(w.summary.phase)));
       searches.push_back(search_region(w, *ev, &db, env, so, now + share, on_candidate));
       ++prog.regions_done;
@@ -424,8 +504,8 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   const double pw = o.objective == "latency" ? 1.0 : 0.0;
   RouteGraph rg(front.partition, searches, dw, pw, so.margin);
   RoutePath path = rg.cheapest();
+  const double search_s = seconds_since(search_start), search_end_s = seconds_since(start);
   report_progress("end-to-end check");
-  E2eStage e2e(m, g, o);
   std::vector<Repair> repairs;
   Plan plan = plan_of(m, g, front.partition, searches, path, env, o, hash);
   E2e check = e2e.run(plan, false);
@@ -607,8 +687,12 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
               {"selection", {{"margin", so.margin}, {"repeats", so.repeats}, {"warmup", so.warmup},
                              {"rule", "fastest correct; ties within the measured noise go to the simpler candidate; a "
                                       "specialised candidate must beat the fallback by max(margin, noise)"}}},
-              {"budget", {{"seconds", o.budget_s}, {"search_share", 0.8}, {"not_explored", not_explored},
-                          {"exhausted", Clock::now() > deadline_total}}},
+              {"budget", {{"seconds", o.budget_s},
+                          {"search_share", std::chrono::duration<double>(search_deadline - start).count() / o.budget_s},
+                          {"reference_s", reference_s}, {"search_s", search_s},
+                          {"after_search_s", result.elapsed_s - search_end_s},
+                          {"overrun_s", std::max(0.0, result.elapsed_s - o.budget_s)},
+                          {"not_explored", not_explored}, {"exhausted", Clock::now() > deadline_total}}},
               {"db", {{"path", db.path().string()}, {"environment_key", env.key()}, {"records_here", db.count(env)}}},
               {"totals", {{"regions", searches.size()}, {"measured", measured}, {"reused", reused},
                           {"reused_from_other_models", other_models}}},

@@ -38,12 +38,23 @@ struct TimingResult {
   double median_us = 0;
 };
 
+using Clock = std::chrono::steady_clock;
+
 class Evaluator {
  public:
   virtual ~Evaluator() = default;
   virtual std::string backend() const = 0;
   // Prepares a region class (weights, inputs, reference outputs) before its candidates.
   virtual void begin(const RegionWork& w) = 0;
+  // Called once per search, after begin, with the candidates about to be measured (those that
+  // pass their constraints and are not in the DB, in the advised order). A backend whose compile
+  // stage is slow builds them all here at once (the CUDA evaluators: NVRTC in parallel threads),
+  // so that compile() finds them ready; it stops starting work at `deadline`, and what it did not
+  // reach is built by compile() as usual. Default: nothing (compile() does it all).
+  virtual void prepare(const std::vector<Candidate>& candidates, Clock::time_point deadline) {
+    (void)candidates;
+    (void)deadline;
+  }
   virtual std::string compile(const Candidate& c) = 0;  // "" when built
   virtual CorrectnessResult check(const Candidate& c) = 0;
   virtual TimingResult time(const Candidate& c, int warmup, int repeats) = 0;
@@ -94,10 +105,9 @@ struct RegionSearch {
   Json to_json() const;
 };
 
-using Clock = std::chrono::steady_clock;
-
 // Searches one region class. Stops starting candidates at `deadline` (the fallback is always
-// evaluated); `on_candidate` is called after each candidate (progress).
+// evaluated); Evaluator::prepare gets at most half of the time left (the rest is for measuring
+// what it built); `on_candidate` is called after each candidate (progress).
 RegionSearch search_region(const RegionWork& w, Evaluator& ev, TuningDb* db, const Environment& env,
                            const SearchOptions& o, Clock::time_point deadline,
                            const std::function<void(const CandidateOutcome&)>& on_candidate = {});

@@ -6,12 +6,16 @@
 //   NVRTC, checked against the f32 CPU composition (RMSNorm prologue, store/residual/SwiGLU/argmax
 //   epilogue; 2 seeds, outputs poisoned or residual-seeded), timed as a CUDA graph of 24
 //   back-to-back launches over weight copies that defeat the L2 (median of the repeats).
-//   attention (decode): BLOCK x SPLIT of attn_decode.fused, each run by a fast executor
-//   with that config, checked against the executor with the default config (logits, relative L2
-//   <= 1e-2) and timed as whole decode steps at the summary's context.
-// The fallback of each is FastConfig's default for it.
+//   attention (decode): BLOCK x SPLIT of attn_decode.fused, the kernel alone at the summary's
+//   batch and context (as the executor binds it): checked against the f32 CPU reference (q/k
+//   norm, rope, attention with GQA sharing; 3 contexts, outputs and unwritten cache rows poisoned;
+//   relative L2 <= 1e-5, the written K/V row <= 1e-2) and timed like the GEMVs, as a CUDA graph of
+//   back-to-back launches over KV-cache copies that defeat the L2.
+// The fallback of each is FastConfig's default for it. Each evaluator's prepare() compiles all
+// the candidates' variants with NVRTC in parallel threads before the first is measured.
 #include <deque>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "agentcompile/compiler/search.h"
@@ -28,9 +32,17 @@ struct CudaFastSearch {
 };
 
 // Empty result with a note when the fast path cannot run the model (fast_path_unsupported).
+// The GEMV regions are searched in graph order, then the attention, each until its share of the time left before
+// `deadline` (in proportion to its candidates); `on_region(done, total, region)` is called before
+// each region (and once more with done == total at the end), `on_candidate` after each candidate.
 CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResult& front, Advisor& advisor,
                                 TuningDb& db, const Environment& env, const SearchOptions& so, int batch,
-                                Clock::time_point deadline, const std::function<void(const CandidateOutcome&)>& on_candidate);
+                                Clock::time_point deadline, const std::function<void(const CandidateOutcome&)>& on_candidate,
+                                const std::function<void(size_t, size_t, const std::string&)>& on_region = {});
+
+// The attention region's evaluator (exposed for tests): the fused decode attention kernel at
+// `batch` tokens of `context` positions each (their own slots), as the executor binds it.
+std::unique_ptr<Evaluator> make_cuda_attention_evaluator(const Graph& g, int batch, int context);
 
 // The fast path's kernel binaries for a plan: every variant it launches (all batch sizes),
 // compiled by NVRTC in parallel (the kernel cache first) for `arch`; no GPU needed. BadInput when

@@ -97,8 +97,9 @@ class CpuEvaluator final : public Evaluator {
     timing_inputs_ = make_inputs(timing_, 777);
   }
 
+  // No prepare(): CPU variants are built into the binary, so there is nothing to build ahead.
   std::string compile(const Candidate& c) override {
-    // CPU variants are built into the binary; binding the parameters is the compile step.
+    // Binding the parameters is the compile step.
     bindings(c);
     return "";
   }

@@ -188,6 +188,30 @@ RegionSearch search_region(const RegionWork& w, Evaluator& ev, TuningDb* db, con
   const ShapePoint& pt = w.summary.point;
   s.bucket = shape_bucket(w.summary.phase == Phase::Decode, pt.batch, pt.tokens, pt.context);
   bool begun = false;
+  // The DB's records first: what it lacks (and passes its constraints) goes to prepare at once.
+  std::vector<std::optional<TuningRecord>> recs(w.ordered.size());
+  std::vector<Candidate> to_build;
+  for (size_t i = 0; i < w.ordered.size(); ++i) {
+    const Candidate& c = w.ordered[i];
+    if (db) recs[i] = db->find(env, w.summary.signature, s.bucket, c.name());
+    if (recs[i]) continue;
+    const FamilySpace* f = w.space.find(c.family);
+    try {
+      if (f && (!f->constraint || f->constraint(c.params).empty())) to_build.push_back(c);
+    } catch (const Error&) {
+      // the constraints stage records it
+    }
+  }
+  if (const auto now = Clock::now(); !to_build.empty() && now < deadline) {
+    ev.begin(w);
+    begun = true;
+    // At most half of what is left: the other half measures what was built.
+    try {
+      ev.prepare(to_build, now + (deadline - now) / 2);
+    } catch (const Error&) {
+      // No verdict on any candidate: compile() builds each one and records its failure.
+    }
+  }
   for (size_t i = 0; i < w.ordered.size(); ++i) {
     const Candidate& c = w.ordered[i];
     const bool is_fallback = i == 0;  // ordered_candidates puts the fallback first
@@ -196,8 +220,7 @@ RegionSearch search_region(const RegionWork& w, Evaluator& ev, TuningDb* db, con
       break;
     }
     CandidateOutcome out;
-    std::optional<TuningRecord> rec;
-    if (db) rec = db->find(env, w.summary.signature, s.bucket, c.name());
+    const std::optional<TuningRecord>& rec = recs[i];
     if (rec) {
       out = outcome_of(*rec, c, int(i));
       ++s.reused;

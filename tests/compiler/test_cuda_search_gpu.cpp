@@ -1,0 +1,89 @@
+// The CUDA search on the GPU (skipped without one): the attention region's evaluator checks and
+// times the fused decode attention kernel itself, and a CUDA compile counts its regions.
+#ifdef AGENTCOMPILE_HAVE_CUDA
+#include <gtest/gtest.h>
+
+#include "agentcompile/compiler/compile.h"
+#include "agentcompile/model/model.h"
+#include "agentcompile/model/synth_model.h"
+#include "backends/cuda/search_eval.h"
+#include "ops/cuda_test_util.h"
+#include "unit/model_test_util.h"
+
+namespace ac {
+namespace {
+
+using test::TempDir;
+
+class CudaAttentionEval : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CudaAttentionEval, KernelCheckedAgainstTheReferenceAndTimed) {
+  AC_REQUIRE_GPU();
+  TempDir tmp;
+  synth_model(SynthOptions{GetParam(), tmp / "m", 5, DType::BF16, {}, true});
+  auto m = load_model(tmp / "m");
+  const Graph g = build_decoder_graph(m->config, m->weights);
+  const std::vector<Candidate> cs = {Candidate{"cuda:fallback", {}},
+                                     Candidate{"cuda:attn_decode.fused", {{"BLOCK", 256}, {"SPLIT", 16}}},
+                                     Candidate{"cuda:attn_decode.fused", {{"BLOCK", 64}, {"SPLIT", 256}}}};
+  for (const auto& [batch, context] : std::vector<std::pair<int, int>>{{1, 100}, {3, 70}}) {
+    auto ev = make_cuda_attention_evaluator(g, batch, context);
+    ev->begin(RegionWork{});
+    ev->prepare(cs, Clock::now() + std::chrono::seconds(120));
+    for (const Candidate& c : cs) {
+      SCOPED_TRACE(c.name() + " batch " + std::to_string(batch) + " context " + std::to_string(context));
+      ASSERT_EQ(ev->compile(c), "");
+      const CorrectnessResult r = ev->check(c);
+      EXPECT_TRUE(r.ok) << r.reason;
+      EXPECT_EQ(r.checks, 3);
+      EXPECT_LE(r.rel_err, 1e-5);
+      const TimingResult t = ev->time(c, 2, 5);
+      ASSERT_TRUE(t.ok) << t.reason;
+      EXPECT_EQ(t.samples_us.size(), 5u);
+      // One kernel at a tiny shape: microseconds, not a decode step's milliseconds.
+      EXPECT_GT(t.median_us, 0.5);
+      EXPECT_LT(t.median_us, 100.0);
+      std::printf("[ attn ] %s %s batch %d context %d: %.2f us, rel err %.2e\n", GetParam().c_str(), c.name().c_str(),
+                  batch, context, t.median_us, r.rel_err);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Presets, CudaAttentionEval, ::testing::Values("tiny-qwen3", "tiny-llama"));
+
+TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
+  AC_REQUIRE_GPU();
+  TempDir tmp;
+  synth_model(SynthOptions{"tiny-llama", tmp / "m", 5, DType::BF16, {}, true});
+  auto m = load_model(tmp / "m");
+  CompileOptions o;
+  o.backend = "cuda";
+  o.db_path = tmp / "t.db";
+  o.budget_s = 40;
+  o.e2e_tokens = 8;
+  std::vector<CompileProgress> seen;
+  o.progress = [&](const CompileProgress& p) { seen.push_back(p); };
+  const CompileResult r = compile_model(*m, o);
+  size_t last = 0, total = 0;
+  for (const auto& p : seen) {
+    EXPECT_GE(p.regions_done, last) << p.stage;
+    last = p.regions_done;
+    if (p.stage.rfind("search", 0) == 0) total = p.regions_total;
+  }
+  EXPECT_EQ(total, 6u);  // attn_in, attention, attn_out, mlp_in, mlp_out, head (decode)
+  EXPECT_EQ(last, total);
+  bool attention = false;
+  for (const auto& reg : r.report["regions"])
+    if (reg["region"] == "attention") {
+      attention = true;
+      EXPECT_LT(reg["chosen_us"].get<double>(), 100.0) << "the kernel, not a whole decode step";
+      EXPECT_EQ(reg["search"]["not_explored"].get<size_t>(), 0u);
+    }
+  EXPECT_TRUE(attention);
+  EXPECT_LE(r.report["budget"]["overrun_s"].get<double>(), 10.0);
+  std::printf("[ compile ] %s\n", r.report["budget"].dump().c_str());
+}
+
+}  // namespace
+}  // namespace ac
+#endif
