@@ -98,7 +98,8 @@ Json Plan::to_json() const {
   Json rs = Json::array();
   for (const auto& r : routes) rs.push_back(r.to_json());
   Json ks = Json::array();
-  for (const auto& k : kernels) ks.push_back({{"name", k.name}, {"file", k.file}, {"sha256", k.sha256}});
+  for (const auto& k : kernels)
+    ks.push_back({{"name", k.name}, {"file", k.file}, {"sha256", k.sha256}, {"source_key", k.source_key}});
   Json j = {{"format", kFormat}, {"version", kVersion}, {"model_hash", model_hash}, {"model_name", model_name},
             {"architecture", architecture}, {"environment", environment.to_json()}, {"objective", objective},
             {"max_batch", max_batch}, {"numerics", {{"activations", activations}, {"kv_cache", kv_cache}}},
@@ -141,7 +142,8 @@ Plan Plan::from_json(const Json& j, const std::string& subject) {
   if (!ks.is_array()) throw_input(subject, "kernels: expected an array");
   for (size_t i = 0; i < ks.size(); ++i) {
     const std::string s = subject + ": kernels[" + std::to_string(i) + "]";
-    PlanKernel k{json_string(ks[i], s, "name"), json_string(ks[i], s, "file"), json_string(ks[i], s, "sha256")};
+    PlanKernel k{json_string(ks[i], s, "name"), json_string(ks[i], s, "file"), json_string(ks[i], s, "sha256"),
+                 json_opt_string(ks[i], s, "source_key").value_or(""), ""};
     if (k.file.empty() || k.file.find("..") != std::string::npos || k.file.front() == '/')
       throw_input(s, "file: " + json_quote(k.file) + " must be a path inside the plan folder");
     p.kernels.push_back(std::move(k));
@@ -160,10 +162,11 @@ Plan Plan::load(const fs::path& dir) {
   const fs::path file = dir / "plan.json";
   if (!fs::is_regular_file(file, ec)) throw_input(subject, "has no plan.json (compile one with `agentcompile compile`)");
   Plan p = from_json(parse_json_strict(read_file(file, kMaxPlanBytes), subject + "/plan.json"), subject + "/plan.json");
-  for (const auto& k : p.kernels) {
+  for (auto& k : p.kernels) {
     const fs::path f = dir / k.file;
     if (!fs::is_regular_file(f, ec)) throw_input(subject, "kernel binary " + k.file + " is missing");
-    if (sha256_hex(read_file(f, 256 << 20)) != k.sha256)
+    k.bytes = read_file(f, 256 << 20);
+    if (sha256_hex(k.bytes) != k.sha256)
       throw_input(subject, "kernel binary " + k.file + " does not match its sha256 (corrupt plan)");
   }
   return p;

@@ -30,6 +30,7 @@ std::unique_ptr<Executor> make_plan_executor(const Plan& plan, const Graph& grap
   CudaExecutorOptions o;
   o.route = plan.cuda_fast ? "fast" : "library";
   o.fast = plan.cuda_fast;
+  o.kernels = plan.kernels;
   return make_cuda_executor(graph, limits, o);
 #else
   throw_input("--plan", "is a CUDA plan and this build has no CUDA backend");

@@ -6,6 +6,8 @@
 #include "agentcompile/compiler/compile.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/model/synth_model.h"
+#include "backends/cuda/fast_executor.h"
+#include "backends/cuda/kernel_loader.h"
 #include "backends/cuda/plan_config.h"
 #include "backends/cuda/search_eval.h"
 #include "unit/model_test_util.h"
@@ -95,8 +97,22 @@ TEST(CudaSearch, PlanKernelBinariesAreWrittenAndChecked) {
   r.report = Json::object();
   write_plan_folder(tmp / "plan", r);
   const Plan p = Plan::load(tmp / "plan");
-  EXPECT_EQ(p.kernels.size(), ks.size());
+  ASSERT_EQ(p.kernels.size(), ks.size());
   ASSERT_TRUE(p.cuda_fast);
+  // The binaries come back with their source keys, and the loader takes one only for a variant
+  // whose source still has that key (no GPU needed to check the choice).
+  for (size_t i = 0; i < ks.size(); ++i) {
+    EXPECT_EQ(p.kernels[i].bytes, ks[i].bytes);
+    EXPECT_FALSE(p.kernels[i].source_key.empty());
+    cuda::use_prebuilt_kernel(p.kernels[i].name, p.kernels[i].source_key, p.kernels[i].bytes);
+  }
+  const DType wt = g.ops.front().weights.at(0)->dtype;
+  const std::vector<cuda::Variant> vs = cuda::fast_path_variants(g.config, wt, cuda::FastConfig{}, "sm_90");
+  const std::string* bin = cuda::prebuilt_kernel_for(vs.front());
+  ASSERT_NE(bin, nullptr);
+  EXPECT_GT(bin->size(), 1000u);
+  cuda::use_prebuilt_kernel(vs.front().name(), "another source", "stale bytes");
+  EXPECT_EQ(cuda::prebuilt_kernel_for(vs.front()), nullptr);  // stale: compiled as usual
   write_file_atomic(tmp / "plan" / ks.front().kernel.file, "not a cubin");
   expect_bad_input([&] { Plan::load(tmp / "plan"); }, {"does not match its sha256"});
 }

@@ -67,6 +67,11 @@ struct PlanKernel {
   std::string name;  // variant name
   std::string file;  // relative to the plan folder
   std::string sha256;
+  // The JIT key of the source it was built from (source, templates, options, NVRTC version,
+  // architecture): the binary is used only while this engine's source still has that key.
+  // Empty in older plans: their binaries are not used (the kernels are compiled as without one).
+  std::string source_key;
+  std::string bytes;  // the binary, read and checked by Plan::load (not in plan.json)
 };
 
 // A kernel binary with its bytes, for writing a plan folder.

@@ -9,6 +9,32 @@
 
 namespace ac::cuda {
 
+namespace {
+struct Prebuilt {
+  std::string key, cubin;
+};
+std::mutex prebuilt_mu;
+std::map<std::string, Prebuilt>& prebuilt() {
+  static std::map<std::string, Prebuilt> m;
+  return m;
+}
+}  // namespace
+
+void use_prebuilt_kernel(const std::string& name, const std::string& source_key, std::string cubin) {
+  if (source_key.empty() || cubin.empty()) return;  // older plans carry no key: compile as usual
+  std::lock_guard<std::mutex> lock(prebuilt_mu);
+  prebuilt()[name] = Prebuilt{source_key, std::move(cubin)};
+}
+
+const std::string* prebuilt_kernel_for(const Variant& v) {
+  std::lock_guard<std::mutex> lock(prebuilt_mu);
+  auto it = prebuilt().find(v.name());
+  if (it == prebuilt().end()) return nullptr;
+  // Same name, other source (the engine's templates changed since the plan was built): stale.
+  if (it->second.key != jit_key(JitRequest{v.name(), v.source(), v.arch, {}})) return nullptr;
+  return &it->second.cubin;
+}
+
 const LoadedKernel& load_kernel(const Variant& v) {
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<LoadedKernel>> loaded;
@@ -19,7 +45,13 @@ const LoadedKernel& load_kernel(const Variant& v) {
   Device& dev = Device::get();
   auto k = std::make_unique<LoadedKernel>();
   k->name = name;
-  k->jit = jit_compile(JitRequest{name, v.source(), v.arch, {}});
+  if (const std::string* cubin = prebuilt_kernel_for(v)) {  // shipped with the plan: no NVRTC
+    k->jit.ok = true;
+    k->jit.cubin = *cubin;
+    k->jit.from_cache = true;
+  } else {
+    k->jit = jit_compile(JitRequest{name, v.source(), v.arch, {}});
+  }
   if (!k->jit.ok) throw_internal(name, k->jit.error);
   CUmodule mod;
   CU_CHECK(drv().cuModuleLoadData(&mod, k->jit.cubin.data()));

@@ -19,8 +19,15 @@ struct LoadedKernel {
   JitResult jit;
 };
 
-// Memoised per process; throws Internal when the variant does not compile or load.
+// Memoised per process; throws Internal when the variant does not compile or load. A binary
+// registered with use_prebuilt_kernel for the variant's name is loaded instead of compiling,
+// when its source key is the variant's (jit_key); otherwise the variant is compiled.
 const LoadedKernel& load_kernel(const Variant& v);
+
+// Registers a binary shipped with a compiled plan (PlanKernel: name, source key, bytes).
+void use_prebuilt_kernel(const std::string& name, const std::string& source_key, std::string cubin);
+// The registered binary for `v`, when there is one and its source key matches (exposed for tests).
+const std::string* prebuilt_kernel_for(const Variant& v);
 
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;

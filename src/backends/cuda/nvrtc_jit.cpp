@@ -75,6 +75,12 @@ void parse_ptxas_log(const std::string& log, JitResult& r) {
   if (r.registers >= 0 && r.shared_bytes < 0) r.shared_bytes = 0;
 }
 
+std::string jit_key(const JitRequest& req) {
+  std::vector<std::string> opts = base_options(req.arch);
+  opts.insert(opts.end(), req.options.begin(), req.options.end());
+  return cache_key(req, opts);
+}
+
 JitResult jit_compile(const JitRequest& req, bool use_cache) {
   if (!is_supported_arch(req.arch)) throw_input("--arch", "\"" + req.arch + "\" is not a supported target");
   std::vector<std::string> opts = base_options(req.arch);

@@ -38,6 +38,9 @@ std::string nvrtc_version_string();  // "13.0"
 // the kernel itself (that is a recorded result), only for a broken NVRTC installation.
 JitResult jit_compile(const JitRequest& req, bool use_cache = true);
 
+// The cache key jit_compile gives `req` (without compiling).
+std::string jit_key(const JitRequest& req);
+
 // Parses "ptxas info : Used 32 registers, ..." lines into r (exposed for tests).
 void parse_ptxas_log(const std::string& log, JitResult& r);
 

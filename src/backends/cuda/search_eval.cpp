@@ -794,6 +794,7 @@ std::vector<PlanKernelBinary> cuda_plan_kernels(const Graph& g, const PlanCudaFa
     k.kernel.name = vs[i].name();
     k.kernel.file = "kernels/" + vs[i].name() + ".cubin";
     k.kernel.sha256 = sha256_hex(rs[i].cubin);
+    k.kernel.source_key = rs[i].key;
     k.bytes = rs[i].cubin;
     out.push_back(std::move(k));
   }

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/plan/plan.h"
@@ -19,6 +20,9 @@ struct CudaExecutorOptions {
   std::string route = "auto";
   // The fast path's parameters from a compiled plan (route "fast"); defaults when absent.
   std::optional<PlanCudaFast> fast;
+  // Kernel binaries shipped with the plan (bytes loaded by Plan::load): loaded instead of
+  // compiled where their source key still matches this engine's (kernel_loader.h).
+  std::vector<PlanKernel> kernels;
 };
 
 // True when a driver and a GPU are usable (why not in *why_not otherwise).
