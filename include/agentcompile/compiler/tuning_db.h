@@ -68,6 +68,13 @@ class TuningDb {
                                       const std::string& objective) const;
   int64_t count(const Environment& env) const;  // candidate records in this environment
 
+  // The reference backend's side of a compile's end-to-end stage (its greedy tokens with their
+  // top-2 margins, its profile) as JSON, under a key of everything it depends on (model hash,
+  // prompt, tokens, objective): a warm compile reuses it instead of running the reference again.
+  // Returns the JSON and when it was measured.
+  std::optional<std::pair<std::string, std::string>> reference_run(const Environment& env, const std::string& key) const;
+  void put_reference_run(const Environment& env, const std::string& key, const std::string& json);
+
  private:
   void exec(const char* sql) const;
   fs::path path_;
