@@ -68,7 +68,7 @@ Json PlanCudaFast::to_json() const {
   Json g = Json::object();
   for (const auto& [k, v] : gemv) g[k] = {{"block", v.block}, {"rows", v.rows}, {"unroll", v.unroll}, {"splitk", v.splitk}};
   return {{"gemv", g}, {"qkv_post_block", qkv_post_block}, {"attn_block", attn_block}, {"attn_tile", attn_tile},
-          {"attn_split", attn_split}, {"cuda_graph", cuda_graph}, {"pdl", pdl}};
+          {"attn_split", attn_split}, {"attn_ilp", attn_ilp}, {"cuda_graph", cuda_graph}, {"pdl", pdl}};
 }
 
 PlanCudaFast PlanCudaFast::from_json(const Json& j, const std::string& subject) {
@@ -89,6 +89,10 @@ PlanCudaFast PlanCudaFast::from_json(const Json& j, const std::string& subject) 
   f.attn_block = int(json_int(j, subject, "attn_block", 32, 1024));
   f.attn_tile = int(json_int(j, subject, "attn_tile", 1, 1024));
   f.attn_split = int(json_int(j, subject, "attn_split", 1, 1 << 20));
+  if (j.contains("attn_ilp")) {  // absent in plans written before the parameter existed
+    f.attn_ilp = int(json_int(j, subject, "attn_ilp", 1, 4));
+    if (f.attn_ilp != 1 && f.attn_ilp != 4) throw_input(subject, "attn_ilp: must be 1 or 4");
+  }
   f.cuda_graph = json_opt_bool(j, subject, "cuda_graph").value_or(true);
   f.pdl = json_opt_bool(j, subject, "pdl").value_or(true);
   return f;

@@ -316,14 +316,17 @@ TEST_P(CudaDecodeAttention, FusedKernelMatchesNormRopeWriteAndAttend) {
                     dv.as<unsigned short>(), po.as<float>(), pml.as<float>(), counters.as<unsigned>(), out.as<float>(),
                     dpos.as<int>(), dslot.as<int>(), n, c.heads, c.kv_heads, max_seq, max_splits,
                     1.0f / std::sqrt(float(c.hd))};
-  const auto& kern = cuda::load_kernel(cuda::make_variant(cuda::find_family("attn_decode", "fused"),
-                                                {{"BLOCK", c.block}, {"SPLIT", split},
-                                                 {"HD", int(c.hd)}, {"GROUP", int(c.heads / c.kv_heads)}},
-                                                {DType::BF16}, arch()));
-  for (int rep = 0; rep < 2; ++rep) {  // twice: the merge counters must have been reset
-    cuda::launch_kernel(kern, cuda::Dim3{unsigned(c.kv_heads), unsigned(max_splits), unsigned(n)}, unsigned(c.block),
-                        size_t(cuda::attn_fused_smem_bytes(split, int(c.hd), int(c.heads / c.kv_heads))), stream(), &p);
-    EXPECT_LE(rel_l2(to_host<float>(out, want.size()), want), 1e-5) << "rep " << rep;
+  for (int ilp : {1, 4}) {
+    const auto& kern = cuda::load_kernel(cuda::make_variant(cuda::find_family("attn_decode", "fused"),
+                                                  {{"BLOCK", c.block}, {"SPLIT", split}, {"HD", int(c.hd)},
+                                                   {"GROUP", int(c.heads / c.kv_heads)}, {"ILP", ilp}},
+                                                  {DType::BF16}, arch()));
+    for (int rep = 0; rep < 2; ++rep) {  // twice: the merge counters must have been reset
+      out.fill_u32(0x7fc00000u, stream());
+      cuda::launch_kernel(kern, cuda::Dim3{unsigned(c.kv_heads), unsigned(max_splits), unsigned(n)}, unsigned(c.block),
+                          size_t(cuda::attn_fused_smem_bytes(split, int(c.hd), int(c.heads / c.kv_heads))), stream(), &p);
+      EXPECT_LE(rel_l2(to_host<float>(out, want.size()), want), 1e-5) << "ilp " << ilp << " rep " << rep;
+    }
   }
   // The cache now holds the step's k and v at each token's position.
   auto kc = to_host<uint16_t>(dk, kdev.size());

@@ -22,6 +22,7 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   cuda::FastConfig c;
   c.o = cuda::GemvChoice{128, 4, 1, 8};
   c.attn_split = 128;
+  c.attn_ilp = 4;
   c.pdl = false;
   const PlanCudaFast p = plan_fast_of(c);
   const PlanCudaFast back = PlanCudaFast::from_json(p.to_json(), "cuda_fast");
@@ -30,7 +31,14 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   EXPECT_EQ(d.o.rows, 4);
   EXPECT_EQ(d.o.splitk, 8);
   EXPECT_EQ(d.attn_split, 128);
+  EXPECT_EQ(d.attn_ilp, 4);
   EXPECT_FALSE(d.pdl);
+  // Plans written before attn_ilp existed read as ILP 1; other values are refused.
+  Json old = p.to_json();
+  old.erase("attn_ilp");
+  EXPECT_EQ(PlanCudaFast::from_json(old, "cuda_fast").attn_ilp, 1);
+  old["attn_ilp"] = 3;
+  expect_bad_input([&] { PlanCudaFast::from_json(old, "cuda_fast"); }, {"attn_ilp"});
   EXPECT_EQ(d.qkv.rows, cuda::FastConfig{}.qkv.rows);
   // No plan: the defaults.
   EXPECT_EQ(fast_config_of(std::nullopt).down.splitk, cuda::FastConfig{}.down.splitk);
@@ -68,6 +76,9 @@ TEST(CudaSearch, CudaFastFromRoutes) {
   EXPECT_EQ(g.attn_block, 512);
   EXPECT_EQ(g.attn_split, 64);
   EXPECT_EQ(g.attn_tile, def.attn_tile);
+  EXPECT_EQ(g.attn_ilp, 1);  // a record without ILP
+  routes[1].params["ILP"] = 4;
+  EXPECT_EQ(cuda_fast_from_routes(routes).attn_ilp, 4);
 }
 
 TEST(CudaSearch, PlanKernelBinariesAreWrittenAndChecked) {

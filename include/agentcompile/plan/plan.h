@@ -88,6 +88,7 @@ struct PlanCudaFast {
   std::map<std::string, PlanGemv> gemv;  // keys: qkv, o, gate_up, down, lm_head
   int qkv_post_block = 128;
   int attn_block = 128, attn_tile = 32, attn_split = 64;
+  int attn_ilp = 1;
   bool cuda_graph = true, pdl = true;
   Json to_json() const;
   static PlanCudaFast from_json(const Json& j, const std::string& subject);

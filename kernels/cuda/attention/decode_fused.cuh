@@ -37,8 +37,12 @@ __device__ __forceinline__ void norm_rope_warp(const float* src, float* dst, con
   }
 }
 
-template <int BLOCK, int SPLIT, int HD, int GROUP, typename W>
+// ILP = 1: one accumulator per dot product and per P·V sum (the form measured first); ILP = 4:
+// four independent accumulators and more merge loads in flight, so that these latency-bound
+// stages do not wait a shared-memory round trip per row (a search parameter until measured).
+template <int BLOCK, int SPLIT, int HD, int GROUP, int ILP, typename W>
 __device__ void attn_decode_fused(const FusedAttnParams& p) {
+  static_assert(ILP == 1 || ILP == 4, "ILP is 1 or 4");
   static_assert((GROUP * HD) % BLOCK == 0, "outputs divide among the threads");
   static_assert(HD % 8 == 0, "16-byte rows");
   constexpr int KPAD = HD + 8;  // 16 bytes of padding per row: no bank conflicts
@@ -112,16 +116,33 @@ __device__ void attn_decode_fused(const FusedAttnParams& p) {
     const int g = i / SPLIT, r = i % SPLIT;
     float s = AC_NEG_INF;
     if (r < rows) {
-      s = 0.0f;
+      if constexpr (ILP == 1) {
+        s = 0.0f;
 #pragma unroll 8
-      for (int c = 0; c < HD; c += 8) {
-        const uint4 kv = *reinterpret_cast<const uint4*>(&ks[r][c]);
-        const unsigned w[4] = {kv.x, kv.y, kv.z, kv.w};
+        for (int c = 0; c < HD; c += 8) {
+          const uint4 kv = *reinterpret_cast<const uint4*>(&ks[r][c]);
+          const unsigned w[4] = {kv.x, kv.y, kv.z, kv.w};
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          s = fmaf(qs[g][c + 2 * j], __uint_as_float(w[j] << 16), s);
-          s = fmaf(qs[g][c + 2 * j + 1], __uint_as_float(w[j] & 0xffff0000u), s);
+          for (int j = 0; j < 4; ++j) {
+            s = fmaf(qs[g][c + 2 * j], __uint_as_float(w[j] << 16), s);
+            s = fmaf(qs[g][c + 2 * j + 1], __uint_as_float(w[j] & 0xffff0000u), s);
+          }
         }
+      } else {
+        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+#pragma unroll
+        for (int c = 0; c < HD; c += 8) {
+          const uint4 kv = *reinterpret_cast<const uint4*>(&ks[r][c]);
+          s0 = fmaf(qs[g][c + 0], __uint_as_float(kv.x << 16), s0);
+          s1 = fmaf(qs[g][c + 1], __uint_as_float(kv.x & 0xffff0000u), s1);
+          s2 = fmaf(qs[g][c + 2], __uint_as_float(kv.y << 16), s2);
+          s3 = fmaf(qs[g][c + 3], __uint_as_float(kv.y & 0xffff0000u), s3);
+          s0 = fmaf(qs[g][c + 4], __uint_as_float(kv.z << 16), s0);
+          s1 = fmaf(qs[g][c + 5], __uint_as_float(kv.z & 0xffff0000u), s1);
+          s2 = fmaf(qs[g][c + 6], __uint_as_float(kv.w << 16), s2);
+          s3 = fmaf(qs[g][c + 7], __uint_as_float(kv.w & 0xffff0000u), s3);
+        }
+        s = (s0 + s1) + (s2 + s3);
       }
     }
     sc[g][r] = s;
@@ -149,9 +170,23 @@ __device__ void attn_decode_fused(const FusedAttnParams& p) {
   for (int o = 0; o < OUTS; ++o) {
     const int i = threadIdx.x + o * BLOCK;
     const int g = i / HD, d = i % HD;
-    float a = 0.0f;
-    for (int r = 0; r < rows; ++r) a = fmaf(sc[g][r], to_f32(ac_bf16{vs[r][d]}), a);
-    acc[o] = a;
+    if constexpr (ILP == 1) {
+      float a = 0.0f;
+      for (int r = 0; r < rows; ++r) a = fmaf(sc[g][r], to_f32(ac_bf16{vs[r][d]}), a);
+      acc[o] = a;
+    } else {
+      float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+      int r = 0;
+#pragma unroll 2
+      for (; r + 4 <= rows; r += 4) {
+        a0 = fmaf(sc[g][r], to_f32(ac_bf16{vs[r][d]}), a0);
+        a1 = fmaf(sc[g][r + 1], to_f32(ac_bf16{vs[r + 1][d]}), a1);
+        a2 = fmaf(sc[g][r + 2], to_f32(ac_bf16{vs[r + 2][d]}), a2);
+        a3 = fmaf(sc[g][r + 3], to_f32(ac_bf16{vs[r + 3][d]}), a3);
+      }
+      for (; r < rows; ++r) a0 = fmaf(sc[g][r], to_f32(ac_bf16{vs[r][d]}), a0);
+      acc[o] = (a0 + a1) + (a2 + a3);
+    }
   }
   pdl_launch_dependents();
 
@@ -211,10 +246,18 @@ __device__ void attn_decode_fused(const FusedAttnParams& p) {
     const float* ml = p.part_ml + (t * p.heads + h0 + g) * ms * 2;
     const float* po = p.part_o + (t * p.heads + h0 + g) * ms * HD + d;
     float o = 0.0f;
+    if constexpr (ILP == 1) {
 #pragma unroll 8
-    for (long long s = 0; s < splits; ++s) {
-      const float w = s < SPLIT ? sc[g][s] : expf(__ldcg(ml + 2 * s) - m_s[g]);
-      o = fmaf(w, __ldcg(po + s * HD), o);
+      for (long long s = 0; s < splits; ++s) {
+        const float w = s < SPLIT ? sc[g][s] : expf(__ldcg(ml + 2 * s) - m_s[g]);
+        o = fmaf(w, __ldcg(po + s * HD), o);
+      }
+    } else {  // 16 independent L2 loads in flight: 64 splits at 2048 positions cost 4 round trips
+#pragma unroll 16
+      for (long long s = 0; s < splits; ++s) {
+        const float w = s < SPLIT ? sc[g][s] : expf(__ldcg(ml + 2 * s) - m_s[g]);
+        o = fmaf(w, __ldcg(po + s * HD), o);
+      }
     }
     p.out[(t * p.heads + h0 + g) * HD + d] = o / l_s[g];
   }

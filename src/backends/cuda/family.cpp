@@ -143,10 +143,10 @@ std::vector<Family> build_families() {
     f.type_params = {"W"};
     f.type_domain = {DType::BF16, DType::F16};
     f.params = {{"BLOCK", {64, 128, 256, 512}}, {"SPLIT", {16, 32, 64, 128, 256}}, {"HD", {32, 64, 128, 256}},
-                {"GROUP", {1, 2, 3, 4, 5, 6, 8}}};
+                {"GROUP", {1, 2, 3, 4, 5, 6, 8}}, {"ILP", {1, 4}}};
     f.description = "decode attention in one kernel: cached K/V prefetched (cp.async) before the wait on the "
                     "QKV projection, q/k norm + rope + KV-cache write, one pass per split, the last block of a "
-                    "KV head merges the splits";
+                    "KV head merges the splits; ILP: independent accumulators in the dot products and P.V sums";
     f.constraint = [](const std::map<std::string, int>& v) -> std::string {
       if (std::string why = attn_outputs_per_thread(v); !why.empty()) return why;
       // The whole split's K and V rows and scores in dynamic shared memory; at most 99 KiB, so that

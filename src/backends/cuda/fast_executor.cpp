@@ -85,7 +85,7 @@ Variant attn_variant(const ModelConfig& c, const FastConfig& cfg, const std::str
 Variant fused_attn_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch) {
   return make_variant(find_family("attn_decode", "fused"),
                       {{"BLOCK", attn_block(c, cfg)}, {"SPLIT", attn_split(c, cfg)}, {"HD", int(c.head_dim)},
-                       {"GROUP", int(c.num_heads / c.num_kv_heads)}},
+                       {"GROUP", int(c.num_heads / c.num_kv_heads)}, {"ILP", cfg.attn_ilp}},
                       {wt}, arch);
 }
 Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch) {
@@ -593,6 +593,7 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
                                                          {"mma_min_batch", &FastConfig::mma_min_batch},
                                                          {"attn_tile", &FastConfig::attn_tile},
                                                          {"attn_split", &FastConfig::attn_split},
+                                                         {"attn_ilp", &FastConfig::attn_ilp},
                                                          {"qkv_post_block", &FastConfig::qkv_post_block}};
   auto number = [&](const std::string& key, const std::string& text) {
     size_t used = 0;

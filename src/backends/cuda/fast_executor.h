@@ -46,13 +46,14 @@ struct FastConfig {
   MmaChoice lm_head_mma{128, 4, 1, 1};
   int qkv_post_block = 128;
   int attn_block = 256, attn_tile = 32, attn_split = 32;
+  int attn_ilp = 1;  // attn_decode.fused's ILP (1: the measured form; 4: not yet measured)
   bool cuda_graph = true;
   bool pdl = true;
 };
 
 // Applies a developer override, e.g. AGENTCOMPILE_FAST_CONFIG="o=128:2:1:4,attn_split=64,pdl=0":
 // GEMV regions (qkv, o, gate_up, down, lm_head) take block:rows:unroll:splitk, their batched
-// tensor-core points (qkv_mma, ...) block:mt:unroll:splitk; attn_block, attn_tile, attn_split,
+// tensor-core points (qkv_mma, ...) block:mt:unroll:splitk; attn_block, attn_tile, attn_split, attn_ilp,
 // qkv_post_block, mma_terms, mma_min_batch, batched_mma, cuda_graph and pdl take integers. Throws BadInput on
 // anything else.
 FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec);

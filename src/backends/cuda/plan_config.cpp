@@ -24,6 +24,7 @@ cuda::FastConfig fast_config_of(const std::optional<PlanCudaFast>& plan) {
   c.attn_block = plan->attn_block;
   c.attn_tile = plan->attn_tile;
   c.attn_split = plan->attn_split;
+  c.attn_ilp = plan->attn_ilp;
   c.cuda_graph = plan->cuda_graph;
   c.pdl = plan->pdl;
   return c;
@@ -39,6 +40,7 @@ PlanCudaFast plan_fast_of(const cuda::FastConfig& c) {
   p.attn_block = c.attn_block;
   p.attn_tile = c.attn_tile;
   p.attn_split = c.attn_split;
+  p.attn_ilp = c.attn_ilp;
   p.cuda_graph = c.cuda_graph;
   p.pdl = c.pdl;
   return p;

@@ -357,6 +357,7 @@ class AttentionEvaluator final : public Evaluator {
     cfg.attn_block = c.params.at("BLOCK");
     if (c.params.count("TILE")) cfg.attn_tile = c.params.at("TILE");  // older records (the split family)
     cfg.attn_split = c.params.at("SPLIT");
+    if (c.params.count("ILP")) cfg.attn_ilp = c.params.at("ILP");  // older records have none
     return cfg;
   }
   // Every variant the config launches (the plan ships them all), and among them the fused
@@ -742,7 +743,7 @@ CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResul
       const int hd = int(c.head_dim), group = int(c.num_heads / c.num_kv_heads);
       std::vector<SpaceParam> params;
       for (const auto& d : attn.params)
-        if (d.name == "BLOCK" || d.name == "SPLIT") params.push_back({d.name, d.values});
+        if (d.name == "BLOCK" || d.name == "SPLIT" || d.name == "ILP") params.push_back({d.name, d.values});
       auto constraint = [&attn, hd, group](const ParamPoint& p) -> std::string {
         std::map<std::string, int> v(p.begin(), p.end());
         v["HD"] = hd;
@@ -816,6 +817,7 @@ PlanCudaFast cuda_fast_from_routes(const std::vector<PlanRoute>& routes) {
       cfg.attn_block = r.params.at("BLOCK");
       if (r.params.count("TILE")) cfg.attn_tile = r.params.at("TILE");
       cfg.attn_split = r.params.at("SPLIT");
+      if (r.params.count("ILP")) cfg.attn_ilp = r.params.at("ILP");
     }
   }
   return plan_fast_of(cfg);
