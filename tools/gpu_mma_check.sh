@@ -4,7 +4,8 @@
 # shapes, and batched decode at batch 2, 4 and 8 (bench e2e, 128-token prompt, 64 new tokens)
 # with gemv.mma and with gemv.fused (AGENTCOMPILE_FAST_CONFIG=batched_mma=0). Binaries carried
 # in build-device/ (tools/build_device.sh).
-#   tools/gpu_mma_check.sh -> $OUT/mma_check.log, $OUT/sweep-b8.{jsonl,txt}, $OUT/batched-*.json
+#   tools/gpu_mma_check.sh -> $OUT/mma_check.log, $OUT/sweep-b8.txt, $OUT/mma-check.tgz (with
+#   sweep-b8.jsonl and batched-<model>-<config>.{json,err})
 set -uo pipefail
 export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export AGENTCOMPILE_KERNEL_CACHE=/tmp/ac-kernel-cache
@@ -38,3 +39,6 @@ bin=build-device/agentcompile
   done
   date -u
 } 2>&1 | tee "$out/mma_check.log"
+# The device returns at most 8 files: the JSONL and the per-run reports travel in one archive.
+tar czf "$out/mma-check.tgz" -C "$out" --exclude mma-check.tgz . && find "$out" -maxdepth 1 -type f \
+  ! -name mma-check.tgz ! -name mma_check.log ! -name sweep-b8.txt -delete
