@@ -67,7 +67,9 @@ Json PlanRoute::to_json() const {
 Json PlanCudaFast::to_json() const {
   Json g = Json::object();
   for (const auto& [k, v] : gemv) g[k] = {{"block", v.block}, {"rows", v.rows}, {"unroll", v.unroll}, {"splitk", v.splitk}};
-  return {{"gemv", g}, {"qkv_post_block", qkv_post_block}, {"attn_block", attn_block}, {"attn_tile", attn_tile},
+  Json gm = Json::object();
+  for (const auto& [k, v] : gemv_mma) gm[k] = {{"block", v.block}, {"rows", v.rows}, {"unroll", v.unroll}, {"splitk", v.splitk}};
+  return {{"gemv", g}, {"gemv_mma", gm}, {"qkv_post_block", qkv_post_block}, {"attn_block", attn_block}, {"attn_tile", attn_tile},
           {"attn_split", attn_split}, {"attn_ilp", attn_ilp}, {"cuda_graph", cuda_graph}, {"pdl", pdl}};
 }
 
@@ -85,6 +87,17 @@ PlanCudaFast PlanCudaFast::from_json(const Json& j, const std::string& subject) 
   for (const auto& [k, v] : g.items())
     if (std::find(plan_gemv_regions().begin(), plan_gemv_regions().end(), k) == plan_gemv_regions().end())
       throw_input(subject, "gemv: unknown region " + json_quote(k));
+  if (j.contains("gemv_mma")) {  // optional: plans before gemv.mma, or searched at batch 1 only
+    const Json& gm = j.at("gemv_mma");
+    if (!gm.is_object()) throw_input(subject, "gemv_mma: expected an object");
+    for (const auto& [k, e] : gm.items()) {
+      if (std::find(plan_gemv_regions().begin(), plan_gemv_regions().end(), k) == plan_gemv_regions().end())
+        throw_input(subject, "gemv_mma: unknown region " + json_quote(k));
+      const std::string s = subject + ": gemv_mma." + k;
+      f.gemv_mma[k] = PlanGemv{int(json_int(e, s, "block", 32, 1024)), int(json_int(e, s, "rows", 1, 64)),
+                               int(json_int(e, s, "unroll", 1, 64)), int(json_int(e, s, "splitk", 1, 64))};
+    }
+  }
   f.qkv_post_block = int(json_int(j, subject, "qkv_post_block", 32, 1024));
   f.attn_block = int(json_int(j, subject, "attn_block", 32, 1024));
   f.attn_tile = int(json_int(j, subject, "attn_tile", 1, 1024));

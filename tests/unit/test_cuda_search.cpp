@@ -23,6 +23,7 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   c.o = cuda::GemvChoice{128, 4, 1, 8};
   c.attn_split = 128;
   c.attn_ilp = 4;
+  c.down_mma = cuda::MmaChoice{128, 2, 1, 8};
   c.pdl = false;
   const PlanCudaFast p = plan_fast_of(c);
   const PlanCudaFast back = PlanCudaFast::from_json(p.to_json(), "cuda_fast");
@@ -32,11 +33,15 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   EXPECT_EQ(d.o.splitk, 8);
   EXPECT_EQ(d.attn_split, 128);
   EXPECT_EQ(d.attn_ilp, 4);
+  EXPECT_EQ(d.down_mma.mt, 2);
+  EXPECT_EQ(d.down_mma.splitk, 8);
   EXPECT_FALSE(d.pdl);
   // Plans written before attn_ilp existed read as ILP 1; other values are refused.
   Json old = p.to_json();
   old.erase("attn_ilp");
+  old.erase("gemv_mma");
   EXPECT_EQ(PlanCudaFast::from_json(old, "cuda_fast").attn_ilp, 1);
+  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(old, "cuda_fast")).down_mma.mt, cuda::FastConfig{}.down_mma.mt);
   old["attn_ilp"] = 3;
   expect_bad_input([&] { PlanCudaFast::from_json(old, "cuda_fast"); }, {"attn_ilp"});
   EXPECT_EQ(d.qkv.rows, cuda::FastConfig{}.qkv.rows);
@@ -79,6 +84,14 @@ TEST(CudaSearch, CudaFastFromRoutes) {
   EXPECT_EQ(g.attn_ilp, 1);  // a record without ILP
   routes[1].params["ILP"] = 4;
   EXPECT_EQ(cuda_fast_from_routes(routes).attn_ilp, 4);
+  // A region searched at a batch where gemv.mma runs (throughput objective): its tensor-core point.
+  routes[0].family = "cuda:gemv.mma";
+  routes[0].params = {{"BLOCK", 512}, {"MT", 2}, {"UNROLL", 1}, {"SPLITK", 1}};
+  const PlanCudaFast h = cuda_fast_from_routes(routes);
+  EXPECT_EQ(h.gemv_mma.at("gate_up").block, 512);
+  EXPECT_EQ(h.gemv_mma.at("gate_up").rows, 2);
+  EXPECT_EQ(h.gemv.at("gate_up").block, def.gate_up.block);  // the batch-1 point keeps its default
+  EXPECT_EQ(fast_config_of(h).gate_up_mma.mt, 2);
 }
 
 TEST(CudaSearch, PlanKernelBinariesAreWrittenAndChecked) {

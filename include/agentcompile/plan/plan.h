@@ -86,6 +86,9 @@ struct PlanGemv {
 };
 struct PlanCudaFast {
   std::map<std::string, PlanGemv> gemv;  // keys: qkv, o, gate_up, down, lm_head
+  // gemv.mma points (batches from mma_min_batch on; rows = 16-row tiles); absent keys keep the
+  // defaults (plans of the latency objective search batch 1 only).
+  std::map<std::string, PlanGemv> gemv_mma;
   int qkv_post_block = 128;
   int attn_block = 128, attn_tile = 32, attn_split = 64;
   int attn_ilp = 1;

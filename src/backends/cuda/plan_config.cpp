@@ -6,20 +6,24 @@ namespace {
 struct GemvSlot {
   const char* name;
   cuda::GemvChoice cuda::FastConfig::*field;
+  cuda::MmaChoice cuda::FastConfig::*mma;
 };
-constexpr GemvSlot kSlots[] = {{"qkv", &cuda::FastConfig::qkv},
-                               {"o", &cuda::FastConfig::o},
-                               {"gate_up", &cuda::FastConfig::gate_up},
-                               {"down", &cuda::FastConfig::down},
-                               {"lm_head", &cuda::FastConfig::lm_head}};
+constexpr GemvSlot kSlots[] = {{"qkv", &cuda::FastConfig::qkv, &cuda::FastConfig::qkv_mma},
+                               {"o", &cuda::FastConfig::o, &cuda::FastConfig::o_mma},
+                               {"gate_up", &cuda::FastConfig::gate_up, &cuda::FastConfig::gate_up_mma},
+                               {"down", &cuda::FastConfig::down, &cuda::FastConfig::down_mma},
+                               {"lm_head", &cuda::FastConfig::lm_head, &cuda::FastConfig::lm_head_mma}};
 }  // namespace
 
 cuda::FastConfig fast_config_of(const std::optional<PlanCudaFast>& plan) {
   cuda::FastConfig c;
   if (!plan) return c;
-  for (const GemvSlot& s : kSlots)
+  for (const GemvSlot& s : kSlots) {
     if (auto it = plan->gemv.find(s.name); it != plan->gemv.end())
       c.*s.field = cuda::GemvChoice{it->second.block, it->second.rows, it->second.unroll, it->second.splitk};
+    if (auto it = plan->gemv_mma.find(s.name); it != plan->gemv_mma.end())
+      c.*s.mma = cuda::MmaChoice{it->second.block, it->second.rows, it->second.unroll, it->second.splitk};
+  }
   c.qkv_post_block = plan->qkv_post_block;
   c.attn_block = plan->attn_block;
   c.attn_tile = plan->attn_tile;
@@ -35,6 +39,8 @@ PlanCudaFast plan_fast_of(const cuda::FastConfig& c) {
   for (const GemvSlot& s : kSlots) {
     const cuda::GemvChoice& g = c.*s.field;
     p.gemv[s.name] = PlanGemv{g.block, g.rows, g.unroll, g.splitk};
+    const cuda::MmaChoice& m = c.*s.mma;
+    p.gemv_mma[s.name] = PlanGemv{m.block, m.mt, m.unroll, m.splitk};
   }
   p.qkv_post_block = c.qkv_post_block;
   p.attn_block = c.attn_block;

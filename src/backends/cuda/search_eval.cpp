@@ -174,13 +174,21 @@ GemvChoice default_choice(const char* slot) {
   const std::string s = slot;
   return s == "qkv" ? d.qkv : s == "o" ? d.o : s == "gate_up" ? d.gate_up : s == "down" ? d.down : d.lm_head;
 }
+MmaChoice default_mma_choice(const char* slot) {
+  const FastConfig d;
+  const std::string s = slot;
+  return s == "qkv" ? d.qkv_mma : s == "o" ? d.o_mma : s == "gate_up" ? d.gate_up_mma : s == "down" ? d.down_mma : d.lm_head_mma;
+}
+// The batch template the executor compiles for n sequences (1, 2, 4, 8).
+int batch_template_of(int n) { return n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : 8; }
 
 // ---- GEMV slots ----
 
 class GemvEvaluator final : public Evaluator {
  public:
-  GemvEvaluator(const Slot& slot, long long N, long long K, int batch, DType wt)
-      : slot_(slot), N_(N), K_(K), batch_(batch), wt_(wt) {}
+  // mma: the region runs gemv.mma at this batch (the executor's choice), so its points are searched.
+  GemvEvaluator(const Slot& slot, long long N, long long K, int batch, DType wt, bool mma)
+      : slot_(slot), N_(N), K_(K), batch_(batch), wt_(wt), mma_(mma) {}
   std::string backend() const override { return "cuda"; }
   std::string timing_method() const override {
     return "CUDA events around a CUDA graph of 24 back-to-back launches (programmatic dependent launch) rotating "
@@ -218,10 +226,18 @@ class GemvEvaluator final : public Evaluator {
     ready_ = true;
   }
 
-  Variant variant(const Candidate& c) const {
+  Variant variant(const Candidate& c) const {  // as the executor launches it
+    const int tmpl = batch_template_of(batch_);
+    if (mma_) {
+      MmaChoice ch = default_mma_choice(slot_.name);
+      if (!c.params.empty()) ch = MmaChoice{c.params.at("BLOCK"), c.params.at("MT"), c.params.at("UNROLL"), c.params.at("SPLITK")};
+      const std::optional<Variant> v = fast_mma_variant(ch, FastConfig{}.mma_terms, slot_.epi, tmpl, K_, wt_, arch_);
+      if (!v) throw_internal("gemv search", "gemv.mma cannot run this region");
+      return *v;
+    }
     GemvChoice ch = default_choice(slot_.name);
     if (!c.params.empty()) ch = GemvChoice{c.params.at("BLOCK"), c.params.at("ROWS"), c.params.at("UNROLL"), c.params.at("SPLITK")};
-    return fast_gemv_variant(ch, slot_.epi, batch_, wt_, arch_);  // as the executor launches it
+    return fast_gemv_variant(ch, slot_.epi, tmpl, wt_, arch_);
   }
 
   void prepare(const std::vector<Candidate>& cs, Clock::time_point deadline) override {
@@ -324,6 +340,7 @@ class GemvEvaluator final : public Evaluator {
   long long N_, K_;
   int batch_;
   DType wt_;
+  bool mma_ = false;
   bool ready_ = false;
   std::string arch_;
   int mats_ = 1, copies_ = 1;
@@ -687,6 +704,7 @@ CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResul
   const ModelConfig& c = g.config;
   const DType wt = g.ops.front().weights.at(0)->dtype;
   const Family& gemv = find_family("gemv", "fused");
+  const Family& mma = find_family("gemv", "mma");
   const Family& attn = find_family("attn_decode", "fused");
   // Every region's work and evaluator first, so the budget can be divided by the candidates each
   // has: the GEMV slots in graph order, then the attention, which goes last because its
@@ -713,14 +731,28 @@ CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResul
                           : slot->kind == RegionKind::MlpIn ? c.intermediate_size : c.vocab_size;
       const long long K = slot->kind == RegionKind::AttnOut ? c.q_dim()
                           : slot->kind == RegionKind::MlpOut ? c.intermediate_size : c.hidden_size;
-      // At this batch the executor runs gemv.mma (tensor cores), whose points plans do not carry
-      // yet: searching gemv.fused here would tune a kernel that does not run.
+      // The family the executor runs at this batch: gemv.mma (tensor cores) from mma_min_batch
+      // on where it can, else gemv.fused.
       const FastConfig defaults;
-      const int tmpl = batch <= 1 ? 1 : batch <= 2 ? 2 : batch <= 4 ? 4 : 8;
-      if (fast_decode_gemv(defaults, defaults.qkv, defaults.qkv_mma, slot->epi, tmpl, K, wt, Device::get().info().arch())
-              .family->name == "mma") {
-        out.notes.push_back(std::string(region_kind_name(w.summary.kind)) + " decode: not searched at batch " +
-                            std::to_string(batch) + " (the executor runs gemv.mma with its default points there)");
+      const int tmpl = batch_template_of(batch);
+      const bool use_mma = fast_decode_gemv(defaults, defaults.qkv, defaults.qkv_mma, slot->epi, tmpl, K, wt,
+                                            Device::get().info().arch()).family->name == "mma";
+      if (use_mma) {
+        std::vector<SpaceParam> params;
+        for (const auto& d : mma.params)
+          if (d.name == "BLOCK" || d.name == "MT" || d.name == "UNROLL" || d.name == "SPLITK") params.push_back({d.name, d.values});
+        const int epi = slot->epi;
+        auto constraint = [&mma, epi, tmpl](const ParamPoint& p) -> std::string {
+          if (p.at("SPLITK") > 1 && epi != kEpiResidual) return "split-K needs the residual epilogue";
+          std::map<std::string, int> v(p.begin(), p.end());
+          v["BATCH"] = tmpl;
+          v["EPI"] = epi;
+          v["TERMS"] = FastConfig{}.mma_terms;
+          return mma.constraint ? mma.constraint(v) : std::string();
+        };
+        out.works.push_back(fast_work(w, "cuda:gemv.mma", params, constraint, advisor,
+                                      measured_history(db, env, w.summary.signature, "cuda")));
+        evs.push_back(std::make_unique<GemvEvaluator>(*slot, N, K, batch, wt, true));
         continue;
       }
       std::vector<SpaceParam> params;
@@ -736,7 +768,7 @@ CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResul
       };
       out.works.push_back(fast_work(w, "cuda:gemv.fused", params, constraint, advisor,
                                     measured_history(db, env, w.summary.signature, "cuda")));
-      evs.push_back(std::make_unique<GemvEvaluator>(*slot, N, K, batch, wt));
+      evs.push_back(std::make_unique<GemvEvaluator>(*slot, N, K, batch, wt, false));
     } else if (w.summary.kind == RegionKind::Attention) {
       // The decode step runs the fused kernel: its BLOCK and SPLIT are the space (the prefill
       // attention's TILE stays at its default; it does not run in a decode step).
@@ -812,6 +844,14 @@ PlanCudaFast cuda_fast_from_routes(const std::vector<PlanRoute>& routes) {
         if (region_kind_name(s.kind) == r.region) {
           const std::string n = s.name;
           (n == "qkv" ? cfg.qkv : n == "o" ? cfg.o : n == "gate_up" ? cfg.gate_up : n == "down" ? cfg.down : cfg.lm_head) = ch;
+        }
+    } else if (r.family == "cuda:gemv.mma") {
+      const MmaChoice ch{r.params.at("BLOCK"), r.params.at("MT"), r.params.at("UNROLL"), r.params.at("SPLITK")};
+      for (const Slot& s : kSlots)
+        if (region_kind_name(s.kind) == r.region) {
+          const std::string n = s.name;
+          (n == "qkv" ? cfg.qkv_mma : n == "o" ? cfg.o_mma : n == "gate_up" ? cfg.gate_up_mma : n == "down" ? cfg.down_mma
+                                                                                                   : cfg.lm_head_mma) = ch;
         }
     } else if (r.family == "cuda:attn_decode.fused" || r.family == "cuda:attn_decode.split") {
       cfg.attn_block = r.params.at("BLOCK");
