@@ -1,6 +1,6 @@
-// Shared by the decode GEMV families (gemv.cuh, gemv_mma.cuh): their epilogues, the prologue
-// that stages a block's K slice of x' = x or RMSNorm(x) * gamma in shared memory (gemv.cuh), and
-// the argmax epilogue's grid-wide (value, index) reduction.
+// Shared by the decode GEMV families (gemv.cuh, gemv_mma.cuh): their epilogues and the argmax
+// epilogue's grid-wide (value, index) reduction; and gemv.cuh's prologue, which stages a block's
+// K slice of x' = x or RMSNorm(x) * gamma in shared memory.
 #pragma once
 #include "common/params.h"
 #include "common/reduce.cuh"
@@ -25,11 +25,11 @@ __device__ __forceinline__ void gemv_epilogue(const GemvParams& p, long long b, 
   if (EPI == EPI_SWIGLU) *o = v / (1.0f + expf(-v)) * u;
 }
 
-// xs[b * stride + kk] = x'[b, k0 + kk] for kk < kchunk (zero past k1 and for rows b >= B). RMSNorm
-// needs the whole row's sum of squares, so each block reads all of x once for it.
+// xs[b * kchunk + kk] = x'[b, k0 + kk] for kk < kchunk (zero past k1 and for rows b >= B).
+// RMSNorm needs the whole row's sum of squares, so each block reads all of x once for it.
 template <int BLOCK, int BATCH, typename W>
-__device__ __forceinline__ void gemv_stage_x(const GemvParams& p, float* xs, long long stride, long long k0,
-                                             long long k1, long long kchunk) {
+__device__ __forceinline__ void gemv_stage_x(const GemvParams& p, float* xs, long long k0, long long k1,
+                                             long long kchunk) {
   __shared__ float scratch[BLOCK / 32];
   __shared__ float inv_rms[BATCH];
   const long long K = p.K;
@@ -55,7 +55,7 @@ __device__ __forceinline__ void gemv_stage_x(const GemvParams& p, float* xs, lon
         v = p.x[b * K + k0 + kk];
         if (gamma) v = to_f32(gamma[k0 + kk]) * (v * inv_rms[b]);
       }
-      xs[b * stride + kk] = v;
+      xs[b * kchunk + kk] = v;
     }
   __syncthreads();
 }

@@ -93,7 +93,7 @@ __device__ void gemv(const GemvParams& p) {
   pdl_wait();
 
   // Stage x' for this K slice: RMSNorm over the full row when gamma is given.
-  gemv_stage_x<BLOCK, BATCH, W>(p, xs, kchunk, k0, k1, kchunk);
+  gemv_stage_x<BLOCK, BATCH, W>(p, xs, k0, k1, kchunk);
 
   float acc[MATS][ROWS][BATCH];
 #pragma unroll
