@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kernel_sweep: SWEEP_BATCH must be 1..8\n");
     return 2;
   }
-  const int tmpl = B <= 1 ? 1 : B <= 2 ? 2 : B <= 4 ? 4 : 8;
+  const int tmpl = batch_template(B);
   const std::string fam = std::getenv("SWEEP_FAMILY") ? std::getenv("SWEEP_FAMILY") : (B == 1 ? "fused" : "both");
   Json best = Json::object();
   for (const auto& model : models) {

@@ -152,8 +152,6 @@ Json route_json(const std::string& kernel, const Timing& t, double bytes, double
           {"pct_of_gemm", o.gemm_tflops > 0 ? Json(100.0 * tflops / o.gemm_tflops) : Json(nullptr)}};
 }
 
-int batch_template(int64_t b) { return b <= 1 ? 1 : b <= 2 ? 2 : b <= 4 ? 4 : 8; }
-
 struct Projection {
   const char* name;
   int epi;     // gemv.cuh: 0 store, 1 residual, 2 swiglu, 3 argmax

@@ -28,9 +28,15 @@ constexpr int kMaxBatch = 8;
 
 bool is16(DType t) { return t == DType::BF16 || t == DType::F16; }
 
+}  // namespace
+
 int batch_template(long long n) { return n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : 8; }
 
-}  // namespace
+const GemvSlotField& gemv_slot(const std::string& name) {
+  for (const GemvSlotField& s : kGemvSlots)
+    if (name == s.name) return s;
+  throw_internal("fast path", "no GEMV region named " + name);
+}
 
 std::string fast_path_unsupported(const Graph& g) {
   const ModelConfig& c = g.config;
@@ -582,12 +588,12 @@ class FastExecutor final : public Executor {
 }  // namespace
 
 FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
-  const std::map<std::string, GemvChoice FastConfig::*> gemvs = {
-      {"qkv", &FastConfig::qkv}, {"o", &FastConfig::o}, {"gate_up", &FastConfig::gate_up},
-      {"down", &FastConfig::down}, {"lm_head", &FastConfig::lm_head}};
-  const std::map<std::string, MmaChoice FastConfig::*> mmas = {
-      {"qkv_mma", &FastConfig::qkv_mma}, {"o_mma", &FastConfig::o_mma}, {"gate_up_mma", &FastConfig::gate_up_mma},
-      {"down_mma", &FastConfig::down_mma}, {"lm_head_mma", &FastConfig::lm_head_mma}};
+  std::map<std::string, GemvChoice FastConfig::*> gemvs;
+  std::map<std::string, MmaChoice FastConfig::*> mmas;
+  for (const GemvSlotField& s : kGemvSlots) {
+    gemvs[s.name] = s.gemv;
+    mmas[std::string(s.name) + "_mma"] = s.mma;
+  }
   const std::map<std::string, int FastConfig::*> ints = {{"attn_block", &FastConfig::attn_block},
                                                          {"mma_terms", &FastConfig::mma_terms},
                                                          {"mma_min_batch", &FastConfig::mma_min_batch},

@@ -51,6 +51,24 @@ struct FastConfig {
   bool pdl = true;
 };
 
+// The decode GEMV regions by the names plans, overrides and the search use, with their points in
+// FastConfig (gemv.fused at batch 1-2, gemv.mma from mma_min_batch on).
+struct GemvSlotField {
+  const char* name;
+  GemvChoice FastConfig::*gemv;
+  MmaChoice FastConfig::*mma;
+};
+inline constexpr GemvSlotField kGemvSlots[] = {{"qkv", &FastConfig::qkv, &FastConfig::qkv_mma},
+                                               {"o", &FastConfig::o, &FastConfig::o_mma},
+                                               {"gate_up", &FastConfig::gate_up, &FastConfig::gate_up_mma},
+                                               {"down", &FastConfig::down, &FastConfig::down_mma},
+                                               {"lm_head", &FastConfig::lm_head, &FastConfig::lm_head_mma}};
+// The one named `name`; throws Internal for any other name (the names are code, not input).
+const GemvSlotField& gemv_slot(const std::string& name);
+
+// The batch template (1, 2, 4, 8) the fast path compiles and captures for n sequences.
+int batch_template(long long n);
+
 // Applies a developer override, e.g. AGENTCOMPILE_FAST_CONFIG="o=128:2:1:4,attn_split=64,pdl=0":
 // GEMV regions (qkv, o, gate_up, down, lm_head) take block:rows:unroll:splitk, their batched
 // tensor-core points (qkv_mma, ...) block:mt:unroll:splitk; attn_block, attn_tile, attn_split, attn_ilp,

@@ -2,25 +2,12 @@
 
 namespace ac {
 
-namespace {
-struct GemvSlot {
-  const char* name;
-  cuda::GemvChoice cuda::FastConfig::*field;
-  cuda::MmaChoice cuda::FastConfig::*mma;
-};
-constexpr GemvSlot kSlots[] = {{"qkv", &cuda::FastConfig::qkv, &cuda::FastConfig::qkv_mma},
-                               {"o", &cuda::FastConfig::o, &cuda::FastConfig::o_mma},
-                               {"gate_up", &cuda::FastConfig::gate_up, &cuda::FastConfig::gate_up_mma},
-                               {"down", &cuda::FastConfig::down, &cuda::FastConfig::down_mma},
-                               {"lm_head", &cuda::FastConfig::lm_head, &cuda::FastConfig::lm_head_mma}};
-}  // namespace
-
 cuda::FastConfig fast_config_of(const std::optional<PlanCudaFast>& plan) {
   cuda::FastConfig c;
   if (!plan) return c;
-  for (const GemvSlot& s : kSlots) {
+  for (const cuda::GemvSlotField& s : cuda::kGemvSlots) {
     if (auto it = plan->gemv.find(s.name); it != plan->gemv.end())
-      c.*s.field = cuda::GemvChoice{it->second.block, it->second.rows, it->second.unroll, it->second.splitk};
+      c.*s.gemv = cuda::GemvChoice{it->second.block, it->second.rows, it->second.unroll, it->second.splitk};
     if (auto it = plan->gemv_mma.find(s.name); it != plan->gemv_mma.end())
       c.*s.mma = cuda::MmaChoice{it->second.block, it->second.rows, it->second.unroll, it->second.splitk};
   }
@@ -36,8 +23,8 @@ cuda::FastConfig fast_config_of(const std::optional<PlanCudaFast>& plan) {
 
 PlanCudaFast plan_fast_of(const cuda::FastConfig& c) {
   PlanCudaFast p;
-  for (const GemvSlot& s : kSlots) {
-    const cuda::GemvChoice& g = c.*s.field;
+  for (const cuda::GemvSlotField& s : cuda::kGemvSlots) {
+    const cuda::GemvChoice& g = c.*s.gemv;
     p.gemv[s.name] = PlanGemv{g.block, g.rows, g.unroll, g.splitk};
     const cuda::MmaChoice& m = c.*s.mma;
     p.gemv_mma[s.name] = PlanGemv{m.block, m.mt, m.unroll, m.splitk};

@@ -169,18 +169,6 @@ TimingResult time_graph(int launches, int warmup, int repeats, const std::functi
   return t;
 }
 
-GemvChoice default_choice(const char* slot) {
-  const FastConfig d;
-  const std::string s = slot;
-  return s == "qkv" ? d.qkv : s == "o" ? d.o : s == "gate_up" ? d.gate_up : s == "down" ? d.down : d.lm_head;
-}
-MmaChoice default_mma_choice(const char* slot) {
-  const FastConfig d;
-  const std::string s = slot;
-  return s == "qkv" ? d.qkv_mma : s == "o" ? d.o_mma : s == "gate_up" ? d.gate_up_mma : s == "down" ? d.down_mma : d.lm_head_mma;
-}
-// The batch template the executor compiles for n sequences (1, 2, 4, 8).
-int batch_template_of(int n) { return n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : 8; }
 
 // ---- GEMV slots ----
 
@@ -227,15 +215,16 @@ class GemvEvaluator final : public Evaluator {
   }
 
   Variant variant(const Candidate& c) const {  // as the executor launches it
-    const int tmpl = batch_template_of(batch_);
+    const int tmpl = batch_template(batch_);
+    const GemvSlotField& field = gemv_slot(slot_.name);
     if (mma_) {
-      MmaChoice ch = default_mma_choice(slot_.name);
+      MmaChoice ch = FastConfig{}.*field.mma;
       if (!c.params.empty()) ch = MmaChoice{c.params.at("BLOCK"), c.params.at("MT"), c.params.at("UNROLL"), c.params.at("SPLITK")};
       const std::optional<Variant> v = fast_mma_variant(ch, FastConfig{}.mma_terms, slot_.epi, tmpl, K_, wt_, arch_);
       if (!v) throw_internal("gemv search", "gemv.mma cannot run this region");
       return *v;
     }
-    GemvChoice ch = default_choice(slot_.name);
+    GemvChoice ch = FastConfig{}.*field.gemv;
     if (!c.params.empty()) ch = GemvChoice{c.params.at("BLOCK"), c.params.at("ROWS"), c.params.at("UNROLL"), c.params.at("SPLITK")};
     return fast_gemv_variant(ch, slot_.epi, tmpl, wt_, arch_);
   }
@@ -734,43 +723,29 @@ CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResul
       // The family the executor runs at this batch: gemv.mma (tensor cores) from mma_min_batch
       // on where it can, else gemv.fused.
       const FastConfig defaults;
-      const int tmpl = batch_template_of(batch);
+      const int tmpl = batch_template(batch);
       const bool use_mma = fast_decode_gemv(defaults, defaults.qkv, defaults.qkv_mma, slot->epi, tmpl, K, wt,
                                             Device::get().info().arch()).family->name == "mma";
-      if (use_mma) {
-        std::vector<SpaceParam> params;
-        for (const auto& d : mma.params)
-          if (d.name == "BLOCK" || d.name == "MT" || d.name == "UNROLL" || d.name == "SPLITK") params.push_back({d.name, d.values});
-        const int epi = slot->epi;
-        auto constraint = [&mma, epi, tmpl](const ParamPoint& p) -> std::string {
-          if (p.at("SPLITK") > 1 && epi != kEpiResidual) return "split-K needs the residual epilogue";
-          std::map<std::string, int> v(p.begin(), p.end());
-          v["BATCH"] = tmpl;
-          v["EPI"] = epi;
-          v["TERMS"] = FastConfig{}.mma_terms;
-          return mma.constraint ? mma.constraint(v) : std::string();
-        };
-        out.works.push_back(fast_work(w, "cuda:gemv.mma", params, constraint, advisor,
-                                      measured_history(db, env, w.summary.signature, "cuda")));
-        evs.push_back(std::make_unique<GemvEvaluator>(*slot, N, K, batch, wt, true));
-        continue;
-      }
+      // The space: the family's tuning parameters; BATCH (the executor's template), EPI (the
+      // region's) and gemv.mma's TERMS (the executor's) are bound.
+      const Family& fam = use_mma ? mma : gemv;
       std::vector<SpaceParam> params;
-      for (const auto& d : gemv.params)
-        if (d.name != "BATCH" && d.name != "EPI") params.push_back({d.name, d.values});
+      for (const auto& d : fam.params)
+        if (d.name != "BATCH" && d.name != "EPI" && d.name != "TERMS") params.push_back({d.name, d.values});
       const int epi = slot->epi;
-      auto constraint = [&gemv, epi, batch](const ParamPoint& p) -> std::string {
+      auto constraint = [&fam, use_mma, epi, tmpl](const ParamPoint& p) -> std::string {
         if (p.at("SPLITK") > 1 && epi != kEpiResidual) return "split-K needs the residual epilogue";
         std::map<std::string, int> v(p.begin(), p.end());
-        v["BATCH"] = batch;
+        v["BATCH"] = tmpl;
         v["EPI"] = epi;
-        return gemv.constraint ? gemv.constraint(v) : std::string();
+        if (use_mma) v["TERMS"] = FastConfig{}.mma_terms;
+        return fam.constraint ? fam.constraint(v) : std::string();
       };
-      out.works.push_back(fast_work(w, "cuda:gemv.fused", params, constraint, advisor,
+      out.works.push_back(fast_work(w, use_mma ? "cuda:gemv.mma" : "cuda:gemv.fused", params, constraint, advisor,
                                     measured_history(db, env, w.summary.signature, "cuda")));
-      evs.push_back(std::make_unique<GemvEvaluator>(*slot, N, K, batch, wt, false));
+      evs.push_back(std::make_unique<GemvEvaluator>(*slot, N, K, batch, wt, use_mma));
     } else if (w.summary.kind == RegionKind::Attention) {
-      // The decode step runs the fused kernel: its BLOCK and SPLIT are the space (the prefill
+      // The decode step runs the fused kernel: its BLOCK, SPLIT and ILP are the space (the prefill
       // attention's TILE stays at its default; it does not run in a decode step).
       const int hd = int(c.head_dim), group = int(c.num_heads / c.num_kv_heads);
       std::vector<SpaceParam> params;
@@ -841,18 +816,11 @@ PlanCudaFast cuda_fast_from_routes(const std::vector<PlanRoute>& routes) {
     if (r.family == "cuda:gemv.fused") {
       const GemvChoice ch{r.params.at("BLOCK"), r.params.at("ROWS"), r.params.at("UNROLL"), r.params.at("SPLITK")};
       for (const Slot& s : kSlots)
-        if (region_kind_name(s.kind) == r.region) {
-          const std::string n = s.name;
-          (n == "qkv" ? cfg.qkv : n == "o" ? cfg.o : n == "gate_up" ? cfg.gate_up : n == "down" ? cfg.down : cfg.lm_head) = ch;
-        }
+        if (region_kind_name(s.kind) == r.region) cfg.*gemv_slot(s.name).gemv = ch;
     } else if (r.family == "cuda:gemv.mma") {
       const MmaChoice ch{r.params.at("BLOCK"), r.params.at("MT"), r.params.at("UNROLL"), r.params.at("SPLITK")};
       for (const Slot& s : kSlots)
-        if (region_kind_name(s.kind) == r.region) {
-          const std::string n = s.name;
-          (n == "qkv" ? cfg.qkv_mma : n == "o" ? cfg.o_mma : n == "gate_up" ? cfg.gate_up_mma : n == "down" ? cfg.down_mma
-                                                                                                   : cfg.lm_head_mma) = ch;
-        }
+        if (region_kind_name(s.kind) == r.region) cfg.*gemv_slot(s.name).mma = ch;
     } else if (r.family == "cuda:attn_decode.fused" || r.family == "cuda:attn_decode.split") {
       cfg.attn_block = r.params.at("BLOCK");
       if (r.params.count("TILE")) cfg.attn_tile = r.params.at("TILE");
