@@ -1,6 +1,5 @@
-// Shared by the decode GEMV families (gemv.cuh, gemv_mma.cuh): their epilogues and the argmax
-// epilogue's grid-wide (value, index) reduction; and gemv.cuh's prologue, which stages a block's
-// K slice of x' = x or RMSNorm(x) * gamma in shared memory.
+// Shared by the decode GEMV families (gemv.cuh, gemv_mma.cuh): the epilogue of one output and the
+// argmax epilogue's grid-wide (value, index) reduction.
 #pragma once
 #include "common/params.h"
 #include "common/reduce.cuh"
@@ -23,41 +22,6 @@ __device__ __forceinline__ void gemv_epilogue(const GemvParams& p, long long b, 
     else *o += v;
   }
   if (EPI == EPI_SWIGLU) *o = v / (1.0f + expf(-v)) * u;
-}
-
-// xs[b * kchunk + kk] = x'[b, k0 + kk] for kk < kchunk (zero past k1 and for rows b >= B).
-// RMSNorm needs the whole row's sum of squares, so each block reads all of x once for it.
-template <int BLOCK, int BATCH, typename W>
-__device__ __forceinline__ void gemv_stage_x(const GemvParams& p, float* xs, long long k0, long long k1,
-                                             long long kchunk) {
-  __shared__ float scratch[BLOCK / 32];
-  __shared__ float inv_rms[BATCH];
-  const long long K = p.K;
-  const int B = (int)p.B;
-  if (p.gamma) {
-    for (int b = 0; b < BATCH; ++b) {
-      if (b >= B) break;
-      float ss = 0.0f;
-      for (long long k = threadIdx.x; k < K; k += BLOCK) {
-        const float v = p.x[b * K + k];
-        ss += v * v;
-      }
-      ss = block_sum<BLOCK>(ss, scratch);
-      if (threadIdx.x == 0) inv_rms[b] = 1.0f / sqrtf(ss / (float)K + p.eps);
-    }
-    __syncthreads();
-  }
-  const W* gamma = static_cast<const W*>(p.gamma);
-  for (int b = 0; b < BATCH; ++b)
-    for (long long kk = threadIdx.x; kk < kchunk; kk += BLOCK) {
-      float v = 0.0f;
-      if (b < B && k0 + kk < k1) {
-        v = p.x[b * K + k0 + kk];
-        if (gamma) v = to_f32(gamma[k0 + kk]) * (v * inv_rms[b]);
-      }
-      xs[b * kchunk + kk] = v;
-    }
-  __syncthreads();
 }
 
 // ARGMAX epilogue, after every block wrote its candidates best_v/best_i[b * count + i] (index

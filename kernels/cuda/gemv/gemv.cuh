@@ -18,6 +18,42 @@
 #include "common/vec.cuh"
 #include "gemv/common.cuh"
 
+// Stages this block's K slice of x': xs[b * kchunk + kk] = x'[b, k0 + kk] for kk < kchunk (zero
+// past k1 and for rows b >= B). RMSNorm needs the whole row's sum of squares, so each block
+// reads all of x once for it.
+template <int BLOCK, int BATCH, typename W>
+__device__ __forceinline__ void gemv_stage_x(const GemvParams& p, float* xs, long long k0, long long k1,
+                                             long long kchunk) {
+  __shared__ float scratch[BLOCK / 32];
+  __shared__ float inv_rms[BATCH];
+  const long long K = p.K;
+  const int B = (int)p.B;
+  if (p.gamma) {
+    for (int b = 0; b < BATCH; ++b) {
+      if (b >= B) break;
+      float ss = 0.0f;
+      for (long long k = threadIdx.x; k < K; k += BLOCK) {
+        const float v = p.x[b * K + k];
+        ss += v * v;
+      }
+      ss = block_sum<BLOCK>(ss, scratch);
+      if (threadIdx.x == 0) inv_rms[b] = 1.0f / sqrtf(ss / (float)K + p.eps);
+    }
+    __syncthreads();
+  }
+  const W* gamma = static_cast<const W*>(p.gamma);
+  for (int b = 0; b < BATCH; ++b)
+    for (long long kk = threadIdx.x; kk < kchunk; kk += BLOCK) {
+      float v = 0.0f;
+      if (b < B && k0 + kk < k1) {
+        v = p.x[b * K + k0 + kk];
+        if (gamma) v = to_f32(gamma[k0 + kk]) * (v * inv_rms[b]);
+      }
+      xs[b * kchunk + kk] = v;
+    }
+  __syncthreads();
+}
+
 // Loads this lane's next UNROLL chunks of ROWS rows of each matrix (w0, and w1 for SWIGLU).
 template <int ROWS, int UNROLL, int MATS, typename W>
 __device__ __forceinline__ void gemv_load(u32x4 (&wv)[UNROLL][MATS][ROWS], const W* w0, const W* w1, long long row0,
