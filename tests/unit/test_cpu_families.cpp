@@ -3,52 +3,23 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 #include "agentcompile/backends/cpu/cpu_families.h"
 #include "agentcompile/backends/cpu/ref_ops.h"
 #include "agentcompile/core/error.h"
+#include "unit/cpu_family_test_util.h"
 
 namespace ac::cpu {
 namespace {
 
-std::vector<float> random_vec(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using test::all_bindings;
+using test::random_vec;
+using test::rel_l2;
 
-// ||a - b|| / ||b||, or infinity when a holds a NaN (an unwritten, poisoned element).
-double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i])) return INFINITY;
-    num += double(a[i] - b[i]) * double(a[i] - b[i]);
-    den += double(b[i]) * double(b[i]);
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
-
-std::vector<CpuParams> all_bindings(const CpuFamily& f) {
-  std::vector<CpuParams> out{{}};
-  for (const auto& d : f.params) {
-    std::vector<CpuParams> next;
-    for (const auto& p : out)
-      for (int v : d.values) {
-        CpuParams q = p;
-        q[d.name] = v;
-        next.push_back(q);
-      }
-    out = std::move(next);
-  }
-  return out;
-}
-
-TEST(CpuFamilies, RegistryListsTheTwoFamilies) {
+TEST(CpuFamilies, RegistryListsTheFamilies) {
   ASSERT_NE(find_cpu_family("linear", "blocked"), nullptr);
   ASSERT_NE(find_cpu_family("attention", "blocked"), nullptr);
+  ASSERT_NE(find_cpu_family("mlp", "fused"), nullptr);
   EXPECT_EQ(find_cpu_family("linear", "nope"), nullptr);
   for (const auto& f : cpu_families()) {
     EXPECT_FALSE(f.rules.empty()) << f.name;

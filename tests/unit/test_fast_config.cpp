@@ -57,8 +57,53 @@ TEST(FastDecodeGemv, TensorCoresForLargerBatchesOfBf16Weights) {
   EXPECT_EQ(v.param("SPLITK"), 1);
 }
 
+// mlp.fused replaces the gate_up and down GEMVs only up to mlp_fused_batch (off by default); an
+// impossible point is a one-line BadInput, not an internal error.
+TEST(FastMlpFused, ChosenUpToItsBatchAndValidated) {
+  const cuda::FastConfig off;
+  EXPECT_FALSE(cuda::fast_mlp_variant(off, 1, 2048, 8192, DType::BF16, "sm_90"));
+  const cuda::FastConfig on = cuda::apply_fast_config_override({}, "mlp_fused_batch=2,mlp=512:32:2:1:3");
+  EXPECT_EQ(on.mlp.block, 512);
+  EXPECT_EQ(on.mlp.kc, 32);
+  EXPECT_EQ(on.mlp.bps, 3);
+  auto v = cuda::fast_mlp_variant(on, 2, 2048, 8192, DType::BF16, "sm_90");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->name(), "mlp__fused__w_bf16__block512__kc32__rows2__unroll1__batch2__sm90");
+  EXPECT_FALSE(cuda::fast_mlp_variant(on, 4, 2048, 8192, DType::BF16, "sm_90"));  // batch 4: the GEMVs
+  size_t mlps = 0;
+  ModelConfig mc;
+  mc.hidden_size = 2048, mc.intermediate_size = 8192, mc.num_heads = 32, mc.num_kv_heads = 8, mc.head_dim = 64;
+  for (const auto& x : cuda::fast_path_variants(mc, DType::BF16, on, "sm_90")) mlps += x.family->op == "mlp";
+  EXPECT_EQ(mlps, 2u);  // batch templates 1 and 2
+  for (const char* bad : {"mlp_fused_batch=1,mlp=512:16:2:1:2", "mlp_fused_batch=1,mlp=256:48:1:1:2", "mlp_fused_batch=1,mlp=256:16:1:2:0"}) {
+    try {
+      cuda::fast_mlp_variant(cuda::apply_fast_config_override({}, bad), 1, 2048, 8192, DType::BF16, "sm_90");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput) << bad;
+    }
+  }
+}
+
+// mlp.fused's W_down layout: unit u holds columns [u*kc, (u+1)*kc) of every row, zero past I.
+TEST(FastMlpFused, TilesDownWeightsByUnit) {
+  const long long H = 3, I = 20;
+  const int kc = 8;
+  std::vector<uint16_t> w(size_t(H * I));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = uint16_t(i + 1);
+  const std::vector<uint16_t> t = cuda::tile_mlp_down(w.data(), H, I, kc);
+  ASSERT_EQ(t.size(), size_t(3 * H * kc));  // 3 units, the last one half empty
+  for (long long u = 0; u < 3; ++u)
+    for (long long r = 0; r < H; ++r)
+      for (int j = 0; j < kc; ++j) {
+        const long long col = u * kc + j;
+        EXPECT_EQ(t[size_t((u * H + r) * kc + j)], col < I ? w[size_t(r * I + col)] : 0) << u << " " << r << " " << j;
+      }
+}
+
 TEST(FastConfigOverride, RefusesMalformedSpecs) {
-  for (const char* bad : {"o=128:2:1", "o=128:2:1:x", "attn_split=", "attn_split=12a", "nope=1", "attn_split", "o_mma=1:2:3"}) {
+  for (const char* bad : {"o=128:2:1", "o=128:2:1:x", "attn_split=", "attn_split=12a", "nope=1", "attn_split", "o_mma=1:2:3",
+                          "mlp=256:16:1:2"}) {
     try {
       cuda::apply_fast_config_override(cuda::FastConfig{}, bad);
       ADD_FAILURE() << bad << " was accepted";

@@ -106,6 +106,19 @@ struct GemvParams {
   long long B, N, K;
 };
 
+// A decoder layer's MLP as one decode kernel (mlp.fused): h += W_down (silu(W_gate x') * (W_up x')),
+// x' = RMSNorm(h) * gamma, for B tokens.
+struct MlpParams {
+  float* h;              // [B, H] the residual stream: read for the norm, then added into
+  const void* gamma;     // [H] W: the post-attention RMSNorm weight
+  float eps;
+  const void* w_gate;    // [I, H] W
+  const void* w_up;      // [I, H] W
+  const void* w_down;    // [ceil(I / KC), H, KC] W: W_down tiled by unit, zero past I (tile_mlp_down)
+  unsigned* counters;    // [2] blocks that read h / blocks done (zero before the first launch; the last block resets them)
+  long long B, H, I;
+};
+
 // After the fused q/k/v projection: per-head RMSNorm of q and k (qwen3), rotary embedding, and
 // k, v stored into the bf16 KV cache.
 struct QkvPostParams {

@@ -27,6 +27,15 @@ std::vector<CpuFamily> build() {
                {"THREADS <= host cores", "THREADS <= work items (tokens x heads, or tokens x kv_heads with GQA_SHARE)",
                 "GQA_SHARE = 1 only when heads > kv_heads (otherwise it is GQA_SHARE = 0)",
                 "BLOCK_KV <= context unless it is the smallest block (larger blocks run as one block)"}});
+  v.push_back({"mlp", "fused",
+               "a layer's MLP (mlp_in + mlp_out) in CHUNK-column steps of the intermediate dimension: gate/up rows, "
+               "SwiGLU and the down projection's share per chunk in linear.blocked tiles, THREADS threads over chunks",
+               {{"CHUNK", {16, 32, 64, 128, 256}}, {"ROWS", {1, 2, 4, 8}}, {"TOKENS", {1, 2, 4}}, {"KUNROLL", {4, 8, 16}},
+                {"THREADS", {1, 2, 4, 8, 16, 32, 64}}},
+               {"THREADS <= host cores", "THREADS <= ceil(intermediate / CHUNK) (no idle threads)",
+                "CHUNK <= intermediate unless it is the smallest chunk",
+                "ROWS * TOKENS * KUNROLL / simd_floats <= simd_registers (accumulators stay in registers)",
+                "TOKENS <= tokens of the step unless TOKENS = 1"}});
   return v;
 }
 
@@ -69,9 +78,15 @@ std::string cpu_family_constraint(const CpuFamily& f, const CpuParams& p, const 
   if (std::string why = domain_error(f, p); !why.empty()) return why;
   const int threads = p.at("THREADS");
   if (threads > host.cores) return "THREADS=" + std::to_string(threads) + " exceeds the host's " + std::to_string(host.cores) + " cores";
-  if (f.op == "linear") {
+  if (f.op == "linear" || f.op == "mlp") {
     const int rows = p.at("ROWS"), tokens = p.at("TOKENS"), ku = p.at("KUNROLL");
-    if (s.out > 0 && threads > (s.out + rows - 1) / rows) return "THREADS exceeds the row blocks of the output";
+    if (f.op == "linear" && s.out > 0 && threads > (s.out + rows - 1) / rows) return "THREADS exceeds the row blocks of the output";
+    if (f.op == "mlp") {
+      const int chunk = p.at("CHUNK");
+      if (s.out > 0 && chunk > s.out && chunk != f.params[0].values.front())
+        return "CHUNK=" + std::to_string(chunk) + " exceeds the intermediate size";
+      if (s.out > 0 && threads > (s.out + chunk - 1) / chunk) return "THREADS exceeds the chunks of the intermediate dimension";
+    }
     const int regs = rows * tokens * ku / std::max(1, host.simd_floats);
     if (regs > host.simd_registers)
       return "ROWS*TOKENS*KUNROLL needs " + std::to_string(regs) + " vector registers, the host has " +
@@ -94,6 +109,11 @@ std::string cpu_family_constraint(const CpuFamily& f, const CpuParams& p, const 
 LinearBlockedParams linear_blocked_params(const CpuParams& p) {
   check_domain(*find_cpu_family("linear", "blocked"), p);
   return {get(p, "ROWS"), get(p, "TOKENS"), get(p, "KUNROLL"), get(p, "THREADS")};
+}
+
+MlpFusedParams mlp_fused_params(const CpuParams& p) {
+  check_domain(*find_cpu_family("mlp", "fused"), p);
+  return {get(p, "CHUNK"), {get(p, "ROWS"), get(p, "TOKENS"), get(p, "KUNROLL"), 1}, get(p, "THREADS")};
 }
 
 AttentionBlockedParams attention_blocked_params(const CpuParams& p) {

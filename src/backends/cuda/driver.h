@@ -18,7 +18,8 @@ namespace ac::cuda {
   X(cuStreamSynchronize) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)             \
   X(cuEventElapsedTime) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute)     \
   X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuStreamBeginCapture) X(cuStreamEndCapture)    \
-  X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphDestroy) X(cuGraphExecDestroy) X(cuGraphExecUpdate)
+  X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphDestroy) X(cuGraphExecDestroy) X(cuGraphExecUpdate)      \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 
 struct DriverApi {
 #define AC_CU_DECLARE(name) decltype(&::name) name = nullptr;

@@ -106,6 +106,28 @@ std::vector<Family> build_families() {
     v.push_back(std::move(f));
   }
   {
+    Family f;
+    f.op = "mlp";
+    f.name = "fused";
+    f.header = "gemv/mlp_fused.cuh";
+    f.params_struct = "MlpParams";
+    f.device_fn = "mlp_fused";
+    f.params = {{"BLOCK", {128, 256, 512}}, {"KC", {16, 32, 64}}, {"ROWS", {1, 2, 4}}, {"UNROLL", {1, 2, 4}},
+                {"BATCH", {1, 2}}};
+    f.type_params = {"W"};
+    f.type_domain = {DType::BF16, DType::F16};
+    f.description = "a layer's MLP as one decode kernel (two regions): RMSNorm prologue, gate/up rows of KC "
+                    "intermediate units, SwiGLU in shared memory, the matching W_down columns accumulated per "
+                    "block and added into the residual stream with vector reductions once every block read it";
+    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
+      const int warps = v.at("BLOCK") / 32, rows = v.at("ROWS"), kc = v.at("KC");
+      if (kc % (warps * rows) != 0) return "KC gate/up rows must divide among WARPS x ROWS";
+      if (rows * v.at("UNROLL") * 2 > 8) return "more than 8 rows x chunks in flight per lane (registers)";
+      return "";
+    };
+    v.push_back(std::move(f));
+  }
+  {
     Family f = ref("qkv_post", "attention/qkv_post.cuh", "QkvPostParams", "qkv_post", {"W"}, {},
                    "q/k RMSNorm per head + rope + bf16 KV-cache write, one block per (head, token)");
     f.name = "fused";

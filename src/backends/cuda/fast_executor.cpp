@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <sstream>
 
@@ -154,6 +155,39 @@ LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K) {
                      size_t(v.param("BATCH")) * size_t(kchunk) * 4};
 }
 
+std::optional<Variant> fast_mlp_variant(const FastConfig& cfg, int batch, long long H, long long I, DType wt,
+                                        const std::string& arch) {
+  if (batch > cfg.mlp_fused_batch || batch > 2 || H % 8 || I % 8) return std::nullopt;
+  const Family& f = find_family("mlp", "fused");
+  const MlpChoice& m = cfg.mlp;
+  const std::map<std::string, int> v = {{"BLOCK", m.block}, {"KC", m.kc}, {"ROWS", m.rows}, {"UNROLL", m.unroll}, {"BATCH", batch}};
+  for (const auto& d : f.params)
+    if (std::find(d.values.begin(), d.values.end(), v.at(d.name)) == d.values.end())
+      throw_input("mlp.fused", d.name + "=" + std::to_string(v.at(d.name)) + " is outside its domain");
+  if (std::string why = f.constraint(v); !why.empty()) throw_input("mlp.fused", why);
+  if (m.bps < 1 || m.bps > 8) throw_input("mlp.fused", "blocks per SM must be 1..8");
+  return make_variant(f, v, {wt}, arch);
+}
+
+std::vector<uint16_t> tile_mlp_down(const void* w, long long H, long long I, int kc) {
+  const long long units = (I + kc - 1) / kc;
+  const auto* bytes = static_cast<const uint8_t*>(w);  // may be unaligned (a mapped safetensors file)
+  std::vector<uint16_t> t(size_t(units * H * kc), 0);
+  for (long long r = 0; r < H; ++r)
+    for (long long i = 0; i < I; ++i) std::memcpy(&t[size_t(((i / kc) * H + r) * kc + i % kc)], bytes + 2 * (r * I + i), 2);
+  return t;
+}
+
+LaunchShape mlp_launch_shape(const LoadedKernel& k, const Variant& v, long long H, long long I, int bps) {
+  const size_t smem = size_t(2 * v.param("BATCH") * H) * 4;
+  int per_sm = 0;
+  CU_CHECK(drv().cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k.fn, v.threads(), smem));
+  if (per_sm < 1) throw_internal("mlp.fused", k.name + " cannot be resident on an SM");
+  const long long units = (I + v.param("KC") - 1) / v.param("KC");
+  const long long grid = std::min<long long>(units, (long long)Device::get().info().sm_count * std::min(per_sm, bps));
+  return LaunchShape{unsigned(grid), 1, unsigned(v.threads()), smem};
+}
+
 std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const FastConfig& cfg, const std::string& arch) {
   std::vector<Variant> v;
   for (int batch : {1, 2, 4, 8}) {
@@ -162,6 +196,7 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
     v.push_back(fast_decode_gemv(cfg, cfg.gate_up, cfg.gate_up_mma, kEpiSwiglu, batch, c.hidden_size, wt, arch));
     v.push_back(fast_decode_gemv(cfg, cfg.down, cfg.down_mma, kEpiResidual, batch, c.intermediate_size, wt, arch));
     v.push_back(fast_decode_gemv(cfg, cfg.lm_head, cfg.lm_head_mma, kEpiArgmax, batch, c.hidden_size, wt, arch));
+    if (auto m = fast_mlp_variant(cfg, batch, c.hidden_size, c.intermediate_size, wt, arch)) v.push_back(*m);
   }
   v.push_back(qkv_post_variant(cfg, wt, arch));
   v.push_back(fused_attn_variant(c, cfg, wt, arch));
@@ -225,6 +260,8 @@ class FastExecutor final : public Executor {
     part_idx_ = f32(kMaxBatch * lm_blocks);
     counter_ = DeviceBuffer(4);
     CU_CHECK(drv().cuMemsetD32Async(counter_.ptr(), 0, 1, s_));
+    mlp_counters_ = DeviceBuffer(8);
+    CU_CHECK(drv().cuMemsetD32Async(mlp_counters_.ptr(), 0, 2, s_));
     attn_counters_ = DeviceBuffer(size_t(kMaxBatch * c.num_kv_heads) * 4);
     CU_CHECK(drv().cuMemsetD32Async(attn_counters_.ptr(), 0, size_t(kMaxBatch * c.num_kv_heads), s_));
     token_out_ = DeviceBuffer(size_t(nr) * 4);
@@ -326,6 +363,16 @@ class FastExecutor final : public Executor {
         bqkv_.emplace_back();
       }
     }
+    // mlp.fused reads W_down tiled by its unit (kc columns); built only where it may run.
+    if (cfg_.mlp_fused_batch > 0)
+      for (const LayerOps& L : ops_.layers) {
+        const TensorInfo* d = L.down->weights[0];
+        std::vector<uint16_t> t = tile_mlp_down(d->data, c.hidden_size, c.intermediate_size, cfg_.mlp.kc);
+        DeviceBuffer b(t.size() * 2);
+        b.upload(t.data(), t.size() * 2, s_);
+        CU_CHECK(drv().cuStreamSynchronize(s_));  // t goes out of scope
+        wdown_tiled_.push_back(std::move(b));
+      }
     // The separate q/k/v copies are no longer needed: the fused matrix replaces them.
     for (const LayerOps& L : ops_.layers)
       for (const Op* op : {L.q, L.k, L.v})
@@ -349,6 +396,16 @@ class FastExecutor final : public Executor {
                  part_val_.as<float>(), part_idx_.as<int>(), counter_.as<unsigned>(), token_out_.as<int>(), n, N, K};
     const LaunchShape ls = gemv_launch_shape(v, N, K);
     launch_kernel(load_kernel(v), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, s_, &p, cfg_.pdl);
+  }
+
+  void mlp(const Variant& v, const LayerOps& L, size_t layer, long long n) {
+    const ModelConfig& c = g_.config;
+    const LoadedKernel& k = load_kernel(v);
+    const LaunchShape ls = mlp_launch_shape(k, v, c.hidden_size, c.intermediate_size, cfg_.mlp.bps);
+    MlpParams p{resid_.as<float>(), wptr(L.post_norm, 0), float(c.rms_norm_eps), wptr(L.gate, 0), wptr(L.up, 0),
+                reinterpret_cast<const void*>(wdown_tiled_.at(layer).ptr()), mlp_counters_.as<unsigned>(), n, c.hidden_size,
+                c.intermediate_size};
+    launch_kernel(k, Dim3{ls.grid_x}, ls.threads, ls.smem, s_, &p, cfg_.pdl);
   }
 
   void attention(const LayerOps& L, size_t layer, long long n, bool pdl) {
@@ -459,6 +516,11 @@ class FastExecutor final : public Executor {
       gemv(cfg_.o, cfg_.o_mma, kEpiResidual, n, attn_.as<float>(), nullptr, wptr(L.o, 0), nullptr, wptr(L.o, 1), resid_.as<float>(),
            c.hidden_size, c.q_dim());
       mark("o_gemv", double(c.hidden_size * c.q_dim()) * es);
+      if (auto mv = fast_mlp_variant(cfg_, batch_template(n), c.hidden_size, c.intermediate_size, wt_, arch_)) {
+        mlp(*mv, L, l, n);
+        mark("mlp_fused", double(3 * c.intermediate_size * c.hidden_size) * es);
+        continue;
+      }
       gemv(cfg_.gate_up, cfg_.gate_up_mma, kEpiSwiglu, n, resid_.as<float>(), wptr(L.post_norm, 0), wptr(L.gate, 0), wptr(L.up, 0), nullptr,
            gate_.as<float>(), c.intermediate_size, c.hidden_size);
       mark("gate_up_gemv", double(2 * c.intermediate_size * c.hidden_size) * es);
@@ -572,6 +634,8 @@ class FastExecutor final : public Executor {
   long long max_splits_ = 1;
   DeviceBuffer resid_, h_, qkv_, q_, attn_, gate_, up_, tmp_, cast_, part_o_, part_ml_, gathered_, logits_;
   DeviceBuffer part_val_, part_idx_, counter_, attn_counters_, token_out_;
+  std::vector<DeviceBuffer> wdown_tiled_;  // mlp.fused's W_down per layer (tile_mlp_down), when enabled
+  DeviceBuffer mlp_counters_;  // mlp.fused: blocks that read h / blocks done (reset by its last block)
   StepInputs in_;  // token ids, positions, slots, logit rows of the step
   PinnedBuffer host_logits_, host_tokens_;
   std::map<int, CUgraphExec> graphs_;
@@ -600,6 +664,7 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
                                                          {"attn_tile", &FastConfig::attn_tile},
                                                          {"attn_split", &FastConfig::attn_split},
                                                          {"attn_ilp", &FastConfig::attn_ilp},
+                                                         {"mlp_fused_batch", &FastConfig::mlp_fused_batch},
                                                          {"qkv_post_block", &FastConfig::qkv_post_block}};
   auto number = [&](const std::string& key, const std::string& text) {
     size_t used = 0;
@@ -631,6 +696,12 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
       for (std::string x; std::getline(parts, x, ':');) f.push_back(number(key, x));
       if (f.size() != 4) throw_input("fast config override", "'" + key + "' needs block:rows:unroll:splitk");
       cfg.*(g->second) = GemvChoice{f[0], f[1], f[2], f[3]};
+    } else if (key == "mlp") {
+      std::vector<int> f;
+      std::stringstream parts(val);
+      for (std::string x; std::getline(parts, x, ':');) f.push_back(number(key, x));
+      if (f.size() != 5) throw_input("fast config override", "'mlp' needs block:kc:rows:unroll:bps");
+      cfg.mlp = MlpChoice{f[0], f[1], f[2], f[3], f[4]};
     } else if (auto i = ints.find(key); i != ints.end()) {
       cfg.*(i->second) = number(key, val);
     } else if (key == "cuda_graph" || key == "pdl" || key == "batched_mma") {

@@ -4,6 +4,7 @@
 // norm + rope + cache-write kernel and flash-decoding attention, captured once per batch size
 // in a CUDA graph with programmatic dependent launch; prefill steps use cuBLAS GEMMs with the
 // same fused weights and bf16 KV cache.
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,12 @@ struct GemvChoice {
 // A point of gemv.mma (the tensor-core GEMV for batch 2-8): rows of it are 16-row tiles (MT).
 struct MmaChoice {
   int block = 256, mt = 1, unroll = 2, splitk = 1;
+};
+// A point of mlp.fused (a layer's MLP in one kernel): kc intermediate rows per unit, rows gate/up
+// rows per warp per pass, bps blocks per SM (the grid is bps x SMs, capped by the occupancy and
+// the units).
+struct MlpChoice {
+  int block = 256, kc = 16, rows = 1, unroll = 2, bps = 2;
 };
 
 // Parameters of every fused family the fast path launches; a compiled plan will choose them
@@ -44,9 +51,13 @@ struct FastConfig {
   MmaChoice gate_up_mma{128, 1, 1, 1};
   MmaChoice down_mma{128, 1, 1, 8};
   MmaChoice lm_head_mma{128, 4, 1, 1};
+  // Batch templates up to mlp_fused_batch (0: none) run a layer's MLP as one mlp.fused kernel
+  // instead of the gate_up and down GEMVs (not yet measured on the GPU: off by default).
+  int mlp_fused_batch = 0;
+  MlpChoice mlp;
   int qkv_post_block = 128;
   int attn_block = 256, attn_tile = 32, attn_split = 32;
-  int attn_ilp = 1;  // attn_decode.fused's ILP (1: the measured form; 4: not yet measured)
+  int attn_ilp = 1;  // attn_decode.fused's ILP (1 or 4: within ±2% of each other end to end on the H200)
   bool cuda_graph = true;
   bool pdl = true;
 };
@@ -71,8 +82,8 @@ int batch_template(long long n);
 
 // Applies a developer override, e.g. AGENTCOMPILE_FAST_CONFIG="o=128:2:1:4,attn_split=64,pdl=0":
 // GEMV regions (qkv, o, gate_up, down, lm_head) take block:rows:unroll:splitk, their batched
-// tensor-core points (qkv_mma, ...) block:mt:unroll:splitk; attn_block, attn_tile, attn_split, attn_ilp,
-// qkv_post_block, mma_terms, mma_min_batch, batched_mma, cuda_graph and pdl take integers. Throws BadInput on
+// tensor-core points (qkv_mma, ...) block:mt:unroll:splitk; mlp block:kc:rows:unroll:bps; attn_block, attn_tile, attn_split, attn_ilp,
+// qkv_post_block, mma_terms, mma_min_batch, mlp_fused_batch, batched_mma, cuda_graph and pdl take integers. Throws BadInput on
 // anything else.
 FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec);
 
@@ -109,6 +120,21 @@ std::optional<Variant> fast_mma_variant(const MmaChoice& ch, int terms, int epi,
 // cfg.mma_min_batch on, else gemv.fused.
 Variant fast_decode_gemv(const FastConfig& cfg, const GemvChoice& gemv, const MmaChoice& mma, int epi, int batch,
                          long long K, DType wt, const std::string& arch);
+
+// The mlp.fused variant for a choice at a batch template (1 or 2), or none when the template is
+// above cfg.mlp_fused_batch or the kernel cannot run the shape (H or I not a multiple of 8).
+std::optional<Variant> fast_mlp_variant(const FastConfig& cfg, int batch, long long H, long long I, DType wt,
+                                        const std::string& arch);
+
+// W_down ([H, I], 16-bit elements) in mlp.fused's layout: [ceil(I / kc)][H][kc], zero past I, so
+// each unit of kc intermediate columns is one contiguous stream.
+std::vector<uint16_t> tile_mlp_down(const void* w, long long H, long long I, int kc);
+
+// Grid, block and dynamic shared memory of a loaded mlp.fused kernel: bps blocks per SM, capped
+// by the occupancy (every block must be resident at once: they wait for each other before adding
+// into the residual stream) and by the units of KC intermediate rows.
+struct LoadedKernel;
+LaunchShape mlp_launch_shape(const LoadedKernel& k, const Variant& v, long long H, long long I, int bps);
 
 std::unique_ptr<Executor> make_fast_executor(const Graph& g, const ExecutorLimits& lim, const FastConfig& cfg);
 

@@ -11,6 +11,12 @@
 //                      rows): online softmax over KV blocks of BLOCK_KV positions; GQA_SHARE=1
 //                      handles all query heads of a KV head together, so each K/V row is loaded
 //                      once per group; THREADS threads over (token, head) work items.
+//   mlp.fused          a layer's MLP as one span of two regions (mlp_in + mlp_out): RMSNorm, then
+//                      per CHUNK columns of the intermediate dimension the gate/up rows, SwiGLU and
+//                      that chunk's share of the down projection (linear.blocked's ROWS x TOKENS x
+//                      KUNROLL tiles for all three), then the residual add; the [tokens,
+//                      intermediate] activations never exist. THREADS threads over chunks, each
+//                      with its own partial output.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -31,7 +37,7 @@ struct CpuParamDomain {
 // What a constraint may look at: the op's shape at the specialisation point, and the host.
 struct CpuOpShape {
   int64_t tokens = 1;   // rows of the step (linear: rows of x)
-  int64_t in = 0, out = 0;                        // linear
+  int64_t in = 0, out = 0;                        // linear; mlp: hidden, intermediate
   int64_t heads = 0, kv_heads = 0, head_dim = 0;  // attention
   int64_t context = 0;                            // attention: positions attended per token
 };
@@ -42,7 +48,8 @@ struct CpuHost {
 };
 
 struct CpuFamily {
-  std::string op;    // the graph op it implements: "linear" (also lm_head rows) or "attention"
+  std::string op;    // the graph op it implements: "linear" (also lm_head rows) or "attention";
+                     // "mlp": the span of a layer's MLP regions (compiler/spans.h)
   std::string name;  // "blocked"
   std::string description;
   std::vector<CpuParamDomain> params;
@@ -74,6 +81,28 @@ AttentionBlockedParams attention_blocked_params(const CpuParams& p);
 void attention_blocked(const float* q, int64_t n, const int32_t* positions, const int32_t* slots, int64_t heads,
                        int64_t kv_heads, int64_t head_dim, const KvCacheView& cache, float* out,
                        const AttentionBlockedParams& p);
+
+struct MlpFusedParams {
+  int chunk = 64;            // CHUNK: intermediate columns per step
+  LinearBlockedParams tile;  // ROWS, TOKENS, KUNROLL of the tiles (tile.threads unused)
+  int threads = 1;           // THREADS: workers over chunks
+};
+MlpFusedParams mlp_fused_params(const CpuParams& p);
+// One layer's MLP weights as f32: RMSNorm gamma [hidden] and eps; gate, up [inter, hidden];
+// down [hidden, inter]; biases [rows] or null.
+struct MlpWeights {
+  const float* norm = nullptr;
+  float eps = 0;
+  const float* gate = nullptr;
+  const float* gate_bias = nullptr;
+  const float* up = nullptr;
+  const float* up_bias = nullptr;
+  const float* down = nullptr;
+  const float* down_bias = nullptr;
+};
+// out = residual + down(swiglu(gate(norm(x)), up(norm(x)))): x, residual, out [n, hidden].
+void mlp_fused(const float* x, const float* residual, int64_t n, int64_t hidden, int64_t inter, const MlpWeights& w,
+               float* out, const MlpFusedParams& p);
 
 // The cache-append half of cpu::attention: k_new/v_new [n, kv_dim] into (slots[i], positions[i]).
 void kv_write(const float* k_new, const float* v_new, int64_t n, const int32_t* positions, const int32_t* slots,

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# On the GPU machine: what earlier commits changed without a GPU run, checked in one call.
+# Every CUDA test (the attention kernel at ILP 1 and 4, the CUDA search's GPU tests, plan kernel
+# binaries), then W2 decode (128-token prompt, 128 new tokens, greedy) per preset with the default
+# fast-path config and with attention variations (ILP 4; splits), and batched decode of
+# llama-3.2-1b at batch 1/2/4/8 (gemv.mma from batch 3, gemv.fused below), whether ncu can time
+# kernels here. Binaries carried in build-device/ (tools/build_device.sh).
+#   tools/gpu_verify.sh -> $OUT/verify.log, $OUT/verify.tgz (per-run JSON)
+set -uo pipefail
+export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export AGENTCOMPILE_KERNEL_CACHE=/tmp/ac-kernel-cache
+out=${OUT:-/tmp/out}; mkdir -p "$out/runs"
+root=${AC_BUILD_ROOT:-/tmp/lead}; [ -e "$root" ] || ln -s "$(pwd)" "$root"
+bin=build-device/agentcompile
+p=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(3, 120000)) for _ in range(128)))")
+decode() {  # preset, label, extra env -> one line with ms/token and the first tokens
+  local m=/tmp/ac-$1 label=$2 cfg=$3
+  AGENTCOMPILE_FAST_CONFIG=$cfg $bin generate $m --prompt-tokens $p --max-tokens 128 --ignore-eos --backend cuda \
+    --cuda-route fast --json > "$out/runs/$1-$label.json" 2> "$out/runs/$1-$label.err" || { echo "$1 $label FAILED: $(tail -1 "$out/runs/$1-$label.err")"; return; }
+  python3 - "$out/runs/$1-$label.json" "$1" "$label" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1])); t = g["timings"]
+print(f"{sys.argv[2]:14s} {sys.argv[3]:22s} decode {t['decode_ms_per_token']:.4f} ms/token  tokens {g['tokens'][:8]}")
+PY
+}
+{
+  date -u; echo "engine $(cat build-device/COMMIT 2>/dev/null || echo unknown)"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  if [ "${SKIP_TESTS:-0}" != 1 ]; then
+    echo "== GPU tests (${GTEST_FILTER:-*Cuda*})"
+    AGENTCOMPILE_GPU_LARGE=1 timeout 360 build-device/agentcompile_tests --gtest_filter="${GTEST_FILTER:-*Cuda*}" > "$out/runs/tests.txt" 2>&1
+    echo "tests rc=$?"
+    grep -E "FAILED|Failure|Expected|Which|actual|exception|^\[  PASSED|tests ran" "$out/runs/tests.txt" | head -60
+  fi
+  echo "== W2 decode per preset: defaults vs attention variations"
+  for preset in ${PRESETS:-llama-3.2-1b qwen3-1.7b qwen3-4b}; do
+    m=/tmp/ac-$preset
+    [ -f $m/model.safetensors ] || $bin synth-model --preset $preset --out $m --seed 11 --quiet >/dev/null
+    decode $preset default ""
+    for v in ${VARIANTS:-attn_ilp=4 attn_split=64 attn_split=128 attn_split=256 attn_split=64,attn_ilp=4}; do decode $preset "$v" "$v"; done
+    decode $preset default-again ""
+  done
+  echo "== batched decode, llama-3.2-1b (bench e2e 128/64 at batch 1, 2, 4, 8)"
+  m=/tmp/ac-llama-3.2-1b
+  timeout 200 $bin bench e2e --backend cuda --cuda-route fast --model $m --workloads 128/64,128/64x2,128/64x4,128/64x8 \
+    --repeats 2 --quiet --json-out "$out/runs/batched.json" --md-out /tmp/batched.md >/dev/null 2>"$out/runs/batched.err" \
+    && grep -E "^\|" /tmp/batched.md | cut -c1-200 || { echo "batched FAILED"; tail -3 "$out/runs/batched.err"; }
+  echo "== ncu probe"
+  timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum -k regex:gemv --launch-count 3 \
+    $bin generate $m --prompt-tokens 1,2,3 --max-tokens 2 --ignore-eos --backend cuda --cuda-route fast > "$out/runs/ncu.txt" 2>&1
+  echo "ncu rc=$?"; grep -E "gpu__time_duration|==PROF==|ERR" "$out/runs/ncu.txt" | head -8
+  date -u
+} 2>&1 | tee "$out/verify.log"
+tar czf "$out/verify.tgz" -C "$out" runs && rm -rf "$out/runs"
