@@ -12,34 +12,17 @@ export AGENTCOMPILE_KERNEL_CACHE=/tmp/ac-kernel-cache
 out=${OUT:-/tmp/out}; mkdir -p "$out/runs"
 root=${AC_BUILD_ROOT:-/tmp/lead}; [ -e "$root" ] || ln -s "$(pwd)" "$root"
 bin=build-device/agentcompile
-p=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(3, 120000)) for _ in range(128)))")
-decode() {  # preset, label, fast-config override
-  local m=/tmp/ac-$1
-  AGENTCOMPILE_FAST_CONFIG=$3 $bin generate $m --prompt-tokens $p --max-tokens 128 --ignore-eos --backend cuda \
-    --cuda-route fast --json > "$out/runs/$1-$2.json" 2> "$out/runs/$1-$2.err" || { echo "$1 $2 FAILED: $(tail -1 "$out/runs/$1-$2.err")"; return; }
-  python3 - "$out/runs/$1-$2.json" "$1" "$2" <<'PY'
-import json, sys, zlib
-g = json.load(open(sys.argv[1])); t = g["timings"]
-print(f"{sys.argv[2]:14s} {sys.argv[3]:26s} decode {t['decode_ms_per_token']:.4f} ms/token  tokens crc {zlib.crc32(str(g['tokens']).encode()):08x} {g['tokens'][:6]}")
-PY
-}
+. tools/gpu_common.sh
 {
   date -u; echo "engine $(cat build-device/COMMIT 2>/dev/null || echo unknown)"
-  if [ "${SKIP_TESTS:-0}" != 1 ]; then
-    echo "== GPU tests (${GTEST_FILTER:-*CudaMlp*:*FastMlp*})"
-    timeout 300 build-device/agentcompile_tests --gtest_filter="${GTEST_FILTER:-*CudaMlp*:*FastMlp*}" > "$out/runs/tests.txt" 2>&1
-    echo "tests rc=$?"
-    grep -E "FAILED|Failure|Expected|Which|actual|exception|rep |^\[  PASSED|tests ran" "$out/runs/tests.txt" | head -40
-  fi
+  [ "${SKIP_TESTS:-0}" = 1 ] || gpu_tests "${GTEST_FILTER:-*CudaMlp*:*FastMlp*}"
   echo "== W2 decode: gate_up + down GEMVs vs mlp.fused points"
   for preset in ${PRESETS:-llama-3.2-1b qwen3-1.7b qwen3-4b}; do
-    m=/tmp/ac-$preset
-    [ -f $m/model.safetensors ] || $bin synth-model --preset $preset --out $m --seed 11 --quiet >/dev/null
-    decode $preset default ""
+    w2_decode $preset default ""
     for pt in ${MLP_POINTS:-256:16:1:2:2 256:16:2:2:2 256:16:1:4:3 256:32:2:2:1 256:32:2:2:2 512:32:2:2:1 512:16:1:4:1 128:16:2:2:4 256:64:2:2:1}; do
-      decode $preset "mlp=$pt" "mlp_fused_batch=1,mlp=$pt"
+      w2_decode $preset "mlp=$pt" "mlp_fused_batch=1,mlp=$pt"
     done
-    decode $preset default-again ""
+    w2_decode $preset default-again ""
   done
   if [ "${SKIP_BATCH2:-0}" != 1 ]; then
     echo "== batch 2 (bench e2e 128/64x2), llama-3.2-1b and qwen3-1.7b"
@@ -88,7 +71,7 @@ PY
       tail -4 "$out/runs/compile-$run.err"
       cp /tmp/plan-$run/report.md "$out/runs/compile-$run-report.md" 2>/dev/null
     done
-    ms=$($bin generate /tmp/ac-llama-3.2-1b --prompt-tokens $p --max-tokens 128 --ignore-eos --plan /tmp/plan-warm --json \
+    ms=$($bin generate /tmp/ac-llama-3.2-1b --prompt-tokens $w2_prompt --max-tokens 128 --ignore-eos --plan /tmp/plan-warm --json \
       | python3 -c "import json,sys; print(json.load(sys.stdin)['timings']['decode_ms_per_token'])") || ms=FAILED
     echo "W2 decode with the warm compile's plan: $ms ms/token"
   fi

@@ -12,33 +12,16 @@ export AGENTCOMPILE_KERNEL_CACHE=/tmp/ac-kernel-cache
 out=${OUT:-/tmp/out}; mkdir -p "$out/runs"
 root=${AC_BUILD_ROOT:-/tmp/lead}; [ -e "$root" ] || ln -s "$(pwd)" "$root"
 bin=build-device/agentcompile
-p=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(3, 120000)) for _ in range(128)))")
-decode() {  # preset, label, extra env -> one line with ms/token and the first tokens
-  local m=/tmp/ac-$1 label=$2 cfg=$3
-  AGENTCOMPILE_FAST_CONFIG=$cfg $bin generate $m --prompt-tokens $p --max-tokens 128 --ignore-eos --backend cuda \
-    --cuda-route fast --json > "$out/runs/$1-$label.json" 2> "$out/runs/$1-$label.err" || { echo "$1 $label FAILED: $(tail -1 "$out/runs/$1-$label.err")"; return; }
-  python3 - "$out/runs/$1-$label.json" "$1" "$label" <<'PY'
-import json, sys
-g = json.load(open(sys.argv[1])); t = g["timings"]
-print(f"{sys.argv[2]:14s} {sys.argv[3]:22s} decode {t['decode_ms_per_token']:.4f} ms/token  tokens {g['tokens'][:8]}")
-PY
-}
+. tools/gpu_common.sh
 {
   date -u; echo "engine $(cat build-device/COMMIT 2>/dev/null || echo unknown)"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  if [ "${SKIP_TESTS:-0}" != 1 ]; then
-    echo "== GPU tests (${GTEST_FILTER:-*Cuda*})"
-    AGENTCOMPILE_GPU_LARGE=1 timeout 360 build-device/agentcompile_tests --gtest_filter="${GTEST_FILTER:-*Cuda*}" > "$out/runs/tests.txt" 2>&1
-    echo "tests rc=$?"
-    grep -E "FAILED|Failure|Expected|Which|actual|exception|^\[  PASSED|tests ran" "$out/runs/tests.txt" | head -60
-  fi
+  [ "${SKIP_TESTS:-0}" = 1 ] || gpu_tests "${GTEST_FILTER:-*Cuda*}"
   echo "== W2 decode per preset: defaults vs attention variations"
   for preset in ${PRESETS:-llama-3.2-1b qwen3-1.7b qwen3-4b}; do
-    m=/tmp/ac-$preset
-    [ -f $m/model.safetensors ] || $bin synth-model --preset $preset --out $m --seed 11 --quiet >/dev/null
-    decode $preset default ""
-    for v in ${VARIANTS:-attn_ilp=4 attn_split=64 attn_split=128 attn_split=256 attn_split=64,attn_ilp=4}; do decode $preset "$v" "$v"; done
-    decode $preset default-again ""
+    w2_decode $preset default ""
+    for v in ${VARIANTS:-attn_ilp=4 attn_split=64 attn_split=128 attn_split=256 attn_split=64,attn_ilp=4}; do w2_decode $preset "$v" "$v"; done
+    w2_decode $preset default-again ""
   done
   echo "== batched decode, llama-3.2-1b (bench e2e 128/64 at batch 1, 2, 4, 8)"
   m=/tmp/ac-llama-3.2-1b

@@ -103,6 +103,31 @@ __device__ __forceinline__ void gemv_fma(float (&acc)[MATS][ROWS][BATCH], const 
   }
 }
 
+// acc = the ROWS rows of each matrix from row0 times x' over this K slice, with two load buffers
+// in turn (wa holds the first chunks, loaded by the caller); before_last() runs once, when the
+// last loads are issued, so a caller can put its next loads in flight behind them.
+template <int ROWS, int UNROLL, int MATS, int BATCH, typename W, typename F>
+__device__ __forceinline__ void gemv_stream(float (&acc)[MATS][ROWS][BATCH], u32x4 (&wa)[UNROLL][MATS][ROWS],
+                                            u32x4 (&wb)[UNROLL][MATS][ROWS], const W* w0, const W* w1, long long row0,
+                                            long long N, long long K, long long k0, long long nchunks, const float* xs,
+                                            long long kchunk, int lane, F&& before_last) {
+#pragma unroll
+  for (int m = 0; m < MATS; ++m)
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+      for (int b = 0; b < BATCH; ++b) acc[m][r][b] = 0.0f;
+  constexpr long long STEP = 32 * UNROLL;
+  for (long long c0 = 0; c0 < nchunks; c0 += 2 * STEP) {
+    gemv_load<ROWS, UNROLL, MATS, W>(wb, w0, w1, row0, N, K, k0, nchunks, c0 + STEP, lane);
+    if (c0 + 2 * STEP >= nchunks) before_last();
+    gemv_fma<ROWS, UNROLL, MATS, BATCH, W>(acc, wa, xs, kchunk, nchunks, c0, lane);
+    if (c0 + STEP >= nchunks) break;
+    gemv_load<ROWS, UNROLL, MATS, W>(wa, w0, w1, row0, N, K, k0, nchunks, c0 + 2 * STEP, lane);
+    gemv_fma<ROWS, UNROLL, MATS, BATCH, W>(acc, wb, xs, kchunk, nchunks, c0 + STEP, lane);
+  }
+}
+
 template <int BLOCK, int ROWS, int UNROLL, int SPLITK, int BATCH, int EPI, typename W>
 __device__ void gemv(const GemvParams& p) {
   constexpr int WARPS = BLOCK / 32;
@@ -132,21 +157,7 @@ __device__ void gemv(const GemvParams& p) {
   gemv_stage_x<BLOCK, BATCH, W>(p, xs, k0, k1, kchunk);
 
   float acc[MATS][ROWS][BATCH];
-#pragma unroll
-  for (int m = 0; m < MATS; ++m)
-#pragma unroll
-    for (int r = 0; r < ROWS; ++r)
-#pragma unroll
-      for (int b = 0; b < BATCH; ++b) acc[m][r][b] = 0.0f;
-
-  constexpr long long STEP = 32 * UNROLL;
-  for (long long c0 = 0; c0 < nchunks; c0 += 2 * STEP) {
-    gemv_load<ROWS, UNROLL, MATS, W>(wb, w0, w1, row0, N, K, k0, nchunks, c0 + STEP, lane);
-    gemv_fma<ROWS, UNROLL, MATS, BATCH, W>(acc, wa, xs, kchunk, nchunks, c0, lane);
-    if (c0 + STEP >= nchunks) break;
-    gemv_load<ROWS, UNROLL, MATS, W>(wa, w0, w1, row0, N, K, k0, nchunks, c0 + 2 * STEP, lane);
-    gemv_fma<ROWS, UNROLL, MATS, BATCH, W>(acc, wb, xs, kchunk, nchunks, c0 + STEP, lane);
-  }
+  gemv_stream<ROWS, UNROLL, MATS, BATCH, W>(acc, wa, wb, w0, w1, row0, N, K, k0, nchunks, xs, kchunk, lane, [] {});
 
   // Epilogue: lane 0 of each warp owns its rows' results.
   __shared__ float best_v[BATCH][WARPS * ROWS];

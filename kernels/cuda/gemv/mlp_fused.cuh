@@ -108,21 +108,9 @@ __device__ void mlp_fused(const MlpParams& p) {
       const long long row0 = u * KC + (pass * WARPS + warp) * ROWS;
       if (pass != 0) gemv_load<ROWS, UNROLL, 2, W>(wa, wg, wu, row0, I, H, 0, nchunks, 0, lane);
       float s[2][ROWS][BATCH];
-#pragma unroll
-      for (int m = 0; m < 2; ++m)
-#pragma unroll
-        for (int r = 0; r < ROWS; ++r)
-#pragma unroll
-          for (int b = 0; b < BATCH; ++b) s[m][r][b] = 0.0f;
-      constexpr long long STEP = 32 * UNROLL;
-      for (long long c0 = 0; c0 < nchunks; c0 += 2 * STEP) {
-        gemv_load<ROWS, UNROLL, 2, W>(wb, wg, wu, row0, I, H, 0, nchunks, c0 + STEP, lane);
-        if (pass == PASSES - 1 && c0 + 2 * STEP >= nchunks) load_down(wv, tile, (long long)warp * RPI);
-        gemv_fma<ROWS, UNROLL, 2, BATCH, W>(s, wa, xs, H, nchunks, c0, lane);
-        if (c0 + STEP >= nchunks) break;
-        gemv_load<ROWS, UNROLL, 2, W>(wa, wg, wu, row0, I, H, 0, nchunks, c0 + 2 * STEP, lane);
-        gemv_fma<ROWS, UNROLL, 2, BATCH, W>(s, wb, xs, H, nchunks, c0 + STEP, lane);
-      }
+      gemv_stream<ROWS, UNROLL, 2, BATCH, W>(s, wa, wb, wg, wu, row0, I, H, 0, nchunks, xs, H, lane, [&] {
+        if (pass == PASSES - 1) load_down(wv, tile, (long long)warp * RPI);
+      });
 #pragma unroll
       for (int r = 0; r < ROWS; ++r)
 #pragma unroll

@@ -1,0 +1,27 @@
+# Sourced by the GPU scripts (tools/gpu_*.sh) that decode W2 under fast-path overrides and run
+# GPU tests; expects $bin (the agentcompile binary) and $out (the output folder, with runs/).
+# The W2 prompt: 128 fixed pseudo-random token ids.
+w2_prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(3, 120000)) for _ in range(128)))")
+
+# w2_decode PRESET LABEL OVERRIDE: 128 greedy tokens after the W2 prompt on the fast path with
+# AGENTCOMPILE_FAST_CONFIG=OVERRIDE; one line with ms/token, a checksum of the tokens and the first
+# few (runs compare token for token through the checksum).
+w2_decode() {
+  local m=/tmp/ac-$1
+  [ -f $m/model.safetensors ] || $bin synth-model --preset $1 --out $m --seed 11 --quiet >/dev/null
+  AGENTCOMPILE_FAST_CONFIG=$3 $bin generate $m --prompt-tokens $w2_prompt --max-tokens 128 --ignore-eos --backend cuda \
+    --cuda-route fast --json > "$out/runs/$1-$2.json" 2> "$out/runs/$1-$2.err" || { echo "$1 $2 FAILED: $(tail -1 "$out/runs/$1-$2.err")"; return; }
+  python3 - "$out/runs/$1-$2.json" "$1" "$2" <<'PY'
+import json, sys, zlib
+g = json.load(open(sys.argv[1])); t = g["timings"]
+print(f"{sys.argv[2]:14s} {sys.argv[3]:26s} decode {t['decode_ms_per_token']:.4f} ms/token  tokens crc {zlib.crc32(str(g['tokens']).encode()):08x} {g['tokens'][:6]}")
+PY
+}
+
+# gpu_tests FILTER: the GPU tests matching FILTER (large models included), failures summarised.
+gpu_tests() {
+  echo "== GPU tests ($1)"
+  AGENTCOMPILE_GPU_LARGE=1 timeout 360 build-device/agentcompile_tests --gtest_filter="$1" > "$out/runs/tests.txt" 2>&1
+  echo "tests rc=$?"
+  grep -E "FAILED|Failure|Expected|Which|actual|exception|rep |^\[ (attn|compile) \]|^\[  PASSED|tests ran" "$out/runs/tests.txt" | head -60
+}
