@@ -1,5 +1,6 @@
-// The CUDA search on the GPU (skipped without one): the attention region's evaluator checks and
-// times the fused decode attention kernel itself, and a CUDA compile counts its regions.
+// The CUDA search on the GPU (skipped without one): the attention region's evaluator checks the
+// fused decode attention kernel and times what it adds between its neighbours in a decode step
+// (QKV GEMV -> attention -> output GEMV), and a CUDA compile counts its regions.
 #ifdef AGENTCOMPILE_HAVE_CUDA
 #include <gtest/gtest.h>
 
@@ -40,8 +41,9 @@ TEST_P(CudaAttentionEval, KernelCheckedAgainstTheReferenceAndTimed) {
       const TimingResult t = ev->time(c, 2, 5);
       ASSERT_TRUE(t.ok) << t.reason;
       EXPECT_EQ(t.samples_us.size(), 5u);
-      // One kernel at a tiny shape: microseconds, not a decode step's milliseconds.
-      EXPECT_GT(t.median_us, 0.5);
+      // One kernel's share of a chain at a tiny shape: microseconds, not a decode step's
+      // milliseconds, and more than nothing (the chain without it is subtracted).
+      EXPECT_GT(t.median_us, 0.1);
       EXPECT_LT(t.median_us, 100.0);
       std::printf("[ attn ] %s %s batch %d context %d: %.2f us, rel err %.2e\n", GetParam().c_str(), c.name().c_str(),
                   batch, context, t.median_us, r.rel_err);
