@@ -89,7 +89,8 @@ int run_compile(const CompileCliOptions& o) {
       routes.push_back({{"region", x.region}, {"phase", x.phase}, {"family", x.family}, {"params", x.params},
                         {"time_us", x.time_us}, {"fallback_us", x.fallback_us}});
     Json out = {{"plan", o.out}, {"backend", co.backend}, {"routes", routes}, {"e2e", e},
-                {"totals", r.report["totals"]}, {"repairs", r.report["repairs"]}, {"fallbacks", r.report["fallbacks"]},
+                {"totals", r.report["totals"]}, {"spans", r.report["spans"]}, {"repairs", r.report["repairs"]},
+                {"fallbacks", r.report["fallbacks"]},
                 {"regression", r.report["regression"]}, {"efficiency", r.report["efficiency"]},
                 {"elapsed_s", r.elapsed_s}};
     std::printf("%s\n", out.dump(2).c_str());

@@ -75,24 +75,10 @@ void finish(FamilySpace& f) {
   f.valid_points = count_points(f);
 }
 
-FamilySpace make_fallback(const RegionSummary& s, const std::string& backend) {
-  FamilySpace f;
-  f.id = backend + ":fallback";
-  f.backend = backend;
-  f.route = FamilyRoute::Fallback;
-  f.family = "fallback";
-  f.applies_to = all_steps(s);
-  f.description = backend == "cpu" ? "reference CPU ops, step by step (the oracle)"
-                                   : "reference CUDA kernels, cuBLAS for the linear layers";
-  return f;
-}
-
 // ---- CPU ----
 
 void add_cpu_families(CandidateSpace& sp, const Graph& g, const Partition& part, const RegionSummary& s) {
   const Region& r = part.regions.at(size_t(s.representative));
-  const cpu::CpuHost host{s.target.cores > 0 ? s.target.cores : 1, s.target.simd_floats > 0 ? s.target.simd_floats : 4,
-                          s.target.simd_registers > 0 ? s.target.simd_registers : 16};
   for (const cpu::CpuFamily& cf : cpu::cpu_families()) {
     // The op shapes this family would run in the region.
     std::vector<cpu::CpuOpShape> shapes;
@@ -116,25 +102,9 @@ void add_cpu_families(CandidateSpace& sp, const Graph& g, const Partition& part,
       }
     }
     if (shapes.empty()) continue;
-    FamilySpace f;
-    f.id = "cpu:" + cf.op + "." + cf.name;
-    f.backend = "cpu";
-    f.route = FamilyRoute::Op;
-    f.op = cf.op;
-    f.family = cf.name;
-    f.applies_to = steps_named(s, cf.op == "linear" ? std::vector<std::string>{"linear", "logits"}
-                                                    : std::vector<std::string>{"attention"});
-    for (const auto& d : cf.params) f.params.push_back({d.name, d.values});
-    f.rules = cf.rules;
-    f.description = cf.description;
-    const cpu::CpuFamily* fam = &cf;
-    f.constraint = [fam, shapes, host](const ParamPoint& p) -> std::string {
-      for (const auto& sh : shapes)
-        if (std::string why = cpu::cpu_family_constraint(*fam, p, sh, host); !why.empty()) return why;
-      return "";
-    };
-    finish(f);
-    sp.families.push_back(std::move(f));
+    sp.families.push_back(cpu_family_space(cf, shapes, s.target, FamilyRoute::Op,
+                                           steps_named(s, cf.op == "linear" ? std::vector<std::string>{"linear", "logits"}
+                                                                            : std::vector<std::string>{"attention"})));
   }
 }
 
@@ -216,11 +186,48 @@ void add_cuda_families(CandidateSpace& sp, const Graph& g, const Partition& part
 
 }  // namespace
 
+FamilySpace make_fallback(const RegionSummary& s, const std::string& backend) {
+  FamilySpace f;
+  f.id = backend + ":fallback";
+  f.backend = backend;
+  f.route = FamilyRoute::Fallback;
+  f.family = "fallback";
+  f.applies_to = all_steps(s);
+  f.description = backend == "cpu" ? "reference CPU ops, step by step (the oracle)"
+                                   : "reference CUDA kernels, cuBLAS for the linear layers";
+  return f;
+}
+
+FamilySpace cpu_family_space(const cpu::CpuFamily& cf, const std::vector<cpu::CpuOpShape>& shapes, const TargetFacts& t,
+                             FamilyRoute route, std::vector<std::string> applies_to) {
+  const cpu::CpuHost host{t.cores > 0 ? t.cores : 1, t.simd_floats > 0 ? t.simd_floats : 4,
+                          t.simd_registers > 0 ? t.simd_registers : 16};
+  FamilySpace f;
+  f.id = "cpu:" + cf.op + "." + cf.name;
+  f.backend = "cpu";
+  f.route = route;
+  f.op = cf.op;
+  f.family = cf.name;
+  f.applies_to = std::move(applies_to);
+  for (const auto& d : cf.params) f.params.push_back({d.name, d.values});
+  f.rules = cf.rules;
+  f.description = cf.description;
+  const cpu::CpuFamily* fam = &cf;
+  f.constraint = [fam, shapes, host](const ParamPoint& p) -> std::string {
+    for (const auto& sh : shapes)
+      if (std::string why = cpu::cpu_family_constraint(*fam, p, sh, host); !why.empty()) return why;
+    return "";
+  };
+  finish(f);
+  return f;
+}
+
 std::string_view family_route_name(FamilyRoute r) {
   switch (r) {
     case FamilyRoute::Fallback: return "fallback";
     case FamilyRoute::Op: return "op";
     case FamilyRoute::Region: return "region";
+    case FamilyRoute::Fused: return "fused";
   }
   return "?";
 }

@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "agentcompile/backends/cpu/cpu_executor.h"
 #include "agentcompile/compiler/route_graph.h"
+#include "agentcompile/compiler/spans.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/rng.h"
 #include "agentcompile/model/model.h"
@@ -32,17 +34,22 @@ double median_of(std::vector<double> v) {
 
 // ---- plan assembly ----
 
-// Graph op names a candidate of `s` runs: its family's steps in every instance (the KV write
-// half of attention belongs to attn_in and is not a family step).
-std::vector<std::string> ops_of(const Graph& g, const Partition& part, const RegionSearch& s, const Candidate& c) {
+// Graph op names a candidate of `s` runs in the given regions: its family's steps (a fused span:
+// every step), without the KV write half of attention (it belongs to attn_in, not a family step).
+std::vector<std::string> ops_of(const Graph& g, const Partition& part, const RegionSearch& s, const Candidate& c,
+                                const std::vector<int>& regions) {
   std::vector<std::string> ops;
   const FamilySpace* f = s.work->space.find(c.family);
   // The CPU executor binds ops; the CUDA fast path takes its parameters from cuda_fast.
   if (!f || f->route == FamilyRoute::Fallback || s.work->space.backend != "cpu") return ops;
-  for (int m : part.classes[s.work->class_index].members)
+  for (int m : regions)
     for (const RegionStep& st : part.regions[size_t(m)].steps) {
       if (st.role == StepRole::KvWrite) continue;
       const std::string& name = g.ops[size_t(st.op)].name;
+      if (f->route == FamilyRoute::Fused) {
+        ops.push_back(name);
+        continue;
+      }
       for (const auto& a : f->applies_to)
         if (name == a || (name.size() > a.size() && name.compare(name.size() - a.size(), a.size(), a) == 0 &&
                           name[name.size() - a.size() - 1] == '.'))
@@ -51,9 +58,28 @@ std::vector<std::string> ops_of(const Graph& g, const Partition& part, const Reg
   return ops;
 }
 
-Plan plan_of(const Model& m, const Graph& g, const Partition& part, const std::vector<RegionSearch>& searches,
-             const RoutePath& path, const Environment& env, const CompileOptions& o, const std::string& hash) {
-  Plan p;
+// "mlp_in+mlp_out" for a span search, the region kind otherwise.
+std::string search_label(const Partition& part, const RegionSearch& s) {
+  if (!s.work->is_span()) return std::string(region_kind_name(s.work->summary.kind));
+  std::string name;
+  for (int r : s.work->span_instances.front()) name += (name.empty() ? "" : "+") + std::string(region_kind_name(part.regions[size_t(r)].kind));
+  return name;
+}
+
+// A plan and, per route, the search it came from (the repair loop checks routes one search at a time).
+struct BuiltPlan {
+  Plan plan;
+  std::vector<size_t> search_of_route;
+};
+
+// One route per search the path uses: a region class's route lists the instances the path runs
+// on its own edges (those inside a taken fused span are the span's), a span's route the
+// instances the path fuses (both regions of each); a span the path does not take, or a region
+// class every instance of which it fuses, has no route.
+BuiltPlan plan_of(const Model& m, const Graph& g, const Partition& part, const std::vector<RegionSearch>& searches,
+                  const RoutePath& path, const Environment& env, const CompileOptions& o, const std::string& hash) {
+  BuiltPlan b;
+  Plan& p = b.plan;
   p.model_hash = hash;
   p.model_name = m.dir.filename().string();
   if (p.model_name.empty()) p.model_name = m.dir.parent_path().filename().string();
@@ -61,28 +87,48 @@ Plan plan_of(const Model& m, const Graph& g, const Partition& part, const std::v
   p.environment = env;
   p.objective = o.objective;
   p.max_batch = o.max_batch;
+  std::map<std::pair<Phase, int>, bool> fused;  // regions a span edge of the path covers
+  for (const RouteEdge* e : path.edges)
+    if (e->span())
+      for (int r = e->from; r < e->to; ++r) fused[{e->phase, r}] = true;
   for (size_t si = 0; si < searches.size(); ++si) {
     const RegionSearch& s = searches[si];
-    const RouteEdge* e = RouteGraph::choice(path, si);
-    const Candidate c = e ? e->candidate : s.outcomes.front().candidate;
+    const Phase ph = s.work->summary.phase;
+    std::vector<const RouteEdge*> taken;
+    for (const RouteEdge* e : path.edges)
+      if (e->search == si) taken.push_back(e);
+    std::vector<int> regions;
+    for (const RouteEdge* e : taken)
+      for (int r = e->from; r < e->to; ++r) regions.push_back(r);
+    if (taken.empty()) {
+      if (s.work->is_span()) continue;
+      bool all_fused = true;
+      for (int r : part.classes[s.work->class_index].members) {
+        regions.push_back(r);
+        all_fused = all_fused && fused.count({ph, r});
+      }
+      if (all_fused && !regions.empty()) continue;
+    }
+    const Candidate c = taken.empty() ? s.outcomes.front().candidate : taken.front()->candidate;
     PlanRoute r;
-    r.region = std::string(region_kind_name(s.work->summary.kind));
-    r.phase = std::string(phase_name(s.work->summary.phase));
+    r.region = search_label(part, s);
+    r.phase = std::string(phase_name(ph));
     r.signature = s.work->summary.signature;
-    r.instances = s.work->summary.instances;
+    for (int x : regions) r.instances.push_back(part.regions[size_t(x)].name);
     r.family = c.family;
     const FamilySpace* f = s.work->space.find(c.family);
     r.route = f ? std::string(family_route_name(f->route)) : "fallback";
     r.params = c.params;
-    r.ops = ops_of(g, part, s, c);
-    r.time_us = e ? e->time_us : s.fallback_us;
+    r.ops = ops_of(g, part, s, c, regions);
+    r.time_us = taken.empty() ? s.fallback_us : taken.front()->time_us;
     r.fallback_us = s.fallback_us;
     p.routes.push_back(std::move(r));
+    b.search_of_route.push_back(si);
   }
 #ifdef AGENTCOMPILE_HAVE_CUDA
   if (env.backend == "cuda" && !searches.empty()) p.cuda_fast = cuda_fast_from_routes(p.routes);
 #endif
-  return p;
+  return b;
 }
 
 // ---- end-to-end stage ----
@@ -401,6 +447,44 @@ struct Repair {
   }
 };
 
+// The repair of a blocked edge: what the new path runs over the regions it covered and the time
+// lost per step there. The window grows to whole edges of both paths (a fused span replaced by
+// the separate regions, or a region edge by a span over it and its neighbour), so both sums
+// cover the same regions of one instance.
+Repair repair_of(const Partition& part, const RegionSearch& s, const RouteEdge* was, const RoutePath& before,
+                 const RoutePath& after, const std::string& reason) {
+  int a = was->from, b = was->to;
+  for (bool grown = true; grown;) {
+    grown = false;
+    for (const RoutePath* p : {&before, &after})
+      for (const RouteEdge* e : p->edges)
+        if (e->phase == was->phase && e->from < b && e->to > a && (e->from < a || e->to > b)) {
+          a = std::min(a, e->from);
+          b = std::max(b, e->to);
+          grown = true;
+        }
+  }
+  auto within = [&](const RoutePath& p, double* us) {
+    std::string names;
+    for (const RouteEdge* e : p.edges)
+      if (e->phase == was->phase && e->from >= a && e->to <= b) {
+        *us += e->time_us;
+        names += (names.empty() ? "" : " + ") + e->candidate.name();
+      }
+    return names;
+  };
+  double before_us = 0, after_us = 0;
+  within(before, &before_us);
+  Repair rp;
+  rp.region = search_label(part, s);
+  rp.phase = std::string(phase_name(was->phase));
+  rp.blocked = was->candidate.name();
+  rp.replacement = within(after, &after_us);
+  rp.reason = reason;
+  rp.time_lost_us = after_us - before_us;
+  return rp;
+}
+
 std::string report_markdown(const Json& rep) {
   std::string md = "# Compile report: " + rep["model"]["name"].get<std::string>() + "\n\n";
   md += "- backend: " + rep["backend"].get<std::string>() + ", device: " + rep["environment"]["device"].get<std::string>() +
@@ -430,8 +514,13 @@ std::string report_markdown(const Json& rep) {
           std::to_string(r["instances"].get<size_t>()) + " | " + std::to_string(ok) + "/" + std::to_string(failed) + "/" +
           std::to_string(r["search"]["not_explored"].get<size_t>()) + " | `" + r["chosen"].get<std::string>() + "` | " +
           us_text(r["chosen_us"].get<double>()) + " | " + us_text(r["search"]["fallback_us"].get<double>()) + " | " + b +
-          " | " + bandwidth_text(r["achieved"]) + " | " + r["search"]["decision"].get<std::string>() + " |\n";
+          " | " + bandwidth_text(r["achieved"]) + " | " + r["search"]["decision"].get<std::string>() +
+          (r["instances_in_fused_spans"].get<size_t>() > 0
+               ? "; " + std::to_string(r["instances_in_fused_spans"].get<size_t>()) + " instance(s) run in fused spans"
+               : std::string()) +
+          " |\n";
   }
+  md += span_markdown(rep["spans"]);
   md += "\n## Fallbacks and repairs\n\n";
   if (rep["fallbacks"].empty() && rep["repairs"].empty()) md += "none\n";
   for (const auto& f : rep["fallbacks"])
@@ -484,8 +573,10 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   SearchOptions so = o.search;
   so.model_name = model_name;
   std::vector<RegionSearch> searches;
+  // Fused spans (CPU: each layer's mlp_in + mlp_out); their searches follow the regions'.
+  std::vector<SpanWork> spans = layer_mlp_spans(g, front, o.backend);
   CompileProgress prog;
-  prog.regions_total = front.work.size();
+  prog.regions_total = front.work.size() + spans.size();
   auto report_progress = [&](const std::string& stage) {
     if (!o.progress) return;
     prog.stage = stage;
@@ -535,21 +626,30 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   if (o.backend == "cpu") {
     std::unique_ptr<Evaluator> ev = make_cpu_evaluator(g, front.partition);
     timing_method = ev->timing_method();
-    // Each remaining region gets a share of the search budget that is left in proportion to its
-    // candidates (as the CUDA search does): an equal share cut the large spaces short while the
-    // small ones left theirs unused.
+    // Each remaining region (and fused span) gets a share of the search budget that is left in
+    // proportion to its candidates (as the CUDA search does): an equal share cut the large spaces
+    // short while the small ones left theirs unused. Spans come last: their order starts from
+    // the tiles the region searches chose.
     size_t left = 0;
     for (const auto& w : front.work) left += w.ordered.size();
-    for (size_t i = 0; i < front.work.size(); ++i) {
-      const RegionWork& w = front.work[i];
+    for (const auto& sp : spans) left += sp.work.space.size();
+    auto search_one = [&](const RegionWork& w, const std::string& label) {
       const auto now = Clock::now();
       const auto share = now < search_deadline
                              ? (search_deadline - now) * long(w.ordered.size()) / long(std::max<size_t>(left, 1))
                              : Clock::duration(0);
-      left -= w.ordered.size();
-      report_progress("search " + std::string(region_kind_name(w.summary.kind)) + " " + std::string(phase_name(w.summary.phase)));
+      left -= std::min(left, w.ordered.size());
+      report_progress("search " + label + " " + std::string(phase_name(w.summary.phase)));
       searches.push_back(search_region(w, *ev, &db, env, so, now + share, on_candidate));
       ++prog.regions_done;
+    };
+    for (const RegionWork& w : front.work) search_one(w, std::string(region_kind_name(w.summary.kind)));
+    for (SpanWork& sp : spans) {
+      order_span_candidates(sp, searches);
+      search_one(sp.work, sp.name + " (fused span)");
+      double separate_us = 0;
+      for (size_t k : sp.parts) separate_us += searches[k].winner_us;
+      decide_span(searches.back(), separate_us, so.margin);
     }
   }
   if (searches.empty())
@@ -565,24 +665,24 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   const double search_s = seconds_since(search_start), search_end_s = seconds_since(start);
   report_progress("end-to-end check");
   std::vector<Repair> repairs;
-  Plan plan = plan_of(m, g, front.partition, searches, path, env, o, hash);
-  E2e check = e2e.run(plan, false);
+  BuiltPlan built = plan_of(m, g, front.partition, searches, path, env, o, hash);
+  E2e check = e2e.run(built.plan, false);
   size_t rounds = 0;
   std::set<std::pair<size_t, std::string>> passed_alone;  // routes already checked alone
   while (!check.ok) {
     // Every round blocks at least one edge of the path, so the edges bound the rounds.
     if (++rounds > rg.edges().size() + 1) throw_internal("compile", "repair did not converge: " + check.reason);
-    // Find the routes that fail alone (every other region on its fallback) and block them; out
+    // Find the routes that fail alone (every other route on its fallback) and block them; out
     // of budget, block every specialised route at once (the fallback plan is the reference).
     const bool out_of_budget = Clock::now() > deadline_total;
     std::vector<size_t> culprits;
     for (size_t si = 0; si < searches.size() && !out_of_budget; ++si) {
       const RouteEdge* e = RouteGraph::choice(path, si);
       if (!e || e->fallback || passed_alone.count({si, e->candidate.name()})) continue;
-      Plan single = plan;
+      Plan single = built.plan;
       for (size_t k = 0; k < single.routes.size(); ++k)
-        if (k != si) {
-          single.routes[k].family = searches[k].outcomes.front().candidate.family;
+        if (built.search_of_route[k] != si) {
+          single.routes[k].family = searches[built.search_of_route[k]].outcomes.front().candidate.family;
           single.routes[k].route = "fallback";
           single.routes[k].params.clear();
           single.routes[k].ops.clear();
@@ -601,21 +701,16 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
       old.emplace_back(si, RouteGraph::choice(path, si));
       rg.block(si, old.back().second->candidate.name());
     }
+    const RoutePath before = path;
     path = rg.cheapest();
-    for (const auto& [si, was] : old) {
-      const RouteEdge* now_e = RouteGraph::choice(path, si);
-      Repair rp;
-      rp.region = std::string(region_kind_name(searches[si].work->summary.kind));
-      rp.phase = std::string(phase_name(searches[si].work->summary.phase));
-      rp.blocked = was->candidate.name();
-      rp.replacement = now_e ? now_e->candidate.name() : "?";
-      rp.reason = "end-to-end: " + check.reason + (out_of_budget ? " (budget exhausted: every specialised route blocked)" : "");
-      rp.time_lost_us = now_e ? (now_e->time_us - was->time_us) : 0;
-      repairs.push_back(rp);
-    }
-    plan = plan_of(m, g, front.partition, searches, path, env, o, hash);
-    check = e2e.run(plan, false);
+    for (const auto& [si, was] : old)
+      repairs.push_back(repair_of(front.partition, searches[si], was, before, path,
+                                  "end-to-end: " + check.reason +
+                                      (out_of_budget ? " (budget exhausted: every specialised route blocked)" : "")));
+    built = plan_of(m, g, front.partition, searches, path, env, o, hash);
+    check = e2e.run(built.plan, false);
   }
+  Plan& plan = built.plan;
   report_progress("end-to-end profile");
   {
     auto ex = make_plan_executor(plan, g, e2e.limits());
@@ -688,6 +783,11 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     reused += s.reused;
     not_explored += s.not_explored;
     for (const auto& c : s.outcomes) other_models += c.from_db && c.measured_by != model_name;
+    if (w.is_span()) continue;  // spans[] below
+    size_t in_spans = 0;  // instances the path runs inside a fused span
+    for (const RouteEdge* pe : path.edges)
+      if (pe->span() && pe->phase == w.summary.phase)
+        for (int m : front.partition.classes[w.class_index].members) in_spans += pe->from <= m && m < pe->to;
     const std::string chosen = e ? e->candidate.name() : s.winner.name();
     const double chosen_us = e ? e->time_us : s.winner_us;
     const auto ranked = s.ranked();
@@ -725,6 +825,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
                        {"chosen", chosen},
                        {"chosen_us", chosen_us},
                        {"speedup_vs_fallback", chosen_us > 0 ? s.fallback_us / chosen_us : 1.0},
+                       {"instances_in_fused_spans", in_spans},
                        {"achieved", achieved_bandwidth(w.summary, chosen_us)}});
   }
   Json repairs_j = Json::array();
@@ -752,9 +853,10 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
                           {"overrun_s", std::max(0.0, result.elapsed_s - o.budget_s)},
                           {"not_explored", not_explored}, {"exhausted", Clock::now() > deadline_total}}},
               {"db", {{"path", db.path().string()}, {"environment_key", env.key()}, {"records_here", db.count(env)}}},
-              {"totals", {{"regions", searches.size()}, {"measured", measured}, {"reused", reused},
-                          {"reused_from_other_models", other_models}}},
+              {"totals", {{"regions", searches.size() - spans.size()}, {"spans", spans.size()}, {"measured", measured},
+                          {"reused", reused}, {"reused_from_other_models", other_models}}},
               {"regions", regions},
+              {"spans", span_report(spans, searches, rg, path)},
               {"route_graph", rg.to_json(path)},
               {"fallbacks", fallbacks},
               {"repairs", repairs_j},

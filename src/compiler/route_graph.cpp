@@ -20,6 +20,10 @@ RouteGraph::RouteGraph(const Partition& part, const std::vector<RegionSearch>& s
     const RegionSearch& s = searches[si];
     const Phase ph = s.work->summary.phase;
     const double w = ph == Phase::Decode ? decode_weight : prefill_weight;
+    if (s.work->is_span()) {
+      add_span_edges(s, si, w, margin);
+      continue;
+    }
     std::vector<const CandidateOutcome*> alts;
     for (const CandidateOutcome* c : s.ranked())
       if (c->candidate.name() == s.winner.name()) alts.insert(alts.begin(), c);
@@ -48,12 +52,40 @@ RouteGraph::RouteGraph(const Partition& part, const std::vector<RegionSearch>& s
   add_unsearched_edges(searches, class_of);
 }
 
+// A fused span's edges, one set per instance (from its first region to after its last): the
+// span's winner when it is a fused candidate (decide_span), and the correct fused candidates
+// slower than it that still beat the separate regions' winners by the margin (repair
+// alternatives). No fallback edge: the span's fallback is the separate regions' edges.
+void RouteGraph::add_span_edges(const RegionSearch& s, size_t si, double weight, double margin) {
+  std::vector<const CandidateOutcome*> alts;
+  for (const CandidateOutcome* c : s.ranked()) {
+    if (c->order == 0) continue;
+    const bool winner = c->candidate.name() == s.winner.name();
+    if (winner || (c->median_us >= s.winner_us && s.separate_us >= c->median_us * (1 + margin)))
+      alts.insert(winner ? alts.begin() : alts.end(), c);
+  }
+  if (s.winner.name() == s.outcomes.front().candidate.name()) alts.clear();  // no fused route kept
+  for (const auto& inst : s.work->span_instances)
+    for (const CandidateOutcome* c : alts) {
+      RouteEdge e;
+      e.phase = s.work->summary.phase;
+      e.from = inst.front();
+      e.to = inst.back() + 1;
+      e.search = si;
+      e.candidate = c->candidate;
+      e.time_us = c->median_us;
+      e.cost = c->median_us * weight;
+      add_edge(std::move(e));
+    }
+}
+
 // A region a backend does not search in a phase (the CUDA fast path's embedding gather, say)
 // keeps its fixed implementation: a zero-cost edge, so the path still crosses it. Regions that
 // were searched and whose every candidate is blocked get no such edge: that stays a failure.
 void RouteGraph::add_unsearched_edges(const std::vector<RegionSearch>& searches, const std::vector<size_t>& class_of) {
   std::map<Phase, std::vector<bool>> covered;
   for (const auto& s : searches) {
+    if (s.work->is_span()) continue;  // a span never replaces a region's own edges
     auto& cov = covered.try_emplace(s.work->summary.phase, std::vector<bool>(size_t(nodes_ - 1), false)).first->second;
     for (size_t r = 0; r < class_of.size(); ++r)
       if (class_of[r] == s.work->class_index) cov[r] = true;
@@ -94,11 +126,16 @@ RoutePath RouteGraph::cheapest() const {
     dist[0] = 0;
     for (int n = 0; n < nodes_; ++n) {
       if (!std::isfinite(dist[size_t(n)])) continue;
-      for (const RouteEdge* e : out[n])
-        if (dist[size_t(n)] + e->cost < dist[size_t(e->to)]) {  // strict: the first listed edge wins ties
-          dist[size_t(e->to)] = dist[size_t(n)] + e->cost;
+      for (const RouteEdge* e : out[n]) {
+        // Strict: the first listed edge wins ties, and on a tie between a span and the separate
+        // edges (reached later, from a node inside the span) the separate edges win.
+        const double d = dist[size_t(n)] + e->cost;
+        const RouteEdge* held = via[size_t(e->to)];
+        if (d < dist[size_t(e->to)] || (d == dist[size_t(e->to)] && held && held->span() && !e->span())) {
+          dist[size_t(e->to)] = d;
           via[size_t(e->to)] = e;
         }
+      }
     }
     if (!std::isfinite(dist.back())) throw_internal("route graph", "no path through the " + std::string(phase_name(ph)) + " regions");
     std::vector<const RouteEdge*> rev;
@@ -112,6 +149,13 @@ RoutePath RouteGraph::cheapest() const {
   return path;
 }
 
+const RouteEdge* RouteGraph::best_edge(size_t search) const {
+  const RouteEdge* best = nullptr;
+  for (const auto& e : edges_)
+    if (e.search == search && !blocked(e.search, e.candidate.name()) && (!best || e.cost < best->cost)) best = &e;
+  return best;
+}
+
 const RouteEdge* RouteGraph::choice(const RoutePath& p, size_t search) {
   for (const RouteEdge* e : p.edges)
     if (e->search == search) return e;
@@ -119,12 +163,17 @@ const RouteEdge* RouteGraph::choice(const RoutePath& p, size_t search) {
 }
 
 Json RouteGraph::to_json(const RoutePath& path) const {
-  size_t unblocked = 0;
-  for (const auto& e : edges_) unblocked += blocked(e.search, e.candidate.name()) ? 0 : 1;
+  size_t unblocked = 0, spans = 0, spans_taken = 0;
+  for (const auto& e : edges_) {
+    unblocked += blocked(e.search, e.candidate.name()) ? 0 : 1;
+    spans += e.span();
+  }
+  for (const RouteEdge* e : path.edges) spans_taken += e->span();
   Json blocked = Json::array();
   for (const auto& [s, name] : blocked_) blocked.push_back({{"search", s}, {"candidate", name}});
   return {{"nodes", nodes_}, {"edges", edges_.size()}, {"unblocked_edges", unblocked}, {"blocked", blocked},
-          {"path_cost_us", path.cost}, {"path_edges", path.edges.size()}};
+          {"path_cost_us", path.cost}, {"path_edges", path.edges.size()}, {"span_edges", spans},
+          {"path_span_edges", spans_taken}};
 }
 
 }  // namespace ac

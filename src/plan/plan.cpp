@@ -46,6 +46,9 @@ PlanRoute route_from_json(const Json& j, const std::string& subject) {
     throw_input(subject, "route: " + json_quote(r.route) + " is not fallback, op, region or fused");
   r.params = int_map(j, subject, "params");
   r.ops = string_list(j, subject, "ops");
+  // A fused route implements a span of regions: it names them and the ops it runs.
+  if (r.route == "fused" && (r.instances.size() < 2 || r.ops.empty() || r.params.empty()))
+    throw_input(subject, "route fused: needs the instances of the regions it spans, their ops and its parameters");
   r.time_us = json_opt_number(j, subject, "time_us").value_or(0);
   r.fallback_us = json_opt_number(j, subject, "fallback_us").value_or(0);
   return r;

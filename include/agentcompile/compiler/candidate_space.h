@@ -10,6 +10,8 @@
 //             step of the region it implements, one binding for all of them; the other steps
 //             run the fallback route.
 //   region    a family that implements the whole region (fused), declared by the family.
+//   fused     a family that implements a span of consecutive regions (compiler/spans.h); its
+//             space belongs to the span, not to any one region.
 // The space is enumerable: size() counts the valid points without listing them, points()
 // lists them in domain order (first parameter slowest).
 #include <cstddef>
@@ -18,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "agentcompile/backends/cpu/cpu_families.h"
 #include "agentcompile/compiler/summary.h"
 
 namespace ac {
@@ -29,7 +32,7 @@ struct SpaceParam {
   std::vector<int> values;
 };
 
-enum class FamilyRoute : uint8_t { Fallback, Op, Region };
+enum class FamilyRoute : uint8_t { Fallback, Op, Region, Fused };
 std::string_view family_route_name(FamilyRoute r);
 
 struct FamilySpace {
@@ -78,6 +81,13 @@ constexpr size_t kMaxFamilyPoints = 1'000'000;
 // domains for the parameters it lists (advice narrowing).
 std::vector<ParamPoint> family_points(const FamilySpace& f, const std::vector<SpaceParam>* domains = nullptr);
 size_t count_points(const FamilySpace& f, const std::vector<SpaceParam>* domains = nullptr);
+
+// The one-point fallback family of a region (every step by the backend's default route).
+FamilySpace make_fallback(const RegionSummary& s, const std::string& backend);
+// CPU family `cf` as a FamilySpace: its constraint must hold for every op shape it would run,
+// on the target's host facts (cores, vector width, vector registers).
+FamilySpace cpu_family_space(const cpu::CpuFamily& cf, const std::vector<cpu::CpuOpShape>& shapes, const TargetFacts& t,
+                             FamilyRoute route, std::vector<std::string> applies_to);
 
 // Builds the space for a summarised region class on "cpu" or "cuda" (BadInput otherwise).
 CandidateSpace build_candidate_space(const Graph& g, const Partition& part, const RegionSummary& s,

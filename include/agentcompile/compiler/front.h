@@ -26,6 +26,10 @@ struct RegionWork {
   AdviceResult advice;
   std::vector<Candidate> ordered;  // ordered_candidates(space, advice.advice)
   Json prompt;                     // the messages an LLM advisor is (or would be) sent
+  // A fused span (compiler/spans.h) instead of a region class: the regions of every instance
+  // (partition indices, graph order), the representative first. Empty for a region class.
+  std::vector<std::vector<int>> span_instances;
+  bool is_span() const { return !span_instances.empty(); }
 };
 
 struct FrontResult {

@@ -22,6 +22,7 @@ struct RouteEdge {
   double time_us = 0;              // measured per instance (per span for fused edges)
   double cost = 0;                 // time_us x the objective's weight for the phase
   bool fallback = false;
+  bool span() const { return to - from > 1; }
 };
 
 struct RoutePath {
@@ -33,6 +34,10 @@ class RouteGraph {
  public:
   // Edges for every region instance: the search's winner, the correct candidates slower than
   // the winner that still beat the fallback by the margin (repair alternatives), the fallback.
+  // A fused span's search (RegionWork::span_instances) adds an edge over each of its instances
+  // for its winner and alternatives when its winner is fused (decide_span: it beat the separate
+  // regions' winners by the margin); the cheapest path takes it only when it costs less than the
+  // separate edges it spans (ties go to the separate edges).
   // Weights: cost = time x weight[phase] (latency: prefill 1, decode = workload tokens;
   // throughput: decode 1 / batch, prefill 0).
   RouteGraph(const Partition& part, const std::vector<RegionSearch>& searches, double decode_weight,
@@ -45,11 +50,14 @@ class RouteGraph {
   RoutePath cheapest() const;
   // The chosen candidate of a search in a path (first edge of that search).
   static const RouteEdge* choice(const RoutePath& p, size_t search);
+  // The cheapest unblocked edge of a search (null when none is left).
+  const RouteEdge* best_edge(size_t search) const;
   const std::vector<RouteEdge>& edges() const { return edges_; }
   int nodes() const { return nodes_; }
   Json to_json(const RoutePath& path) const;
 
  private:
+  void add_span_edges(const RegionSearch& s, size_t si, double weight, double margin);
   void add_unsearched_edges(const std::vector<RegionSearch>& searches, const std::vector<size_t>& class_of);
   int nodes_ = 0;
   std::vector<RouteEdge> edges_;

@@ -92,6 +92,7 @@ struct RegionSearch {
   Candidate winner;
   double winner_us = 0, fallback_us = 0;
   double noise = 0;                        // relative, from re-timing the best two
+  double separate_us = 0;                  // a fused span: its regions' winners together, per instance (decide_span)
   std::string decision;                    // "specialised", "fallback: unprofitable ...", ...
   std::vector<std::string> notes;          // ties, re-timings
   size_t measured = 0, reused = 0, failed = 0;

@@ -47,12 +47,14 @@ Environment current_environment(const std::string& backend);
 // folder, different for re-generated random weights, and cheap even for multi-GB models.
 std::string model_hash(const Model& m);
 
-// One region class in one phase: the implementation the plan runs there.
+// One region class in one phase: the implementation the plan runs there; or a fused span of
+// consecutive regions (route "fused", region "mlp_in+mlp_out": instances name both regions of
+// every layer it fuses, ops every op of them).
 struct PlanRoute {
-  std::string region;     // "attn_in", ...
+  std::string region;     // "attn_in", ..., "mlp_in+mlp_out" (fused)
   std::string phase;      // "decode" | "prefill"
   std::string signature;  // region signature (tuning DB key)
-  std::vector<std::string> instances;  // region names ("layers.0.attn_in")
+  std::vector<std::string> instances;  // region names ("layers.0.attn_in") the route runs
   std::string family;     // "cpu:fallback", "cpu:linear.blocked", "cuda:fast", ...
   std::string route;      // "fallback" | "op" | "region" | "fused"
   std::map<std::string, int> params;

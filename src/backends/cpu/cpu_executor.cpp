@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "agentcompile/backends/cpu/op_runner.h"
 #include "agentcompile/backends/cpu/ref_ops.h"
@@ -62,10 +63,29 @@ class CpuExecutor final : public Executor {
     // A step where some sequence has several tokens runs the plan's prefill bindings.
     bool prefill = false;
     for (int64_t i = 1; i < n; ++i) prefill = prefill || b.slots[size_t(i)] == b.slots[size_t(i - 1)];
-    const std::vector<cpu::OpBinding>& bind = prefill ? prefill_ : decode_;
+    const PhaseBinding& bind = prefill ? prefill_ : decode_;
     std::vector<std::vector<float>> vals(g_.values.size());
     for (size_t i = 0; i < g_.ops.size(); ++i) {
       const Op& op = g_.ops[i];
+      // Free what no later op reads (also after ops a fused span stands in for).
+      auto release_inputs = [&] {
+        for (int v : op.inputs)
+          if (last_use_[size_t(v)] == int(i)) std::vector<float>().swap(vals[size_t(v)]);
+      };
+      if (!bind.skipped.empty() && bind.skipped[i]) {
+        release_inputs();
+        continue;
+      }
+      if (!bind.fused_at.empty() && bind.fused_at[i] >= 0) {
+        const FusedRun& f = bind.fused[size_t(bind.fused_at[i])];
+        const cpu::MlpSpan& sp = spans_[f.span];
+        std::vector<float>& out = vals[size_t(sp.out)];
+        out.resize(size_t(n * sp.hidden));
+        cpu::mlp_fused(vals[size_t(sp.x)].data(), vals[size_t(sp.residual)].data(), n, sp.hidden, sp.inter, f.weights,
+                       out.data(), f.params);
+        release_inputs();
+        continue;
+      }
       const int64_t width = g_.value(op.output).width;
       std::vector<float>& out = vals[size_t(op.output)];
       out.resize(size_t((op.kind == OpKind::Logits ? r : n) * width));
@@ -77,23 +97,29 @@ class CpuExecutor final : public Executor {
       if (op.kind == OpKind::Attention)
         a.kv = cpu::KvCacheView{k_cache_[size_t(op.layer)].data(), v_cache_[size_t(op.layer)].data(), limits_.max_seq,
                                 op.kv_heads * op.head_dim};
-      cpu::run_op(g_, op, bind.empty() ? cpu::OpBinding{} : bind[i], a);
-      // Free what no later op reads.
-      for (int v : op.inputs)
-        if (last_use_[size_t(v)] == int(i)) std::vector<float>().swap(vals[size_t(v)]);
+      cpu::run_op(g_, op, bind.ops.empty() ? cpu::OpBinding{} : bind.ops[i], a);
+      release_inputs();
     }
     logits_ = std::move(vals[size_t(g_.logits)]);
   }
 
   // The plan's family bindings per op and phase (validated against this graph).
   void bind_plan(const Plan& plan) {
-    decode_.assign(g_.ops.size(), cpu::OpBinding{});
-    prefill_.assign(g_.ops.size(), cpu::OpBinding{});
-    std::map<std::string, size_t> index;
-    for (size_t i = 0; i < g_.ops.size(); ++i) index[g_.ops[i].name] = i;
+    for (PhaseBinding* pb : {&decode_, &prefill_}) {
+      pb->ops.assign(g_.ops.size(), cpu::OpBinding{});
+      pb->fused_at.assign(g_.ops.size(), -1);
+      pb->skipped.assign(g_.ops.size(), 0);
+      pb->claimed.assign(g_.ops.size(), "");
+    }
+    for (size_t i = 0; i < g_.ops.size(); ++i) index_[g_.ops[i].name] = i;
     for (const PlanRoute& r : plan.routes) {
       if (r.route == "fallback") continue;
       const std::string subject = "plan route " + r.region + " " + r.phase;
+      PhaseBinding& pb = r.phase == "decode" ? decode_ : prefill_;
+      if (r.route == "fused") {
+        bind_fused(r, subject, pb);
+        continue;
+      }
       cpu::OpBinding b;
       try {
         if (r.family == "cpu:linear.blocked") {
@@ -110,18 +136,92 @@ class CpuExecutor final : public Executor {
         throw_input(subject, e.reason());
       }
       for (const std::string& name : r.ops) {
-        auto it = index.find(name);
-        if (it == index.end()) throw_input(subject, "names op " + json_quote(name) + ", which this model does not have");
-        const OpKind k = g_.ops[it->second].kind;
+        const size_t i = op_index(subject, name);
+        const OpKind k = g_.ops[i].kind;
         const bool fits = b.kind == cpu::OpBinding::Kind::LinearBlocked ? (k == OpKind::Linear || k == OpKind::Logits)
                                                                          : k == OpKind::Attention;
         if (!fits) throw_input(subject, r.family + " cannot run op " + json_quote(name));
-        (r.phase == "decode" ? decode_ : prefill_)[it->second] = b;
+        claim(pb, i, subject);
+        pb.ops[i] = b;
       }
     }
   }
 
  private:
+  // A layer MLP span run by mlp.fused (spans_[span]) with its weights and parameters.
+  struct FusedRun {
+    size_t span = 0;
+    cpu::MlpWeights weights;
+    cpu::MlpFusedParams params;
+  };
+  // One phase's bindings, per op; empty: reference ops everywhere.
+  struct PhaseBinding {
+    std::vector<cpu::OpBinding> ops;
+    std::vector<int> fused_at;        // the span's first op: index into fused; else -1
+    std::vector<char> skipped;        // the span's other ops: the fused kernel computed them
+    std::vector<FusedRun> fused;
+    std::vector<std::string> claimed;  // the route that binds each op (plan checks)
+  };
+
+  size_t op_index(const std::string& subject, const std::string& name) const {
+    auto it = index_.find(name);
+    if (it == index_.end()) throw_input(subject, "names op " + json_quote(name) + ", which this model does not have");
+    return it->second;
+  }
+  void claim(PhaseBinding& pb, size_t op, const std::string& subject) {
+    if (!pb.claimed[op].empty())
+      throw_input(subject, "op " + json_quote(g_.ops[op].name) + " is bound by " + pb.claimed[op] + " too");
+    pb.claimed[op] = subject;
+  }
+
+  // A fused route's ops must be whole layer MLP spans (every op of mlp_in and mlp_out of each
+  // layer it touches, nothing else), and its instances those layers' two regions.
+  void bind_fused(const PlanRoute& r, const std::string& subject, PhaseBinding& pb) {
+    if (r.family != "cpu:mlp.fused") throw_input(subject, "family " + json_quote(r.family) + " is not a CPU fused family");
+    cpu::MlpFusedParams params;
+    try {
+      params = cpu::mlp_fused_params(r.params);
+    } catch (const Error& e) {
+      throw_input(subject, e.reason());
+    }
+    if (spans_.empty()) spans_ = cpu::mlp_spans(g_);
+    std::map<size_t, size_t> span_of_op;
+    for (size_t s = 0; s < spans_.size(); ++s)
+      for (int op : spans_[s].ops) span_of_op[size_t(op)] = s;
+    std::map<size_t, std::set<size_t>> named;  // span -> its ops the route names
+    for (const std::string& name : r.ops) {
+      const size_t i = op_index(subject, name);
+      auto it = span_of_op.find(i);
+      if (it == span_of_op.end())
+        throw_input(subject, "fused route names op " + json_quote(name) + ", which is not in a layer's MLP (mlp_in + mlp_out)");
+      if (!named[it->second].insert(i).second) throw_input(subject, "fused route names op " + json_quote(name) + " twice");
+    }
+    if (named.empty()) throw_input(subject, "fused route names no ops");
+    std::set<std::string> want_instances;
+    for (const auto& [s, ops] : named) {
+      const cpu::MlpSpan& sp = spans_[s];
+      for (int op : sp.ops)
+        if (!ops.count(size_t(op)))
+          throw_input(subject, "fused route does not cover layer " + std::to_string(sp.layer) + "'s whole MLP span (" +
+                                   json_quote(g_.ops[size_t(op)].name) + " is missing)");
+      const std::string l = "layers." + std::to_string(sp.layer) + ".";
+      want_instances.insert(l + "mlp_in");
+      want_instances.insert(l + "mlp_out");
+    }
+    if (std::set<std::string>(r.instances.begin(), r.instances.end()) != want_instances || r.instances.size() != want_instances.size())
+      throw_input(subject, "fused route instances do not match its ops (expected mlp_in and mlp_out of the layers it names)");
+    for (const auto& [s, ops] : named) {
+      const cpu::MlpSpan& sp = spans_[s];
+      for (int op : sp.ops) {
+        claim(pb, size_t(op), subject);
+        pb.skipped[size_t(op)] = op != sp.ops.front();
+      }
+      pb.fused_at[size_t(sp.ops.front())] = int(pb.fused.size());
+      const auto f32_of = [&](const TensorInfo* t) { return weights_.at(t).data(); };
+      pb.fused.push_back({s, cpu::mlp_span_weights(g_, sp, f32_of), params});
+    }
+  }
+
   const Graph& g_;
   ExecutorLimits limits_;
   std::vector<int> last_use_;
@@ -129,7 +229,9 @@ class CpuExecutor final : public Executor {
   std::vector<float> inv_freq_;
   std::vector<std::vector<float>> k_cache_, v_cache_;  // [layer][slot][pos][kv_dim]
   std::vector<float> logits_;
-  std::vector<cpu::OpBinding> decode_, prefill_;  // per op; empty: reference ops everywhere
+  std::map<std::string, size_t> index_;  // op name -> index
+  std::vector<cpu::MlpSpan> spans_;      // layer MLP spans, found when a plan fuses them
+  PhaseBinding decode_, prefill_;
 };
 
 }  // namespace

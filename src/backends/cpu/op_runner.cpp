@@ -4,6 +4,7 @@
 
 #include "agentcompile/backends/cpu/ref_ops.h"
 #include "agentcompile/core/error.h"
+#include "agentcompile/ir/decoder_layers.h"
 
 namespace ac::cpu {
 
@@ -82,6 +83,54 @@ void run_op(const Graph& g, const Op& op, const OpBinding& b, const OpArgs& a, A
       break;
     }
   }
+}
+
+std::vector<MlpSpan> mlp_spans(const Graph& g) {
+  const DecoderOps d = match_decoder_ops(g);
+  const std::vector<int> last = g.last_uses();
+  std::vector<MlpSpan> out;
+  for (const LayerOps& L : d.layers) {
+    MlpSpan s;
+    s.layer = L.post_norm->layer;
+    for (const Op* op : {L.post_norm, L.gate, L.up, L.swiglu, L.down, L.mlp_add}) s.ops.push_back(int(op - g.ops.data()));
+    const std::string where = "layer " + std::to_string(s.layer) + " MLP";
+    for (size_t i = 1; i < s.ops.size(); ++i)
+      if (s.ops[i] != s.ops[i - 1] + 1) throw_internal(where, "its ops are not consecutive");
+    const int h = L.post_norm->output;
+    if (L.gate->inputs.at(0) != h || L.up->inputs.at(0) != h || L.swiglu->inputs != std::vector<int>{L.gate->output, L.up->output} ||
+        L.down->inputs.at(0) != L.swiglu->output)
+      throw_internal(where, "not RMSNorm -> gate/up -> SwiGLU -> down");
+    const auto& add_in = L.mlp_add->inputs;
+    if (add_in.size() != 2 || (add_in[0] != L.down->output && add_in[1] != L.down->output))
+      throw_internal(where, "the residual add does not read the down projection");
+    for (const Op* op : {L.post_norm, L.gate, L.up, L.swiglu, L.down})
+      if (last.at(size_t(op->output)) > s.ops.back()) throw_internal(where, "value " + g.value(op->output).name + " is read after the span");
+    s.x = L.post_norm->inputs.at(0);
+    s.residual = add_in[0] == L.down->output ? add_in[1] : add_in[0];
+    s.out = L.mlp_add->output;
+    s.hidden = g.value(s.out).width;
+    s.inter = g.value(L.swiglu->output).width;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+MlpWeights mlp_span_weights(const Graph& g, const MlpSpan& s, const std::function<const float*(const TensorInfo*)>& f32_of) {
+  auto w = [&](int op, size_t k) -> const float* {
+    const Op& o = g.ops.at(size_t(s.ops.at(size_t(op))));
+    return k < o.weights.size() && o.weights[k] ? f32_of(o.weights[k]) : nullptr;
+  };
+  MlpWeights m;
+  m.norm = w(0, 0);
+  m.eps = g.ops.at(size_t(s.ops[0])).eps;
+  m.gate = w(1, 0);
+  m.gate_bias = w(1, 1);
+  m.up = w(2, 0);
+  m.up_bias = w(2, 1);
+  m.down = w(4, 0);
+  m.down_bias = w(4, 1);
+  if (!m.norm || !m.gate || !m.up || !m.down) throw_internal("layer " + std::to_string(s.layer) + " MLP", "a weight is missing");
+  return m;
 }
 
 }  // namespace ac::cpu

@@ -1,11 +1,15 @@
 // The CPU evaluator: a region's ops run through cpu::run_op, the candidate's family on the steps
 // it applies to and the reference ops elsewhere (exactly what the CPU executor runs for a plan).
+// A fused span (RegionWork::span_instances) runs as the merged steps of its regions, or with a
+// fused candidate as one cpu::mlp_fused call, as the executor runs a fused route.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <set>
 #include <map>
+#include <optional>
 
 #include "agentcompile/backends/cpu/op_runner.h"
 #include "agentcompile/compiler/search.h"
@@ -52,6 +56,12 @@ StepShape prefill_shape(int64_t tokens) {
   return s;
 }
 
+// What a candidate runs: a binding per step, or one fused kernel for the whole span.
+struct Binding {
+  std::vector<cpu::OpBinding> steps;
+  std::optional<cpu::MlpFusedParams> fused;
+};
+
 struct RegionRun {
   std::map<int, std::vector<float>> values;   // value id -> [rows, width]
   std::vector<int32_t> tokens;                // token ids (embed)
@@ -72,6 +82,7 @@ class CpuEvaluator final : public Evaluator {
   void begin(const RegionWork& w) override {
     work_ = &w;
     region_ = &part_.regions.at(size_t(w.summary.representative));
+    if (w.is_span()) begin_span(w.span_instances.front());
     for (const RegionStep& st : region_->steps)
       for (const TensorInfo* t : g_.ops.at(size_t(st.op)).weights)
         if (t && !weights_.count(t)) {
@@ -108,7 +119,7 @@ class CpuEvaluator final : public Evaluator {
     CorrectnessResult r;
     r.ok = true;
     const auto bind = bindings(c);
-    const std::vector<cpu::OpBinding> ref(region_->steps.size());
+    const Binding ref{std::vector<cpu::OpBinding>(region_->steps.size()), std::nullopt};
     for (uint64_t seed : {11u, 29u})
       for (size_t si = 0; si < checks_.size(); ++si) {
         const StepShape& sh = checks_[si];
@@ -183,12 +194,52 @@ class CpuEvaluator final : public Evaluator {
     return std::find(region_->outputs.begin(), region_->outputs.end(), vid) != region_->outputs.end();
   }
 
+  // A span's regions as one region: their steps in order, the inputs from outside the span, the
+  // outputs read after it; and the layer's MLP span with its weights for the fused kernel.
+  void begin_span(const std::vector<int>& regions) {
+    merged_ = Region{};
+    merged_.name = part_.regions.at(size_t(regions.front())).name;
+    std::set<int> written;
+    int last_op = -1;
+    for (int r : regions) {
+      const Region& reg = part_.regions.at(size_t(r));
+      for (int v : reg.inputs)
+        if (!written.count(v) && std::find(merged_.inputs.begin(), merged_.inputs.end(), v) == merged_.inputs.end())
+          merged_.inputs.push_back(v);
+      for (const RegionStep& st : reg.steps) {
+        merged_.steps.push_back(st);
+        written.insert(g_.ops.at(size_t(st.op)).output);
+        last_op = std::max(last_op, st.op);
+      }
+    }
+    const std::vector<int> last = g_.last_uses();
+    for (int v : written)
+      if (last.at(size_t(v)) > last_op) merged_.outputs.push_back(v);
+    region_ = &merged_;
+    if (spans_.empty()) spans_ = cpu::mlp_spans(g_);
+    const int layer = part_.regions.at(size_t(regions.front())).layer;
+    auto it = std::find_if(spans_.begin(), spans_.end(), [&](const cpu::MlpSpan& s) { return s.layer == layer; });
+    if (it == spans_.end()) throw_internal("cpu evaluator", merged_.name + ": no MLP span in layer " + std::to_string(layer));
+    span_ = *it;
+    have_mlp_weights_ = false;
+  }
+
   // The binding of each step of the region for candidate c.
-  std::vector<cpu::OpBinding> bindings(const Candidate& c) const {
-    std::vector<cpu::OpBinding> out(region_->steps.size());
+  Binding bindings(const Candidate& c) {
+    Binding bind{std::vector<cpu::OpBinding>(region_->steps.size()), std::nullopt};
+    std::vector<cpu::OpBinding>& out = bind.steps;
     const FamilySpace* f = work_->space.find(c.family);
     if (!f) throw_internal("cpu evaluator", c.family + " is not in the space");
-    if (f->route == FamilyRoute::Fallback) return out;
+    if (f->route == FamilyRoute::Fallback) return bind;
+    if (f->route == FamilyRoute::Fused) {
+      if (c.family != "cpu:mlp.fused" || !work_->is_span()) throw_internal("cpu evaluator", "no CPU implementation of " + c.family);
+      bind.fused = cpu::mlp_fused_params(c.params);
+      if (!have_mlp_weights_) {  // the span's steps' weights are loaded by begin
+        mlp_weights_ = cpu::mlp_span_weights(g_, span_, [&](const TensorInfo* t) { return weights_.at(t).data(); });
+        have_mlp_weights_ = true;
+      }
+      return bind;
+    }
     cpu::OpBinding b;
     if (c.family == "cpu:linear.blocked") {
       b.kind = cpu::OpBinding::Kind::LinearBlocked;
@@ -207,7 +258,7 @@ class CpuEvaluator final : public Evaluator {
             (name.size() == a.size() || name[name.size() - a.size() - 1] == '.') && st.role != StepRole::KvWrite)
           out[i] = b;
     }
-    return out;
+    return bind;
   }
 
   // Fresh random region inputs, and a random KV cache for every layer the region touches with
@@ -252,10 +303,18 @@ class CpuEvaluator final : public Evaluator {
     return false;
   }
 
-  // Runs the region's steps; outputs are poisoned first.
-  void run(const StepShape& sh, const std::vector<cpu::OpBinding>& bind, RegionRun& io) const {
+  // Runs the region's steps, or the fused kernel; outputs are poisoned first.
+  void run(const StepShape& sh, const Binding& b, RegionRun& io) const {
     const int64_t n = int64_t(sh.tokens.size());
     const int64_t rows = int64_t(sh.logit_rows.size());
+    if (b.fused) {
+      std::vector<float>& out = io.values[span_.out];
+      out.assign(size_t(n * span_.hidden), kPoison);
+      cpu::mlp_fused(io.values.at(span_.x).data(), io.values.at(span_.residual).data(), n, span_.hidden, span_.inter,
+                     mlp_weights_, out.data(), *b.fused);
+      return;
+    }
+    const std::vector<cpu::OpBinding>& bind = b.steps;
     for (size_t i = 0; i < region_->steps.size(); ++i) {
       const RegionStep& st = region_->steps[i];
       const Op& op = g_.ops.at(size_t(st.op));
@@ -289,6 +348,11 @@ class CpuEvaluator final : public Evaluator {
   const Partition& part_;
   const RegionWork* work_ = nullptr;
   const Region* region_ = nullptr;
+  Region merged_;                     // a span's regions as one (region_ points here for spans)
+  std::vector<cpu::MlpSpan> spans_;   // the graph's layer MLP spans, found for the first span
+  cpu::MlpSpan span_;                 // the representative instance's
+  cpu::MlpWeights mlp_weights_;
+  bool have_mlp_weights_ = false;
   std::vector<float> inv_freq_;
   std::map<const TensorInfo*, std::vector<float>> weights_;
   std::vector<StepShape> checks_;

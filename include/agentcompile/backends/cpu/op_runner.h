@@ -4,6 +4,7 @@
 // op through it, and the compiler's CPU evaluator runs a region's ops through it, so what the
 // search measures is exactly what a plan runs.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "agentcompile/backends/cpu/cpu_families.h"
@@ -52,5 +53,22 @@ struct OpArgs {
 // an internal error.
 void run_op(const Graph& g, const Op& op, const OpBinding& binding, const OpArgs& a,
             AttentionPart part = AttentionPart::Whole);
+
+// A layer's MLP as one span for mlp.fused: the post-attention RMSNorm, gate, up, SwiGLU, down
+// projection and residual add (the regions mlp_in and mlp_out), and the values the fused kernel
+// reads and writes; the intermediates between them are read by no op outside the span.
+struct MlpSpan {
+  int layer = -1;
+  std::vector<int> ops;  // the six op indices, graph order (consecutive)
+  int x = -1;            // value id: the norm's input
+  int residual = -1;     // value id: the add's input that is not the down projection
+  int out = -1;          // value id: the add's output
+  int64_t hidden = 0, inter = 0;
+};
+// Every layer's MLP span of g, layer order; Internal when the graph's MLP is not the builder's
+// pattern or an intermediate value is read after the span.
+std::vector<MlpSpan> mlp_spans(const Graph& g);
+// The span's weights as f32, through the caller's converted copy of each tensor.
+MlpWeights mlp_span_weights(const Graph& g, const MlpSpan& s, const std::function<const float*(const TensorInfo*)>& f32_of);
 
 }  // namespace ac::cpu

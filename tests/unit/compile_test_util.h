@@ -1,0 +1,23 @@
+#pragma once
+// A CPU compile small enough for tests: short prompt and context, few checked tokens, few repeats.
+#include <cstdint>
+
+#include "agentcompile/compiler/compile.h"
+
+namespace ac::test {
+
+inline CompileOptions small_compile_options(const fs::path& db, int64_t prefill_tokens = 32, int64_t decode_context = 64,
+                                            int e2e_tokens = 8) {
+  CompileOptions o;
+  o.backend = "cpu";
+  o.db_path = db;
+  o.budget_s = 60;
+  o.prefill_tokens = prefill_tokens;
+  o.decode_context = decode_context;
+  o.e2e_tokens = e2e_tokens;
+  o.search.repeats = 3;
+  o.search.warmup = 1;
+  return o;
+}
+
+}  // namespace ac::test
