@@ -537,9 +537,81 @@ std::string report_markdown(const Json& rep) {
         rep["e2e_rule"]["epsilon"].dump() + ", ties " + e["ties_within_epsilon"].dump() + ")\n";
   md += "- profile: " + e["profile"].dump() + "\n- reference: " + e["reference_profile"].dump() + "\n";
   md += "- speedup against the reference backend under the objective: " + e["speedup_vs_reference"].dump() + "\n";
+  const Json& fg = rep["fallback_guard"];
+  md += "- against every region's fallback: " + fg["status"].get<std::string>();
+  if (fg.contains("plan_us"))
+    md += " (plan " + us_text(fg["plan_us"].get<double>()) + ", fallbacks " + us_text(fg["fallback_us"].get<double>()) + ", " +
+          fg["fallback_source"].get<std::string>() + ")";
+  md += "\n";
   md += "- regression check: " + rep["regression"]["status"].get<std::string>() + "\n";
   md += "\n## Search efficiency\n\n" + rep["efficiency"].dump() + "\n";
   return md;
+}
+
+// Median objective costs of plans a and b profiled alternately three times (side by side, so both
+// see the same moment's noise); last_b receives b's last profile.
+std::pair<double, double> side_by_side(E2eStage& e2e, const Graph& g, const Plan& a, const Plan& b, E2e& last_b) {
+  std::vector<double> ca, cb;
+  auto ex_a = make_plan_executor(a, g, e2e.limits());
+  auto ex_b = make_plan_executor(b, g, e2e.limits());
+  E2e ra;
+  for (int k = 0; k < 3; ++k) {
+    e2e.profile(*ex_a, ra);
+    e2e.profile(*ex_b, last_b);
+    ca.push_back(ra.cost_us);
+    cb.push_back(last_b.cost_us);
+  }
+  return {median_of(ca), median_of(cb)};
+}
+
+// Regions are timed alone (or in short chains), so a plan of searched routes can still run
+// slower end to end than every region's fallback. On the CUDA backend (whose fallbacks are the
+// fast path's default points, not the reference backend) the all-fallback plan is checked and
+// profiled after the plan, alternating with it three times; if the searched plan is slower by
+// more than the selection margin, every specialised route is blocked and the fallbacks are
+// kept, each listed as a repair with the time lost. On the CPU backend the fallbacks are the
+// reference backend, which the end-to-end stage already compares (speedup_vs_reference).
+// Returns report.json's "fallback_guard".
+Json guard_against_fallbacks(const Model& m, const Graph& g, const Partition& part, const std::vector<RegionSearch>& searches,
+                             RouteGraph& rg, RoutePath& path, BuiltPlan& built, E2e& check, std::vector<Repair>& repairs,
+                             E2eStage& e2e, const Environment& env, const CompileOptions& o, const std::string& hash,
+                             double margin) {
+  std::vector<size_t> specialised;
+  for (size_t si = 0; si < searches.size(); ++si)
+    if (const RouteEdge* e = RouteGraph::choice(path, si); e && !e->fallback) specialised.push_back(si);
+  if (o.backend != "cuda") return {{"status", "not applied: the CPU backend's fallbacks are the reference backend (e2e speedup_vs_reference)"}};
+  if (specialised.empty()) return {{"status", "every region on its fallback"}};
+  RouteGraph fb = rg;
+  for (const RouteEdge& e : fb.edges())
+    if (!e.fallback) fb.block(e.search, e.candidate.name());
+  const RoutePath fpath = fb.cheapest();
+  BuiltPlan fbuilt = plan_of(m, g, part, searches, fpath, env, o, hash);
+  E2e fcheck = e2e.run(fbuilt.plan, false);
+  if (!fcheck.ok) return {{"status", "the fallback plan failed the end-to-end check: " + fcheck.reason}};
+  const auto [plan_us, fallback_us] = side_by_side(e2e, g, built.plan, fbuilt.plan, fcheck);
+  const std::string source = "profiled now, alternating with the plan (median of 3)";
+  Json j = {{"plan_us", plan_us}, {"fallback_us", fallback_us}, {"margin", margin}, {"fallback_source", source}};
+  if (!(fallback_us > 0) || plan_us <= fallback_us * (1 + margin)) {
+    j["status"] = "searched routes kept";
+    return j;
+  }
+  char why[300];
+  std::snprintf(why, sizeof why,
+                "end-to-end profile: the searched routes ran %.1f%% slower than every region's fallback (%.1f vs %.1f us "
+                "under the %s objective)",
+                100 * (plan_us / fallback_us - 1), plan_us, fallback_us, o.objective.c_str());
+  const RoutePath before = path;
+  std::vector<std::pair<size_t, const RouteEdge*>> old;
+  for (size_t si : specialised) {
+    old.emplace_back(si, RouteGraph::choice(before, si));
+    rg.block(si, old.back().second->candidate.name());
+  }
+  path = rg.cheapest();
+  for (const auto& [si, was] : old) repairs.push_back(repair_of(part, searches[si], was, before, path, why));
+  built = std::move(fbuilt);
+  check = fcheck;
+  j["status"] = "fallbacks kept";
+  return j;
 }
 
 }  // namespace
@@ -710,12 +782,14 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     built = plan_of(m, g, front.partition, searches, path, env, o, hash);
     check = e2e.run(built.plan, false);
   }
-  Plan& plan = built.plan;
   report_progress("end-to-end profile");
   {
-    auto ex = make_plan_executor(plan, g, e2e.limits());
+    auto ex = make_plan_executor(built.plan, g, e2e.limits());
     e2e.profile(*ex, check);
   }
+  const Json fallback_guard = guard_against_fallbacks(m, g, front.partition, searches, rg, path, built, check, repairs, e2e,
+                                                      env, o, hash, so.margin);
+  Plan& plan = built.plan;
   plan.e2e = check.to_json();
 #ifdef AGENTCOMPILE_HAVE_CUDA
   if (plan.cuda_fast) {
@@ -741,17 +815,8 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
       regression["status"] = "same routes as the best recorded plan";
     } else {
       // Measure both now, side by side: recorded figures from another moment carry other noise.
-      E2e a, b;
-      std::vector<double> mine, theirs;
-      auto ex_new = make_plan_executor(plan, g, e2e.limits());
-      auto ex_old = make_plan_executor(prev, g, e2e.limits());
-      for (int k = 0; k < 3; ++k) {
-        e2e.profile(*ex_new, a);
-        e2e.profile(*ex_old, b);
-        mine.push_back(a.cost_us);
-        theirs.push_back(b.cost_us);
-      }
-      const double now_us = median_of(mine), best_us = median_of(theirs);
+      E2e b;
+      const auto [now_us, best_us] = side_by_side(e2e, g, plan, prev, b);
       regression["plan_us"] = now_us;
       regression["best_recorded_us"] = best_us;
       if (now_us > best_us * (1 + o.regression_threshold)) {
@@ -843,6 +908,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
               {"max_batch", o.max_batch},
               {"points", {{"decode", fo.decode.to_json()}, {"prefill", fo.prefill.to_json()}}},
               {"timing_method", timing_method},
+              {"fallback_guard", fallback_guard},
               {"selection", {{"margin", so.margin}, {"repeats", so.repeats}, {"warmup", so.warmup},
                              {"rule", "fastest correct; ties within the measured noise go to the simpler candidate; a "
                                       "specialised candidate must beat the fallback by max(margin, noise)"}}},

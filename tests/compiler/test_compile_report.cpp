@@ -1,6 +1,7 @@
 // compile_model's report and progress on the CPU backend: report.md's tables start on their own
 // line (a list line once ran into the table header), the budget says where the time went and by
-// how much it was exceeded, and the progress counts regions up to the total.
+// how much it was exceeded, the fallback guard's status is stated, and the progress counts
+// regions up to the total.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -83,6 +84,10 @@ TEST(CompileReport, MarkdownBudgetAndProgress) {
   EXPECT_LE(b["search_share"].get<double>(), 0.8 + 1e-9);
   EXPECT_NE(md.find("- budget: 30.00 s, used "), std::string::npos) << md;
   EXPECT_NE(md.find("reference backend"), std::string::npos) << md;
+
+  // The guard against the all-fallback plan acts on the CUDA backend only; here it says so.
+  EXPECT_EQ(r.report["fallback_guard"]["status"].get<std::string>().rfind("not applied", 0), 0u);
+  EXPECT_NE(md.find("- against every region's fallback: not applied"), std::string::npos) << md;
 
   // Progress: regions done never decrease and reach the total before the end-to-end stage.
   ASSERT_FALSE(seen.empty());

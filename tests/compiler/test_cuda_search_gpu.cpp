@@ -82,6 +82,18 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
       EXPECT_EQ(reg["search"]["not_explored"].get<size_t>(), 0u);
     }
   EXPECT_TRUE(attention);
+  // The plan against the all-fallback plan (the fast path's defaults), side by side: the decision
+  // follows the figures, and keeping the fallbacks lists repairs.
+  const Json& fg = r.report["fallback_guard"];
+  const std::string status = fg["status"].get<std::string>();
+  if (status != "every region on its fallback") {
+    ASSERT_TRUE(fg.contains("plan_us")) << fg.dump();
+    EXPECT_GT(fg["fallback_us"].get<double>(), 0);
+    const bool slower = fg["plan_us"].get<double>() > fg["fallback_us"].get<double>() * (1 + fg["margin"].get<double>());
+    EXPECT_EQ(status, slower ? "fallbacks kept" : "searched routes kept") << fg.dump();
+    if (slower) EXPECT_FALSE(r.report["repairs"].empty());
+  }
+  std::printf("[ compile ] fallback guard %s\n", fg.dump().c_str());
   EXPECT_LE(r.report["budget"]["overrun_s"].get<double>(), 10.0);
   std::printf("[ compile ] %s\n", r.report["budget"].dump().c_str());
 }
