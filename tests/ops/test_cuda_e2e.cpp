@@ -1,16 +1,19 @@
 // Whole models on the CUDA backend: the HF fixtures (logits and greedy tokens, both linear
-// routes) and, on the GPU machine, a synthetic Qwen3-1.7B generating 128 tokens checked against
+// routes, and a compiled CUDA plan's greedy tokens) and, on the GPU machine, a synthetic Qwen3-1.7B generating 128 tokens checked against
 // the CPU reference by teacher forcing. Skipped, with the reason, where there is no GPU.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
+#include "agentcompile/compiler/compile.h"
 #include "agentcompile/core/json.h"
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/model/synth_model.h"
 #include "agentcompile/runtime/backends.h"
 #include "agentcompile/runtime/engine.h"
+#include "agentcompile/runtime/plan_executor.h"
+#include "unit/model_test_util.h"
 #include "backends/cuda/fast_executor.h"
 #include "ops/cuda_test_util.h"
 
@@ -91,6 +94,51 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, CudaFixture,
                          ::testing::Combine(::testing::Values("llama_gqa2_tied_llama3", "qwen3_mha_untied_5x",
                                                               "qwen2_gqa5_bias_f16", "llama_gqa5_f32_5x"),
                                             ::testing::Values("reference", "library", "fast")));
+
+// A CUDA plan compiled for a fixture (search, end-to-end check, plan folder written and loaded as
+// `generate --plan` does, its kernel binaries included) reproduces HF's greedy tokens, ties within
+// the bf16 bound aside. Not yet run on the GPU when written (session 4 had no device time left).
+class CudaFixturePlan : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CudaFixturePlan, CompiledPlanReproducesTransformersGreedyTokens) {
+  AC_REQUIRE_GPU();
+  const fs::path dir = fs::path(AC_TEST_FIXTURES) / "hf" / GetParam();
+  Expected e = load_expected(dir);
+  auto model = load_model(dir);
+  Graph g = build_decoder_graph(model->config, model->weights);
+  if (std::string why = cuda::fast_path_unsupported(g); !why.empty()) GTEST_SKIP() << "fast path: " << why;
+  TempDir tmp;
+  CompileOptions o;
+  o.backend = "cuda";
+  o.db_path = tmp / "t.db";
+  o.budget_s = 20;
+  o.e2e_tokens = 8;
+  o.prefill_tokens = 16;
+  o.decode_context = 32;
+  const CompileResult c = compile_model(*model, o);
+  ASSERT_TRUE(c.report["e2e"]["ok"].get<bool>()) << c.report["e2e"].dump();
+  write_plan_folder(tmp / "plan", c);
+  const Plan plan = load_plan_for(tmp / "plan", *model, "cuda");
+  ASSERT_TRUE(plan.cuda_fast.has_value());
+  const int64_t seq = int64_t(e.prompt.size() + e.greedy.size());
+  auto ex = make_plan_executor(plan, g, ExecutorLimits{1, seq, seq, 1});
+  GenerateOptions go;
+  go.max_tokens = int64_t(e.greedy.size());
+  go.ignore_eos = true;
+  auto r = generate(*ex, model->config, e.prompt, go, nullptr);
+  float scale = 0.0f;
+  for (float v : e.logits) scale = std::max(scale, std::fabs(v));
+  size_t agreed = 0;
+  for (; agreed < e.greedy.size(); ++agreed) {
+    if (r.tokens[agreed] == e.greedy[agreed]) continue;
+    EXPECT_LT(e.margins[agreed], 2e-2f * scale) << "step " << agreed << ": ours " << r.tokens[agreed] << ", HF "
+                                                << e.greedy[agreed];
+    break;
+  }
+  std::printf("[ fixture ] %s compiled plan: greedy agreement %zu/%zu\n", GetParam().c_str(), agreed, e.greedy.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, CudaFixturePlan, ::testing::Values("llama_gqa2_tied_llama3", "qwen3_mha_untied_5x"));
 
 // The fast path (fused kernels, bf16 KV cache, CUDA graphs) against the CPU reference on the tiny
 // presets (real vocabularies, GQA, head_dim 32): teacher-forced logits within the bf16 bound and
