@@ -2,6 +2,7 @@
 #include "agentcompile/compiler/spans.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -160,10 +161,12 @@ void decide_span(RegionSearch& s, double separate_us, double margin) {
     s.decision = b;
     return;
   } else {
+    const double gain = separate_us / best->median_us - 1;  // negative: the span is slower
     std::snprintf(b, sizeof b,
-                  "fallback: unprofitable against the separate regions (best %s at %.2f us is %.1f%% faster than their "
+                  "fallback: unprofitable against the separate regions (best %s at %.2f us is %.1f%% %s than their "
                   "winners at %.2f us; margin %.1f%%)",
-                  best->candidate.name().c_str(), best->median_us, 100 * (separate_us / best->median_us - 1), separate_us, 100 * m);
+                  best->candidate.name().c_str(), best->median_us, 100 * std::fabs(gain), gain < 0 ? "slower" : "faster",
+                  separate_us, 100 * m);
     s.decision = b;
   }
   s.winner = fb.candidate;

@@ -25,6 +25,7 @@ expect_error() {
 "$bin" compile "$fx" --out "$tmp/plan" --db "$tmp/t.db" --backend cpu --budget 60 --json >"$tmp/cold.json" 2>"$tmp/cold.err"
 [ -f "$tmp/plan/plan.json" ] && [ -f "$tmp/plan/report.json" ] && [ -f "$tmp/plan/report.md" ] || fail "plan folder incomplete"
 grep -q "regions\]" "$tmp/cold.err" || fail "no progress lines"
+cp "$tmp/plan/report.json" "$tmp/cold-report.json"
 "$bin" compile "$fx" --out "$tmp/plan" --db "$tmp/t.db" --backend cpu --budget 60 --json >"$tmp/warm.json" 2>/dev/null
 python3 - "$tmp" <<'PY'
 import json, sys
@@ -34,7 +35,10 @@ rep = json.load(open(t + "/plan/report.json"))
 plan = json.load(open(t + "/plan/plan.json"))
 assert cold["e2e"]["ok"] and warm["e2e"]["ok"]
 assert cold["totals"]["measured"] > 20, cold["totals"]
-assert warm["totals"]["measured"] == 0 and warm["totals"]["reused"] == cold["totals"]["measured"], warm["totals"]
+# Everything the cold compile measured comes from the DB; it measures only what the cold one left
+# unexplored (a region's share of the budget can run out on a loaded machine).
+unexplored = json.load(open(t + "/cold-report.json"))["budget"]["not_explored"]
+assert warm["totals"]["measured"] == unexplored and warm["totals"]["reused"] == cold["totals"]["measured"], (warm["totals"], unexplored)
 assert warm["elapsed_s"] < cold["elapsed_s"] / 2, (cold["elapsed_s"], warm["elapsed_s"])
 assert plan["format"] == "agentcompile-plan" and len(plan["model_hash"]) == 64
 assert {r["phase"] for r in plan["routes"]} == {"decode", "prefill"}

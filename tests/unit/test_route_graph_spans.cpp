@@ -141,6 +141,11 @@ TEST(RouteGraphSpans, ASpanIsKeptOnlyWhenItBeatsTheSeparateWinnersByTheMargin) {
   SpanFixture g({ok("cpu:fallback", 0, 18), ok("cpu:mlp.fused", 1, 6.9, 16)}, 0);
   decide_span(g.searches[2], 7.0, 0.03);  // 6.9 us is faster, but not by 3 %
   EXPECT_EQ(g.searches[2].winner.family, "cpu:fallback");
+  EXPECT_NE(g.searches[2].decision.find("is 1.4% faster than their winners"), std::string::npos) << g.searches[2].decision;
+  SpanFixture slow({ok("cpu:fallback", 0, 18), ok("cpu:mlp.fused", 1, 8.0, 16)}, 0);
+  decide_span(slow.searches[2], 7.0, 0.03);  // a slower span says so (not "-12.5% faster")
+  EXPECT_NE(slow.searches[2].decision.find("is 12.5% slower than their winners"), std::string::npos)
+      << slow.searches[2].decision;
   SpanFixture none({ok("cpu:fallback", 0, 18)}, 0);
   decide_span(none.searches[2], 7.0, 0.03);
   EXPECT_EQ(none.searches[2].decision, "fallback: no correct fused candidate");
