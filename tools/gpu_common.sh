@@ -1,5 +1,10 @@
-# Sourced by the GPU scripts (tools/gpu_*.sh) that decode W2 under fast-path overrides and run
-# GPU tests; expects $bin (the agentcompile binary) and $out (the output folder, with runs/).
+# Sourced by the GPU scripts (tools/gpu_verify.sh, gpu_mlp_check.sh) that decode W2 under fast-path
+# overrides and run GPU tests: sets the environment, $out (with runs/) and $bin.
+export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export AGENTCOMPILE_KERNEL_CACHE=/tmp/ac-kernel-cache
+out=${OUT:-/tmp/out}; mkdir -p "$out/runs"
+root=${AC_BUILD_ROOT:-/tmp/lead}; [ -e "$root" ] || ln -s "$(pwd)" "$root"
+bin=build-device/agentcompile
 # The W2 prompt: 128 fixed pseudo-random token ids.
 w2_prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(3, 120000)) for _ in range(128)))")
 

@@ -7,11 +7,6 @@
 # warm one should take less than half the time). Binaries carried in build-device/.
 #   tools/gpu_mlp_check.sh -> $OUT/mlp_check.log, $OUT/mlp-check.tgz (per-run JSON, reports)
 set -uo pipefail
-export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export AGENTCOMPILE_KERNEL_CACHE=/tmp/ac-kernel-cache
-out=${OUT:-/tmp/out}; mkdir -p "$out/runs"
-root=${AC_BUILD_ROOT:-/tmp/lead}; [ -e "$root" ] || ln -s "$(pwd)" "$root"
-bin=build-device/agentcompile
 . tools/gpu_common.sh
 {
   date -u; echo "engine $(cat build-device/COMMIT 2>/dev/null || echo unknown)"

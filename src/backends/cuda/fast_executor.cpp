@@ -158,15 +158,14 @@ LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K) {
 std::optional<Variant> fast_mlp_variant(const FastConfig& cfg, int batch, long long H, long long I, DType wt,
                                         const std::string& arch) {
   if (batch > cfg.mlp_fused_batch || batch > 2 || H % 8 || I % 8) return std::nullopt;
-  const Family& f = find_family("mlp", "fused");
   const MlpChoice& m = cfg.mlp;
-  const std::map<std::string, int> v = {{"BLOCK", m.block}, {"KC", m.kc}, {"ROWS", m.rows}, {"UNROLL", m.unroll}, {"BATCH", batch}};
-  for (const auto& d : f.params)
-    if (std::find(d.values.begin(), d.values.end(), v.at(d.name)) == d.values.end())
-      throw_input("mlp.fused", d.name + "=" + std::to_string(v.at(d.name)) + " is outside its domain");
-  if (std::string why = f.constraint(v); !why.empty()) throw_input("mlp.fused", why);
   if (m.bps < 1 || m.bps > 8) throw_input("mlp.fused", "blocks per SM must be 1..8");
-  return make_variant(f, v, {wt}, arch);
+  try {  // make_variant checks the domains and the constraint; a configured point is input
+    return make_variant(find_family("mlp", "fused"),
+                        {{"BLOCK", m.block}, {"KC", m.kc}, {"ROWS", m.rows}, {"UNROLL", m.unroll}, {"BATCH", batch}}, {wt}, arch);
+  } catch (const Error& e) {
+    throw_input("mlp.fused", e.reason());
+  }
 }
 
 std::vector<uint16_t> tile_mlp_down(const void* w, long long H, long long I, int kc) {
