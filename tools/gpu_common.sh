@@ -10,12 +10,13 @@ w2_prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random
 
 # w2_decode PRESET LABEL OVERRIDE: 128 greedy tokens after the W2 prompt on the fast path with
 # AGENTCOMPILE_FAST_CONFIG=OVERRIDE; one line with ms/token, a checksum of the tokens and the first
-# few (runs compare token for token through the checksum).
+# few (runs compare token for token through the checksum). $W2_EXTRA: more generate flags (e.g.
+# sampling: --temperature 0.6 --top-k 20 --seed 5).
 w2_decode() {
   local m=/tmp/ac-$1
   [ -f $m/model.safetensors ] || $bin synth-model --preset $1 --out $m --seed 11 --quiet >/dev/null
   AGENTCOMPILE_FAST_CONFIG=$3 $bin generate $m --prompt-tokens $w2_prompt --max-tokens 128 --ignore-eos --backend cuda \
-    --cuda-route fast --json > "$out/runs/$1-$2.json" 2> "$out/runs/$1-$2.err" || { echo "$1 $2 FAILED: $(tail -1 "$out/runs/$1-$2.err")"; return; }
+    --cuda-route fast ${W2_EXTRA:-} --json > "$out/runs/$1-$2.json" 2> "$out/runs/$1-$2.err" || { echo "$1 $2 FAILED: $(tail -1 "$out/runs/$1-$2.err")"; return; }
   python3 - "$out/runs/$1-$2.json" "$1" "$2" <<'PY'
 import json, sys, zlib
 g = json.load(open(sys.argv[1])); t = g["timings"]

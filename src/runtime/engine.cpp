@@ -52,10 +52,19 @@ GenerateResult generate(Executor& ex, const ModelConfig& cfg, const std::vector<
   // Greedy decoding uses the backend's own argmax where it has one (no logits copy).
   const bool greedy = opts.sampling.temperature == 0.0f;
   std::vector<int32_t> picked;
+  std::vector<LogitCandidate> candidates;
   auto choose = [&]() -> int32_t {
     if (greedy && ex.argmax_rows(picked)) {
       if (picked.at(0) < 0) throw_internal("sampler", "the logits hold NaN or Inf; generation stopped");
       return picked[0];
+    }
+    // Top-k sampling draws among the k candidates the backend selects where it can (the same
+    // draw as from the whole row: Sampler::sample_candidates).
+    const int k = opts.sampling.top_k;
+    if (!greedy && k > 0 && k < ex.vocab_size() && ex.top_k_rows(k, candidates)) {
+      if (candidates.at(0).second < 0) throw_internal("sampler", "the logits hold NaN or Inf; generation stopped");
+      candidates.resize(size_t(k));  // the first row: generate runs one sequence
+      return sampler.sample_candidates(std::move(candidates));
     }
     return sampler.sample(ex.logits(), ex.vocab_size());
   };

@@ -30,17 +30,47 @@ int32_t argmax(const float* logits, int64_t vocab) {
   return int32_t(best);
 }
 
+namespace {
+bool by_logit(const LogitCandidate& a, const LogitCandidate& b) {
+  return a.first > b.first || (a.first == b.first && a.second < b.second);
+}
+}  // namespace
+
+std::vector<LogitCandidate> top_k_candidates(const float* logits, int64_t vocab, int k) {
+  std::vector<LogitCandidate> c(static_cast<size_t>(vocab));
+  for (int64_t i = 0; i < vocab; ++i) c[size_t(i)] = {logits[i], int32_t(i)};
+  if (k > 0 && k < vocab) {
+    std::nth_element(c.begin(), c.begin() + k, c.end(), by_logit);
+    c.resize(size_t(k));
+  }
+  std::sort(c.begin(), c.end(), by_logit);
+  return c;
+}
+
 int32_t Sampler::sample(const float* logits, int64_t vocab) {
   check_finite(logits, vocab);
   if (p_.temperature == 0.0f) return argmax(logits, vocab);
-
-  cand_.resize(size_t(vocab));
-  for (int64_t i = 0; i < vocab; ++i) cand_[size_t(i)] = {logits[i] / p_.temperature, int32_t(i)};
-  auto by_logit = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
-  if (p_.top_k > 0 && size_t(p_.top_k) < cand_.size()) {
-    std::nth_element(cand_.begin(), cand_.begin() + p_.top_k, cand_.end(), by_logit);
-    cand_.resize(size_t(p_.top_k));
+  if (p_.top_k > 0 && p_.top_k < vocab) {
+    cand_ = top_k_candidates(logits, vocab, p_.top_k);
+  } else {  // the whole vocabulary, in id order (sorted below only as far as top-p/min-p need)
+    cand_.resize(size_t(vocab));
+    for (int64_t i = 0; i < vocab; ++i) cand_[size_t(i)] = {logits[i], int32_t(i)};
   }
+  return draw();
+}
+
+int32_t Sampler::sample_candidates(std::vector<LogitCandidate> cand) {
+  if (cand.empty()) throw_internal("sampler", "no candidates to sample from");
+  for (const auto& c : cand)
+    if (!std::isfinite(c.first)) throw_internal("sampler", "a candidate logit is NaN or infinite; generation stopped");
+  std::sort(cand.begin(), cand.end(), by_logit);
+  cand_ = std::move(cand);
+  return draw();
+}
+
+int32_t Sampler::draw() {
+  // Temperature after the selection: dividing by a positive number keeps the order.
+  for (auto& c : cand_) c.first /= p_.temperature;
   // Softmax over the candidates left (double for the sums).
   double mx = -INFINITY;
   for (const auto& c : cand_) mx = std::max(mx, double(c.first));

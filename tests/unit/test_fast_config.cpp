@@ -22,6 +22,13 @@ TEST(FastConfigOverride, SetsGemvPointsAndIntegers) {
   EXPECT_EQ(c.qkv.unroll, base.qkv.unroll);  // untouched
 }
 
+TEST(FastConfigOverride, SetsTheDeviceTopK) {
+  EXPECT_TRUE(cuda::FastConfig{}.gpu_top_k);
+  const cuda::FastConfig c = cuda::apply_fast_config_override({}, "gpu_top_k=0,top_k_block=512");
+  EXPECT_FALSE(c.gpu_top_k);
+  EXPECT_EQ(c.top_k_block, 512);
+}
+
 TEST(FastConfigOverride, SetsTensorCorePoints) {
   const cuda::FastConfig c = cuda::apply_fast_config_override({}, "down_mma=256:2:1:4,mma_terms=3,batched_mma=0,mma_min_batch=8");
   EXPECT_EQ(c.down_mma.block, 256);
@@ -103,7 +110,7 @@ TEST(FastMlpFused, TilesDownWeightsByUnit) {
 
 TEST(FastConfigOverride, RefusesMalformedSpecs) {
   for (const char* bad : {"o=128:2:1", "o=128:2:1:x", "attn_split=", "attn_split=12a", "nope=1", "attn_split", "o_mma=1:2:3",
-                          "mlp=256:16:1:2"}) {
+                          "mlp=256:16:1:2", "top_k_block=300"}) {
     try {
       cuda::apply_fast_config_override(cuda::FastConfig{}, bad);
       ADD_FAILURE() << bad << " was accepted";

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -70,6 +71,41 @@ TEST(Sampler, SeededRunsReproduce) {
   SamplingParams p{0.9f, 50, 0.95f, 0.01f, 1234};
   Sampler a(p), b(p);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(a.sample(l.data(), 1000), b.sample(l.data(), 1000));
+}
+
+// What top-k keeps: the k largest, ties to the lower id, sorted by value then id.
+TEST(Sampler, TopKCandidatesBreakTiesTowardsLowerIds) {
+  const std::vector<float> l = {0.5f, 2.0f, 1.0f, 2.0f, -3.0f, 1.0f, 1.0f};
+  auto c = top_k_candidates(l.data(), 7, 4);
+  ASSERT_EQ(c.size(), 4u);
+  EXPECT_EQ(c[0], LogitCandidate(2.0f, 1));
+  EXPECT_EQ(c[1], LogitCandidate(2.0f, 3));
+  EXPECT_EQ(c[2], LogitCandidate(1.0f, 2));
+  EXPECT_EQ(c[3], LogitCandidate(1.0f, 5));  // 6 ties with 5 and loses
+  EXPECT_EQ(top_k_candidates(l.data(), 7, 0).size(), 7u);
+  EXPECT_EQ(top_k_candidates(l.data(), 7, 9).size(), 7u);
+}
+
+// A backend that selects the top-k candidates itself (in any order) must lead to the same draws
+// as the full row, for every combination of the other settings.
+TEST(Sampler, CandidatesFromABackendDrawLikeTheFullRow) {
+  std::vector<float> l(3000);
+  for (size_t i = 0; i < l.size(); ++i) l[i] = float(std::sin(double(i) * 0.37) * 4.0);
+  l[17] = l[2001] = l[5];  // ties at the top
+  for (const SamplingParams& p : {SamplingParams{1.0f, 20, 1.0f, 0.0f, 3}, SamplingParams{0.6f, 20, 0.95f, 0.0f, 4},
+                                  SamplingParams{1.3f, 50, 1.0f, 0.05f, 5}, SamplingParams{0.7f, 1, 1.0f, 0.0f, 6},
+                                  SamplingParams{1.0f, 1000, 0.8f, 0.0f, 7}}) {
+    Sampler full(p), cand(p);
+    for (int i = 0; i < 200; ++i) {
+      auto c = top_k_candidates(l.data(), int64_t(l.size()), p.top_k);
+      std::reverse(c.begin(), c.end());  // a backend returns them in no particular order
+      std::rotate(c.begin(), c.begin() + std::ptrdiff_t(c.size() / 3), c.end());
+      ASSERT_EQ(full.sample(l.data(), int64_t(l.size())), cand.sample_candidates(c)) << "top_k " << p.top_k << " draw " << i;
+    }
+  }
+  Sampler s({1.0f, 2, 1.0f, 0.0f, 1});
+  EXPECT_THROW(s.sample_candidates({}), Error);
+  EXPECT_THROW(s.sample_candidates({{std::numeric_limits<float>::infinity(), 3}}), Error);
 }
 
 TEST(Sampler, NonFiniteLogitsAreAnError) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ac {
@@ -38,6 +39,11 @@ class Executor {
   // The greedy token of each logit row, computed where the logits live; false when the backend
   // has no such path (the runtime then reads logits()). A row with a NaN/Inf logit gives -1.
   virtual bool argmax_rows(std::vector<int32_t>& out) { return false; }
+  // The k largest logits of each row with their token ids (row r in out[r * k, (r + 1) * k),
+  // any order; ties go to the lower id), selected where the logits live, for top-k sampling
+  // without copying the vocabulary; false when the backend has no such path or not for this k.
+  // A row holding NaN or Inf has id -1 in its first entry.
+  virtual bool top_k_rows(int k, std::vector<std::pair<float, int32_t>>& out) { return false; }
   virtual int64_t vocab_size() const = 0;
   virtual const ExecutorLimits& limits() const = 0;
 };

@@ -20,16 +20,29 @@ struct SamplingParams {
 // Checks ranges; BadInput error naming the flag.
 void validate_sampling(const SamplingParams& p);
 
+// A token and its logit, as top-k selects them.
+using LogitCandidate = std::pair<float, int32_t>;
+
+// The k largest logits (ties to the lower id), sorted by value descending, then id; all of them
+// when k <= 0 or k >= vocab. What top-k keeps, on any backend.
+std::vector<LogitCandidate> top_k_candidates(const float* logits, int64_t vocab, int k);
+
 class Sampler {
  public:
   explicit Sampler(const SamplingParams& p) : p_(p), rng_(p.seed) {}
+  const SamplingParams& params() const { return p_; }
   // Throws Error(Internal) when a logit is NaN or infinite.
   int32_t sample(const float* logits, int64_t vocab);
+  // The same draw from the top_k candidates a backend selected (the set top_k_candidates keeps,
+  // in any order, raw logits): for the same generator state, the token sample() would return.
+  int32_t sample_candidates(std::vector<LogitCandidate> cand);
 
  private:
+  int32_t draw();  // temperature, softmax, top-p, min-p over cand_ (sorted), then the draw
+
   SamplingParams p_;
   Rng rng_;
-  std::vector<std::pair<float, int32_t>> cand_;
+  std::vector<LogitCandidate> cand_;
 };
 
 // Index of the largest logit (the first on ties, like torch.argmax).

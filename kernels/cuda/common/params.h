@@ -87,6 +87,15 @@ struct ArgmaxParams {
   long long rows, vocab;
 };
 
+// The k largest logits of each row (sampling/topk.cuh), k < vocab.
+struct TopKParams {
+  const float* logits;   // [rows, vocab]
+  float* out_val;        // [rows, k] in no particular order
+  int* out_idx;          // [rows, k]; -1 in a row's first slot: the row holds NaN or Inf
+  long long rows, vocab;
+  int k;
+};
+
 // ---- fast decode families (gemv/, attention/decode.cuh) ----
 
 // y = W x (+ bias) over B rows of x, with an optional RMSNorm of x first and an epilogue

@@ -61,6 +61,18 @@ std::vector<Family> build_families() {
   v.push_back(ref("bias", "elementwise/reference.cuh", "BiasParams", "bias_ref", {"W"}));
   v.push_back(ref("gather_rows", "elementwise/reference.cuh", "GatherRowsParams", "gather_rows_ref", {}));
   v.push_back(ref("argmax", "sampling/argmax.cuh", "ArgmaxParams", "argmax_ref", {}));
+  {  // the k largest logits per row, for top-k sampling on the device
+    Family f;
+    f.op = "topk";
+    f.name = "radix";
+    f.header = "sampling/topk.cuh";
+    f.params_struct = "TopKParams";
+    f.device_fn = "topk_radix";
+    f.params = {{"BLOCK", {256, 512, 1024}}};
+    f.description = "k largest logits of each row: 8-bit radix select of the k-th key, then a gather "
+                    "(ties to the lower token id); one block per row";
+    v.push_back(std::move(f));
+  }
 
   // ---- fast decode families (issue 9): fused, memory-bound, searched over their parameters ----
   {

@@ -65,6 +65,9 @@ std::string fast_path_unsupported(const Graph& g) {
 
 namespace {
 
+Variant topk_variant(const FastConfig& cfg, const std::string& arch) {
+  return make_variant(find_family("topk", "radix"), {{"BLOCK", cfg.top_k_block}}, {}, arch);
+}
 Variant qkv_post_variant(const FastConfig& cfg, DType wt, const std::string& arch) {
   return make_variant(find_family("qkv_post", "fused"), {{"BLOCK", cfg.qkv_post_block}}, {wt}, arch);
 }
@@ -198,6 +201,7 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
     if (auto m = fast_mlp_variant(cfg, batch, c.hidden_size, c.intermediate_size, wt, arch)) v.push_back(*m);
   }
   v.push_back(qkv_post_variant(cfg, wt, arch));
+  if (cfg.gpu_top_k) v.push_back(topk_variant(cfg, arch));
   v.push_back(fused_attn_variant(c, cfg, wt, arch));
   v.push_back(attn_variant(c, cfg, arch));
   v.push_back(combine_variant(c, cfg, arch));
@@ -264,6 +268,11 @@ class FastExecutor final : public Executor {
     attn_counters_ = DeviceBuffer(size_t(kMaxBatch * c.num_kv_heads) * 4);
     CU_CHECK(drv().cuMemsetD32Async(attn_counters_.ptr(), 0, size_t(kMaxBatch * c.num_kv_heads), s_));
     token_out_ = DeviceBuffer(size_t(nr) * 4);
+    if (cfg_.gpu_top_k) {
+      const size_t slots = size_t(nr) * size_t(kGpuTopKMax);
+      topk_ = DeviceBuffer(2 * slots * 4);
+      host_topk_ = PinnedBuffer(2 * slots * 4);
+    }
     in_ = StepInputs(nt, nr);
     host_logits_ = PinnedBuffer(size_t(nr) * size_t(c.vocab_size) * 4);
     host_tokens_ = PinnedBuffer(size_t(nr) * 4);
@@ -317,6 +326,22 @@ class FastExecutor final : public Executor {
     CU_CHECK(drv().cuStreamSynchronize(s_));
     tokens_ready_ = true;
     out.assign(host_tokens_.as<int32_t>(), host_tokens_.as<int32_t>() + rows_in_step_);
+    return true;
+  }
+
+  bool top_k_rows(int k, std::vector<std::pair<float, int32_t>>& out) override {
+    const int64_t vocab = g_.config.vocab_size;
+    if (!cfg_.gpu_top_k || k < 1 || k > kGpuTopKMax || k >= vocab) return false;
+    // Values then ids, back to back in one buffer: one copy to the host.
+    const size_t n = size_t(rows_in_step_) * size_t(k);
+    TopKParams p{logits_.as<float>(), topk_.as<float>(), reinterpret_cast<int*>(topk_.as<float>() + n), rows_in_step_, vocab, k};
+    launch_kernel(load_kernel(topk_variant(cfg_, arch_)), Dim3{unsigned(rows_in_step_)}, unsigned(cfg_.top_k_block), 0, s_, &p);
+    topk_.download(host_topk_.data(), 2 * n * 4, s_);
+    CU_CHECK(drv().cuStreamSynchronize(s_));
+    out.resize(n);
+    const float* hv = host_topk_.as<float>();
+    const int32_t* hi = reinterpret_cast<const int32_t*>(hv + n);
+    for (size_t i = 0; i < n; ++i) out[i] = {hv[i], hi[i]};
     return true;
   }
 
@@ -633,6 +658,8 @@ class FastExecutor final : public Executor {
   long long max_splits_ = 1;
   DeviceBuffer resid_, h_, qkv_, q_, attn_, gate_, up_, tmp_, cast_, part_o_, part_ml_, gathered_, logits_;
   DeviceBuffer part_val_, part_idx_, counter_, attn_counters_, token_out_;
+  DeviceBuffer topk_;  // gpu_top_k: [rows * k] values, then [rows * k] ids (at most kGpuTopKMax per row)
+  PinnedBuffer host_topk_;
   std::vector<DeviceBuffer> wdown_tiled_;  // mlp.fused's W_down per layer (tile_mlp_down), when enabled
   DeviceBuffer mlp_counters_;  // mlp.fused: blocks that read h / blocks done (reset by its last block)
   StepInputs in_;  // token ids, positions, slots, logit rows of the step
@@ -664,7 +691,8 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
                                                          {"attn_split", &FastConfig::attn_split},
                                                          {"attn_ilp", &FastConfig::attn_ilp},
                                                          {"mlp_fused_batch", &FastConfig::mlp_fused_batch},
-                                                         {"qkv_post_block", &FastConfig::qkv_post_block}};
+                                                         {"qkv_post_block", &FastConfig::qkv_post_block},
+                                                         {"top_k_block", &FastConfig::top_k_block}};
   auto number = [&](const std::string& key, const std::string& text) {
     size_t used = 0;
     int v = 0;
@@ -703,8 +731,11 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
       cfg.mlp = MlpChoice{f[0], f[1], f[2], f[3], f[4]};
     } else if (auto i = ints.find(key); i != ints.end()) {
       cfg.*(i->second) = number(key, val);
-    } else if (key == "cuda_graph" || key == "pdl" || key == "batched_mma") {
-      (key == "pdl" ? cfg.pdl : key == "cuda_graph" ? cfg.cuda_graph : cfg.batched_mma) = number(key, val) != 0;
+      if (key == "top_k_block" && cfg.top_k_block != 256 && cfg.top_k_block != 512 && cfg.top_k_block != 1024)
+        throw_input("fast config override", "'top_k_block' must be 256, 512 or 1024");
+    } else if (key == "cuda_graph" || key == "pdl" || key == "batched_mma" || key == "gpu_top_k") {
+      (key == "pdl" ? cfg.pdl : key == "cuda_graph" ? cfg.cuda_graph : key == "gpu_top_k" ? cfg.gpu_top_k : cfg.batched_mma) =
+          number(key, val) != 0;
     } else {
       throw_input("fast config override", "unknown key '" + key + "'");
     }

@@ -60,7 +60,14 @@ struct FastConfig {
   int attn_ilp = 1;  // attn_decode.fused's ILP (1 or 4: within ±2% of each other end to end on the H200)
   bool cuda_graph = true;
   bool pdl = true;
+  // Top-k sampling selects its k candidates on the device (topk.radix) instead of copying every
+  // logit to the host; off: the host selects them (the same candidates).
+  bool gpu_top_k = true;
+  int top_k_block = 1024;
 };
+
+// The largest k the device top-k serves (larger ones copy the logits to the host).
+inline constexpr int kGpuTopKMax = 1024;
 
 // The decode GEMV regions by the names plans, overrides and the search use, with their points in
 // FastConfig (gemv.fused at batch 1-2, gemv.mma from mma_min_batch on).
@@ -83,7 +90,7 @@ int batch_template(long long n);
 // Applies a developer override, e.g. AGENTCOMPILE_FAST_CONFIG="o=128:2:1:4,attn_split=64,pdl=0":
 // GEMV regions (qkv, o, gate_up, down, lm_head) take block:rows:unroll:splitk, their batched
 // tensor-core points (qkv_mma, ...) block:mt:unroll:splitk; mlp block:kc:rows:unroll:bps; attn_block, attn_tile, attn_split, attn_ilp,
-// qkv_post_block, mma_terms, mma_min_batch, mlp_fused_batch, batched_mma, cuda_graph and pdl take integers. Throws BadInput on
+// qkv_post_block, top_k_block, mma_terms, mma_min_batch, mlp_fused_batch, batched_mma, gpu_top_k, cuda_graph and pdl take integers. Throws BadInput on
 // anything else.
 FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec);
 
