@@ -1,5 +1,6 @@
 // topk.radix (kernels/cuda/sampling/topk.cuh) against the CPU's top_k_candidates: the same
-// candidate set per row (ties to the lower id) over real vocabulary sizes, many-way ties at the
+// candidate set per row (ties to the lower id) over real vocabulary sizes cut into chunks (a
+// short last chunk, many-way ties across chunks, counters reset for the next launch), ties at the
 // threshold, negative and positive values, k from 1 to the device limit, and rows holding NaN or
 // Inf flagged with id -1; then a fast-path generation sampling with top-k, its device candidates
 // checked against the CPU's at every step.
@@ -50,27 +51,36 @@ TEST_P(CudaTopK, SameCandidatesAsTheCpu) {
   if (c.rows > 1) l[size_t(1 * c.vocab + c.vocab / 2)] = std::numeric_limits<float>::quiet_NaN();  // row 1
   if (c.rows > 2) l[size_t(2 * c.vocab + 3)] = -std::numeric_limits<float>::infinity();            // row 2
   auto dl = to_device(l);
-  cuda::DeviceBuffer val(size_t(c.rows * c.k) * 4), idx(size_t(c.rows * c.k) * 4);
-  idx.fill_u32(0x7fffffffu, cuda::Device::get().stream());  // an unwritten slot stays visible
-  TopKParams p{dl.as<float>(), val.as<float>(), idx.as<int>(), c.rows, c.vocab, c.k};
+  const cuda::TopKShape shape = cuda::topk_shape(c.vocab, c.k);
+  const size_t parts = size_t(c.rows * shape.chunks * c.k);
+  cuda::DeviceBuffer val(size_t(c.rows * c.k) * 4), idx(size_t(c.rows * c.k) * 4), pval(parts * 4), pidx(parts * 4),
+      counters(size_t(2 * c.rows) * 4);
+  counters.fill_u32(0u, cuda::Device::get().stream());
+  TopKParams p{dl.as<float>(), val.as<float>(), idx.as<int>(), pval.as<float>(), pidx.as<int>(), counters.as<unsigned>(),
+               c.rows, c.vocab, shape.chunk, c.k};
   const auto& kern = cuda::load_kernel(cuda::make_variant(cuda::find_family("topk", "radix"), {{"BLOCK", c.block}}, {},
                                                           cuda::Device::get().info().arch()));
-  cuda::launch_kernel(kern, cuda::Dim3{unsigned(c.rows)}, unsigned(c.block), 0, cuda::Device::get().stream(), &p);
-  const auto v = to_host<float>(val, size_t(c.rows * c.k));
-  const auto ix = to_host<int32_t>(idx, size_t(c.rows * c.k));
-  for (long long r = 0; r < c.rows; ++r) {
-    const bool bad = r == 1 || r == 2;
-    if (bad) {
-      EXPECT_EQ(ix[size_t(r * c.k)], -1) << "row " << r << " holds a non-finite logit";
-      continue;
+  for (int rep = 0; rep < 2; ++rep) {  // twice: the last block of each row resets its counters
+    idx.fill_u32(0x7fffffffu, cuda::Device::get().stream());  // an unwritten slot stays visible
+    cuda::launch_kernel(kern, cuda::Dim3{unsigned(shape.chunks), unsigned(c.rows)}, unsigned(c.block), 0,
+                        cuda::Device::get().stream(), &p);
+    const auto v = to_host<float>(val, size_t(c.rows * c.k));
+    const auto ix = to_host<int32_t>(idx, size_t(c.rows * c.k));
+    SCOPED_TRACE("launch " + std::to_string(rep) + ", " + std::to_string(shape.chunks) + " chunks");
+    for (long long r = 0; r < c.rows; ++r) {
+      const bool bad = r == 1 || r == 2;
+      if (bad) {
+        EXPECT_EQ(ix[size_t(r * c.k)], -1) << "row " << r << " holds a non-finite logit";
+        continue;
+      }
+      std::vector<LogitCandidate> got;
+      for (int j = 0; j < c.k; ++j) got.push_back({v[size_t(r * c.k + j)], ix[size_t(r * c.k + j)]});
+      std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) {
+        return a.first > b.first || (a.first == b.first && a.second < b.second);
+      });
+      const auto want = top_k_candidates(l.data() + r * c.vocab, c.vocab, c.k);
+      ASSERT_EQ(got, want) << "row " << r;
     }
-    std::vector<LogitCandidate> got;
-    for (int j = 0; j < c.k; ++j) got.push_back({v[size_t(r * c.k + j)], ix[size_t(r * c.k + j)]});
-    std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) {
-      return a.first > b.first || (a.first == b.first && a.second < b.second);
-    });
-    const auto want = top_k_candidates(l.data() + r * c.vocab, c.vocab, c.k);
-    ASSERT_EQ(got, want) << "row " << r;
   }
 }
 
@@ -79,7 +89,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaTopK,
                                            TopKCase{8, 1000, 1, 256, 0}, TopKCase{3, 5000, 1024, 512, 0},
                                            TopKCase{4, 151936, 40, 1024, 1}, TopKCase{1, 4096, 7, 256, 2},
                                            TopKCase{2, 300, 299, 256, 1}, TopKCase{3, 1001, 10, 256, 0},
-                                           TopKCase{1, 7, 3, 256, 1}));  // odd rows: scalar loads
+                                           TopKCase{1, 7, 3, 256, 1}, TopKCase{8, 151936, 1024, 1024, 1},
+                                           TopKCase{2, 40000, 5, 512, 2}));
 
 // Wraps an executor: every top_k_rows answer is compared with the CPU's selection from the same
 // step's logits (the decode's split-K atomics make logits differ in their last bits between two

@@ -87,12 +87,16 @@ struct ArgmaxParams {
   long long rows, vocab;
 };
 
-// The k largest logits of each row (sampling/topk.cuh), k < vocab.
+// The k largest logits of each row (sampling/topk.cuh), k < vocab; grid (chunks, rows).
 struct TopKParams {
   const float* logits;   // [rows, vocab]
-  float* out_val;        // [rows, k] in no particular order
+  float* out_val;        // [rows, k]
   int* out_idx;          // [rows, k]; -1 in a row's first slot: the row holds NaN or Inf
+  float* part_val;       // [rows, chunks, k] each chunk's candidates (chunks > 1)
+  int* part_idx;         // [rows, chunks, k]
+  unsigned* counters;    // [2 * rows]: chunks done, NaN/Inf seen; zero before the first launch, reset by the last block
   long long rows, vocab;
+  long long chunk;       // values per chunk, >= k (topk_shape)
   int k;
 };
 

@@ -39,6 +39,11 @@ const GemvSlotField& gemv_slot(const std::string& name) {
   throw_internal("fast path", "no GEMV region named " + name);
 }
 
+TopKShape topk_shape(long long vocab, int k) {
+  const long long chunk = std::max<long long>(4096, k);
+  return TopKShape{chunk, (vocab + chunk - 1) / chunk};
+}
+
 std::string fast_path_unsupported(const Graph& g) {
   const ModelConfig& c = g.config;
   if (c.mlp_bias) return "MLP biases";
@@ -269,9 +274,12 @@ class FastExecutor final : public Executor {
     CU_CHECK(drv().cuMemsetD32Async(attn_counters_.ptr(), 0, size_t(kMaxBatch * c.num_kv_heads), s_));
     token_out_ = DeviceBuffer(size_t(nr) * 4);
     if (cfg_.gpu_top_k) {
-      const size_t slots = size_t(nr) * size_t(kGpuTopKMax);
+      const size_t slots = size_t(kGpuTopKRows) * size_t(kGpuTopKMax);
       topk_ = DeviceBuffer(2 * slots * 4);
       host_topk_ = PinnedBuffer(2 * slots * 4);
+      topk_parts_ = DeviceBuffer(2 * slots * size_t(topk_shape(c.vocab_size, 1).chunks) * 4);  // the most chunks: k <= 4096
+      topk_counters_ = DeviceBuffer(2 * kGpuTopKRows * 4);
+      CU_CHECK(drv().cuMemsetD32Async(topk_counters_.ptr(), 0, 2 * kGpuTopKRows, s_));
     }
     in_ = StepInputs(nt, nr);
     host_logits_ = PinnedBuffer(size_t(nr) * size_t(c.vocab_size) * 4);
@@ -331,11 +339,16 @@ class FastExecutor final : public Executor {
 
   bool top_k_rows(int k, std::vector<std::pair<float, int32_t>>& out) override {
     const int64_t vocab = g_.config.vocab_size;
-    if (!cfg_.gpu_top_k || k < 1 || k > kGpuTopKMax || k >= vocab) return false;
+    if (!cfg_.gpu_top_k || k < 1 || k > kGpuTopKMax || k >= vocab || rows_in_step_ > kGpuTopKRows) return false;
     // Values then ids, back to back in one buffer: one copy to the host.
     const size_t n = size_t(rows_in_step_) * size_t(k);
-    TopKParams p{logits_.as<float>(), topk_.as<float>(), reinterpret_cast<int*>(topk_.as<float>() + n), rows_in_step_, vocab, k};
-    launch_kernel(load_kernel(topk_variant(cfg_, arch_)), Dim3{unsigned(rows_in_step_)}, unsigned(cfg_.top_k_block), 0, s_, &p);
+    const TopKShape sh = topk_shape(vocab, k);
+    const size_t parts = size_t(rows_in_step_) * size_t(sh.chunks) * size_t(k);
+    TopKParams p{logits_.as<float>(), topk_.as<float>(), reinterpret_cast<int*>(topk_.as<float>() + n),
+                 topk_parts_.as<float>(), reinterpret_cast<int*>(topk_parts_.as<float>() + parts), topk_counters_.as<unsigned>(),
+                 rows_in_step_, vocab, sh.chunk, k};
+    launch_kernel(load_kernel(topk_variant(cfg_, arch_)), Dim3{unsigned(sh.chunks), unsigned(rows_in_step_)},
+                  unsigned(cfg_.top_k_block), 0, s_, &p);
     topk_.download(host_topk_.data(), 2 * n * 4, s_);
     CU_CHECK(drv().cuStreamSynchronize(s_));
     out.resize(n);
@@ -659,6 +672,7 @@ class FastExecutor final : public Executor {
   DeviceBuffer resid_, h_, qkv_, q_, attn_, gate_, up_, tmp_, cast_, part_o_, part_ml_, gathered_, logits_;
   DeviceBuffer part_val_, part_idx_, counter_, attn_counters_, token_out_;
   DeviceBuffer topk_;  // gpu_top_k: [rows * k] values, then [rows * k] ids (at most kGpuTopKMax per row)
+  DeviceBuffer topk_parts_, topk_counters_;  // the chunks' candidates (values, then ids); counters
   PinnedBuffer host_topk_;
   std::vector<DeviceBuffer> wdown_tiled_;  // mlp.fused's W_down per layer (tile_mlp_down), when enabled
   DeviceBuffer mlp_counters_;  // mlp.fused: blocks that read h / blocks done (reset by its last block)

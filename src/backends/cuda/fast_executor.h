@@ -66,8 +66,14 @@ struct FastConfig {
   int top_k_block = 1024;
 };
 
-// The largest k the device top-k serves (larger ones copy the logits to the host).
-inline constexpr int kGpuTopKMax = 1024;
+// The largest k the device top-k serves (larger ones copy the logits to the host), and the most
+// rows per step (a decode batch).
+inline constexpr int kGpuTopKMax = 1024, kGpuTopKRows = 8;
+// How topk.radix cuts a row: chunks of at least max(k, 4096) values, one block each.
+struct TopKShape {
+  long long chunk = 0, chunks = 0;
+};
+TopKShape topk_shape(long long vocab, int k);
 
 // The decode GEMV regions by the names plans, overrides and the search use, with their points in
 // FastConfig (gemv.fused at batch 1-2, gemv.mma from mma_min_batch on).
