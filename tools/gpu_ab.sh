@@ -4,7 +4,8 @@
 # build sees the same machine and the spread shows; each build is a folder holding agentcompile
 # (and COMMIT). VARIANTS: fast-path overrides run on build-device/ after the builds. GPU tests of
 # build-device/ first (GTEST_FILTER; SKIP_TESTS=1 leaves them out).
-#   BUILDS="build-device-head build-device" VARIANTS="attn_split=64" tools/gpu_ab.sh -> $OUT/ab.log, $OUT/ab.tgz
+#   BUILDS="build-device-head build-device" VARIANTS="attn_split=64" tools/gpu_ab.sh -> $OUT/ab.log (appended
+#   by each call), $OUT/ab-<time>.tgz
 set -uo pipefail
 . tools/gpu_common.sh
 {
@@ -22,5 +23,5 @@ set -uo pipefail
   done
   nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader
   date -u
-} 2>&1 | tee "$out/ab.log"
-tar czf "$out/ab.tgz" -C "$out" runs && rm -rf "$out/runs"
+} 2>&1 | tee -a "$out/ab.log"
+tar czf "$out/ab-$(date +%s).tgz" -C "$out" runs && rm -rf "$out/runs"
