@@ -54,6 +54,42 @@ __device__ __forceinline__ void gemv_stage_x(const GemvParams& p, float* xs, lon
   __syncthreads();
 }
 
+// gemv.fused's staging when this slice is the whole row (SPLITK 1): xs = gamma * x (or x) in one
+// pass that also sums each warp's squares into ss_part[b][warp]; the RMSNorm's 1/rms is applied
+// to the outputs instead (gemv_inv_rms), so its block reduction is off the path between the wait
+// for the previous kernel and the first FMA. Ends with __syncthreads.
+template <int BLOCK, int BATCH, typename W>
+__device__ __forceinline__ void gemv_stage_x_deferred(const GemvParams& p, float* xs, float (*ss_part)[BLOCK / 32],
+                                                      long long kchunk) {
+  const long long K = p.K;
+  const int B = (int)p.B;
+  const W* gamma = static_cast<const W*>(p.gamma);
+  for (int b = 0; b < BATCH; ++b) {
+    float ss = 0.0f;
+    for (long long kk = threadIdx.x; kk < kchunk; kk += BLOCK) {
+      float v = 0.0f;
+      if (b < B && kk < K) {
+        v = p.x[b * K + kk];
+        ss += v * v;
+        if (gamma) v *= to_f32(gamma[kk]);
+      }
+      xs[b * kchunk + kk] = v;
+    }
+    ss = warp_sum(ss);
+    if (threadIdx.x % 32 == 0) ss_part[b][threadIdx.x / 32] = ss;
+  }
+  __syncthreads();
+}
+
+// 1 / rms of batch row b from the warps' partial sums of squares (gemv_stage_x_deferred).
+template <int BLOCK>
+__device__ __forceinline__ float gemv_inv_rms(const GemvParams& p, const float* ss_part_b) {
+  float ss = 0.0f;
+#pragma unroll
+  for (int w = 0; w < BLOCK / 32; ++w) ss += ss_part_b[w];
+  return 1.0f / sqrtf(ss / (float)p.K + p.eps);
+}
+
 // Loads this lane's next UNROLL chunks of ROWS rows of each matrix (w0, and w1 for SWIGLU).
 template <int ROWS, int UNROLL, int MATS, typename W>
 __device__ __forceinline__ void gemv_load(u32x4 (&wv)[UNROLL][MATS][ROWS], const W* w0, const W* w1, long long row0,
@@ -153,8 +189,12 @@ __device__ void gemv(const GemvParams& p) {
   pdl_launch_dependents();
   pdl_wait();
 
-  // Stage x' for this K slice: RMSNorm over the full row when gamma is given.
-  gemv_stage_x<BLOCK, BATCH, W>(p, xs, k0, k1, kchunk);
+  // Stage x' for this K slice: RMSNorm over the full row when gamma is given (with one slice, the
+  // 1/rms scales the outputs instead: measured in bench/results/2026-11-30-deferred-norm/).
+  __shared__ float ss_part[BATCH][WARPS];
+  const bool deferred = SPLITK == 1 && p.gamma != nullptr;
+  if (SPLITK == 1) gemv_stage_x_deferred<BLOCK, BATCH, W>(p, xs, ss_part, kchunk);
+  else gemv_stage_x<BLOCK, BATCH, W>(p, xs, k0, k1, kchunk);
 
   float acc[MATS][ROWS][BATCH];
   gemv_stream<ROWS, UNROLL, MATS, BATCH, W>(acc, wa, wb, w0, w1, row0, N, K, k0, nchunks, xs, kchunk, lane, [] {});
@@ -170,6 +210,11 @@ __device__ void gemv(const GemvParams& p) {
       float u = MATS == 2 ? warp_sum(acc[MATS - 1][r][b]) : 0.0f;
       const long long row = row0 + r;
       if (lane != 0) continue;
+      if (deferred) {
+        const float inv = gemv_inv_rms<BLOCK>(p, ss_part[b]);
+        v *= inv;
+        u *= inv;
+      }
       if (EPI == EPI_ARGMAX) {
         best_v[b][warp * ROWS + r] = (row < N && b < B) ? v : AC_NEG_INF;
         best_i[b][warp * ROWS + r] = (int)row;
