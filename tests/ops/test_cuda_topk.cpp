@@ -34,6 +34,10 @@ struct TopKCase {
   int pattern;  // 0: normal values; 1: few distinct levels (ties at the threshold); 2: all equal
 };
 
+void PrintTo(const TopKCase& c, std::ostream* os) {
+  *os << c.rows << "x" << c.vocab << " k" << c.k << " block" << c.block << " pattern" << c.pattern;
+}
+
 std::vector<float> logits_for(const TopKCase& c) {
   std::vector<float> l = random_vec(size_t(c.rows * c.vocab), 41 + uint64_t(c.vocab), 3.0f);
   if (c.pattern == 1)

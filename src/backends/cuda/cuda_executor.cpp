@@ -217,7 +217,7 @@ class CudaExecutor final : public Executor {
     auto in = [&](size_t k) { return val(op.inputs[k]); };
     switch (op.kind) {
       case OpKind::Embed: {
-        EmbedParams p{weight(op, 0), in_.tokens.as<int>(), out, n, width};
+        EmbedParams p{weight(op, 0), in_.tokens(), out, n, width};
         cuda::launch_kernel(*k_embed_.at(weight_dtype(op)), Dim3{unsigned(n)}, kBlock, 0, stream_, &p);
         break;
       }
@@ -230,7 +230,7 @@ class CudaExecutor final : public Executor {
         linear(op, in(0), n, g_.value(op.inputs[0]).width, width, out);
         break;
       case OpKind::Rope: {
-        RopeParams p{in(0), out, in_.positions.as<int>(), inv_freq_.as<float>(), n, op.heads, op.head_dim};
+        RopeParams p{in(0), out, in_.positions(), inv_freq_.as<float>(), n, op.heads, op.head_dim};
         cuda::launch_kernel(*k_rope_, Dim3{unsigned(n)}, kBlock, 0, stream_, &p);
         break;
       }
@@ -238,9 +238,9 @@ class CudaExecutor final : public Executor {
         const long long kv_dim = op.kv_heads * op.head_dim;
         float* kc = k_cache_[size_t(op.layer)].as<float>();
         float* vc = v_cache_[size_t(op.layer)].as<float>();
-        KvWriteParams w{in(1), in(2), kc, vc, in_.positions.as<int>(), in_.slots.as<int>(), n, kv_dim, lim_.max_seq};
+        KvWriteParams w{in(1), in(2), kc, vc, in_.positions(), in_.slots(), n, kv_dim, lim_.max_seq};
         cuda::launch_kernel(*k_kv_write_, Dim3{unsigned(n)}, kBlock, 0, stream_, &w);
-        AttentionParams p{in(0), kc, vc, out, in_.positions.as<int>(), in_.slots.as<int>(), n, op.heads, op.kv_heads,
+        AttentionParams p{in(0), kc, vc, out, in_.positions(), in_.slots(), n, op.heads, op.kv_heads,
                           op.head_dim, lim_.max_seq, 1.0f / std::sqrt(float(op.head_dim))};
         cuda::launch_kernel(*k_attention_, Dim3{unsigned(op.heads), unsigned(n)}, kBlock, 0, stream_, &p);
         break;
@@ -257,7 +257,7 @@ class CudaExecutor final : public Executor {
       }
       case OpKind::Logits: {
         const long long hidden = g_.value(op.inputs[0]).width;
-        GatherRowsParams gp{in(0), in_.rows.as<int>(), gather_scratch_.as<float>(), r, hidden};
+        GatherRowsParams gp{in(0), in_.rows(), gather_scratch_.as<float>(), r, hidden};
         cuda::launch_kernel(*k_gather_, Dim3{unsigned(r)}, kBlock, 0, stream_, &gp);
         linear(op, gather_scratch_.as<float>(), r, hidden, c.vocab_size, out);
         break;

@@ -310,9 +310,16 @@ class FastExecutor final : public Executor {
     last_positions_ = b.positions;
     logits_on_host_ = false;
     tokens_ready_ = false;
+    host_tokens_valid_ = false;
     decode_step_ = is_decode_step(b);
-    if (decode_step_) run_decode(n);
-    else run_prefill(n, r);
+    if (decode_step_) {
+      run_decode(n);
+      // The greedy tokens come back with the step's one synchronisation (argmax_rows reads them).
+      token_out_.download(host_tokens_.data(), size_t(n) * 4, s_);
+      host_tokens_valid_ = true;
+    } else {
+      run_prefill(n, r);
+    }
     CU_CHECK(drv().cuStreamSynchronize(s_));  // staging is reused by the next step
   }
 
@@ -330,8 +337,11 @@ class FastExecutor final : public Executor {
       ArgmaxParams p{logits_.as<float>(), token_out_.as<int>(), rows_in_step_, g_.config.vocab_size};
       launch_kernel(ref("argmax", {}), Dim3{unsigned(rows_in_step_)}, kRefBlock, 0, s_, &p);
     }
-    token_out_.download(host_tokens_.data(), size_t(rows_in_step_) * 4, s_);
-    CU_CHECK(drv().cuStreamSynchronize(s_));
+    if (!host_tokens_valid_) {
+      token_out_.download(host_tokens_.data(), size_t(rows_in_step_) * 4, s_);
+      CU_CHECK(drv().cuStreamSynchronize(s_));
+      host_tokens_valid_ = true;
+    }
     tokens_ready_ = true;
     out.assign(host_tokens_.as<int32_t>(), host_tokens_.as<int32_t>() + rows_in_step_);
     return true;
@@ -449,16 +459,16 @@ class FastExecutor final : public Executor {
     const ModelConfig& c = g_.config;
     const int hd = int(c.head_dim);
     QkvPostParams qp{qkv_.as<float>(), q_.as<float>(), L.q_norm ? wptr(L.q_norm, 0) : nullptr,
-                     L.k_norm ? wptr(L.k_norm, 0) : nullptr, float(c.rms_norm_eps), in_.positions.as<int>(),
-                     in_.slots.as<int>(), inv_freq_.as<float>(), kcache_[layer].as<unsigned short>(),
+                     L.k_norm ? wptr(L.k_norm, 0) : nullptr, float(c.rms_norm_eps), in_.positions(),
+                     in_.slots(), inv_freq_.as<float>(), kcache_[layer].as<unsigned short>(),
                      vcache_[layer].as<unsigned short>(), n, c.num_heads, c.num_kv_heads, c.head_dim, lim_.max_seq};
     const LoadedKernel& kp = load_kernel(qkv_post_variant(cfg_, wt_, arch_));
     launch_kernel(kp, Dim3{unsigned(c.num_heads + 2 * c.num_kv_heads), unsigned(n)}, unsigned(cfg_.qkv_post_block), 0,
                   s_, &qp, pdl);
     if (pdl) mark("qkv_post", 0);
     DecodeAttnParams ap{q_.as<float>(), kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(),
-                        part_o_.as<float>(), part_ml_.as<float>(), attn_.as<float>(), in_.positions.as<int>(),
-                        in_.slots.as<int>(), n, c.num_heads, c.num_kv_heads, lim_.max_seq, max_splits_,
+                        part_o_.as<float>(), part_ml_.as<float>(), attn_.as<float>(), in_.positions(),
+                        in_.slots(), n, c.num_heads, c.num_kv_heads, lim_.max_seq, max_splits_,
                         1.0f / std::sqrt(float(hd))};
     const Variant va = attn_variant(c, cfg_, arch_);
     launch_kernel(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(max_splits_), unsigned(n)},
@@ -522,7 +532,7 @@ class FastExecutor final : public Executor {
     FusedAttnParams ap{qkv_.as<float>(), L.q_norm ? wptr(L.q_norm, 0) : nullptr, L.k_norm ? wptr(L.k_norm, 0) : nullptr,
                        float(c.rms_norm_eps), rope_cos_.as<float>(), rope_sin_.as<float>(),
                        kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(), part_o_.as<float>(), part_ml_.as<float>(),
-                       attn_counters_.as<unsigned>(), attn_.as<float>(), in_.positions.as<int>(), in_.slots.as<int>(), n,
+                       attn_counters_.as<unsigned>(), attn_.as<float>(), in_.positions(), in_.slots(), n,
                        c.num_heads, c.num_kv_heads, lim_.max_seq, max_splits_, 1.0f / std::sqrt(float(c.head_dim))};
     const Variant va = fused_attn_variant(c, cfg_, wt_, arch_);
     const size_t smem = size_t(attn_fused_smem_bytes(va.param("SPLIT"), va.param("HD"), va.param("GROUP")));
@@ -539,7 +549,7 @@ class FastExecutor final : public Executor {
     const ModelConfig& c = g_.config;
     const double es = double(dtype_size(wt_));
     mark("start", 0);
-    EmbedParams ep{wptr(ops_.embed, 0), in_.tokens.as<int>(), resid_.as<float>(), n, c.hidden_size};
+    EmbedParams ep{wptr(ops_.embed, 0), in_.tokens(), resid_.as<float>(), n, c.hidden_size};
     launch_kernel(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, s_, &ep, cfg_.pdl);
     mark("embed", double(n * c.hidden_size) * es);
     const long long qkvd = c.q_dim() + 2 * c.kv_dim();
@@ -629,7 +639,7 @@ class FastExecutor final : public Executor {
 
   void run_prefill(long long n, long long r) {
     const ModelConfig& c = g_.config;
-    EmbedParams ep{wptr(ops_.embed, 0), in_.tokens.as<int>(), resid_.as<float>(), n, c.hidden_size};
+    EmbedParams ep{wptr(ops_.embed, 0), in_.tokens(), resid_.as<float>(), n, c.hidden_size};
     launch_kernel(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, s_, &ep);
     const long long qkvd = c.q_dim() + 2 * c.kv_dim();
     for (size_t l = 0; l < ops_.layers.size(); ++l) {
@@ -649,7 +659,7 @@ class FastExecutor final : public Executor {
       linear(wptr(L.down, 0), nullptr, gate_.as<float>(), n, c.intermediate_size, c.hidden_size, tmp_.as<float>());
       add(resid_.as<float>(), tmp_.as<float>(), n * c.hidden_size);
     }
-    GatherRowsParams gp{resid_.as<float>(), in_.rows.as<int>(), gathered_.as<float>(), r, c.hidden_size};
+    GatherRowsParams gp{resid_.as<float>(), in_.rows(), gathered_.as<float>(), r, c.hidden_size};
     launch_kernel(ref("gather_rows", {}), Dim3{unsigned(r)}, kRefBlock, 0, s_, &gp);
     rms_norm(ops_.final_norm, gathered_.as<float>(), r, c.hidden_size, h_.as<float>());
     linear(wptr(ops_.logits, 0), nullptr, h_.as<float>(), r, c.hidden_size, c.vocab_size, logits_.as<float>());
@@ -686,6 +696,7 @@ class FastExecutor final : public Executor {
   std::vector<int32_t> last_positions_;
   long long rows_in_step_ = 0;
   bool decode_step_ = false, tokens_ready_ = false;
+  bool host_tokens_valid_ = false;  // host_tokens_ holds this step's token_out_ (decode steps)
   mutable bool logits_on_host_ = false;
 };
 

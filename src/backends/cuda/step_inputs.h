@@ -1,7 +1,9 @@
 #pragma once
 // The integer inputs of one executor step on the device — token ids, positions and KV-cache
-// slots [step tokens], logit rows [logit rows] — copied in through one pinned staging buffer so
-// the copies are asynchronous and safe to replay in a captured CUDA graph.
+// slots [n step tokens], logit rows [r] — packed back to back (tokens | positions | slots | rows)
+// in one pinned staging buffer and one device buffer, so a step costs one asynchronous copy, and
+// safe to replay in a captured CUDA graph: a graph is captured per step size n, and the layout
+// (the offsets below) depends only on n.
 #include "agentcompile/runtime/executor.h"
 #include "backends/cuda/device.h"
 
@@ -13,12 +15,16 @@ struct StepInputs {
   // Copies b's arrays (already validated against the executor's limits) on stream s.
   void upload(const StepBatch& b, CUstream s);
 
-  DeviceBuffer tokens, positions, slots;  // int32 [max_tokens]
-  DeviceBuffer rows;                      // int32 [max_rows]
-  PinnedBuffer staging;                   // tokens | positions | slots | rows
+  // Device arrays of the last uploaded step.
+  int* tokens() const { return dev_.as<int>(); }
+  int* positions() const { return dev_.as<int>() + n_; }
+  int* slots() const { return dev_.as<int>() + 2 * n_; }
+  int* rows() const { return dev_.as<int>() + 3 * n_; }
 
  private:
-  long long max_tokens_ = 0, max_rows_ = 0;
+  DeviceBuffer dev_;      // int32 [3 * max_tokens + max_rows]
+  PinnedBuffer staging_;  // the same layout on the host
+  long long max_tokens_ = 0, max_rows_ = 0, n_ = 0;
 };
 
 }  // namespace ac::cuda
