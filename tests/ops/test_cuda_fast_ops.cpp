@@ -38,6 +38,8 @@ std::string describe(const GemvCase& c) {
          " splitk" + std::to_string(c.splitk) + " batch" + std::to_string(c.batch_tmpl) + " epi" + std::to_string(c.epi) +
          " B" + std::to_string(c.B) + " N" + std::to_string(c.N) + " K" + std::to_string(c.K);
 }
+// Readable test names (gtest would print the struct's bytes, padding included).
+void PrintTo(const GemvCase& c, std::ostream* os) { *os << describe(c); }
 
 class CudaGemv : public ::testing::TestWithParam<GemvCase> {};
 
@@ -183,6 +185,9 @@ struct AttnCase {
   long long heads, kv_heads, hd;
   int block, tile, split;
 };
+void PrintTo(const AttnCase& c, std::ostream* os) {
+  *os << c.heads << "/" << c.kv_heads << " heads hd" << c.hd << " block" << c.block << " tile" << c.tile << " split" << c.split;
+}
 class CudaDecodeAttention : public ::testing::TestWithParam<AttnCase> {};
 
 // Ragged: three tokens of two sequences at positions that span several splits, over a cache

@@ -31,6 +31,7 @@ std::string describe(const MlpCase& c) {
          std::to_string(c.unroll) + " bps" + std::to_string(c.bps) + " batch" + std::to_string(c.batch_tmpl) + " B" +
          std::to_string(c.B) + " H" + std::to_string(c.H) + " I" + std::to_string(c.I);
 }
+void PrintTo(const MlpCase& c, std::ostream* os) { *os << describe(c); }
 
 class CudaMlpFused : public ::testing::TestWithParam<MlpCase> {};
 

@@ -36,6 +36,9 @@ struct LinearCase {
   DType w;
   bool bias;
 };
+void PrintTo(const LinearCase& c, std::ostream* os) {
+  *os << c.n << "x" << c.in << "->" << c.out << " " << dtype_user_name(c.w) << (c.bias ? " bias" : "");
+}
 
 class CudaLinear : public ::testing::TestWithParam<LinearCase> {};
 
@@ -143,6 +146,7 @@ TEST(CudaOps, RopeMatchesCpuIncludingLlama3Scaling) {
 struct AttentionCase {
   long long heads, kv_heads, head_dim;
 };
+void PrintTo(const AttentionCase& c, std::ostream* os) { *os << c.heads << "/" << c.kv_heads << " heads hd" << c.head_dim; }
 class CudaAttention : public ::testing::TestWithParam<AttentionCase> {};
 
 // A ragged step: slot 1 prefills 5 tokens from position 0 while slot 0 decodes one token at
