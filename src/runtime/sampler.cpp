@@ -36,13 +36,23 @@ bool by_logit(const LogitCandidate& a, const LogitCandidate& b) {
 }
 }  // namespace
 
-std::vector<LogitCandidate> top_k_candidates(const float* logits, int64_t vocab, int k) {
-  std::vector<LogitCandidate> c(static_cast<size_t>(vocab));
+namespace {
+// c = the k largest of logits, sorted (all of them, unsorted, when k <= 0 or k >= vocab); c's
+// storage is reused from call to call.
+void select_top_k(const float* logits, int64_t vocab, int k, std::vector<LogitCandidate>& c) {
+  c.resize(static_cast<size_t>(vocab));
   for (int64_t i = 0; i < vocab; ++i) c[size_t(i)] = {logits[i], int32_t(i)};
   if (k > 0 && k < vocab) {
     std::nth_element(c.begin(), c.begin() + k, c.end(), by_logit);
     c.resize(size_t(k));
+    std::sort(c.begin(), c.end(), by_logit);
   }
+}
+}  // namespace
+
+std::vector<LogitCandidate> top_k_candidates(const float* logits, int64_t vocab, int k) {
+  std::vector<LogitCandidate> c;
+  select_top_k(logits, vocab, k, c);
   std::sort(c.begin(), c.end(), by_logit);
   return c;
 }
@@ -50,12 +60,9 @@ std::vector<LogitCandidate> top_k_candidates(const float* logits, int64_t vocab,
 int32_t Sampler::sample(const float* logits, int64_t vocab) {
   check_finite(logits, vocab);
   if (p_.temperature == 0.0f) return argmax(logits, vocab);
-  if (p_.top_k > 0 && p_.top_k < vocab) {
-    cand_ = top_k_candidates(logits, vocab, p_.top_k);
-  } else {  // the whole vocabulary, in id order (sorted below only as far as top-p/min-p need)
-    cand_.resize(size_t(vocab));
-    for (int64_t i = 0; i < vocab; ++i) cand_[size_t(i)] = {logits[i], int32_t(i)};
-  }
+  // With top-k: its candidates, sorted; without: the whole vocabulary in id order (sorted below
+  // only as far as top-p/min-p need).
+  select_top_k(logits, vocab, p_.top_k, cand_);
   return draw();
 }
 
