@@ -30,7 +30,6 @@ std::vector<LogitCandidate> top_k_candidates(const float* logits, int64_t vocab,
 class Sampler {
  public:
   explicit Sampler(const SamplingParams& p) : p_(p), rng_(p.seed) {}
-  const SamplingParams& params() const { return p_; }
   // Throws Error(Internal) when a logit is NaN or infinite.
   int32_t sample(const float* logits, int64_t vocab);
   // The same draw from the top_k candidates a backend selected (the set top_k_candidates keeps,
