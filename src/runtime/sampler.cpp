@@ -53,7 +53,7 @@ void select_top_k(const float* logits, int64_t vocab, int k, std::vector<LogitCa
 std::vector<LogitCandidate> top_k_candidates(const float* logits, int64_t vocab, int k) {
   std::vector<LogitCandidate> c;
   select_top_k(logits, vocab, k, c);
-  std::sort(c.begin(), c.end(), by_logit);
+  if (k <= 0 || k >= vocab) std::sort(c.begin(), c.end(), by_logit);  // select_top_k sorted only a cut
   return c;
 }
 

@@ -34,6 +34,13 @@ struct TopKCase {
   int pattern;  // 0: normal values; 1: few distinct levels (ties at the threshold); 2: all equal
 };
 
+// The CPU's order of candidates (value descending, then id): the device returns them unordered.
+void sort_like_cpu(std::vector<LogitCandidate>& c) {
+  std::sort(c.begin(), c.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  });
+}
+
 void PrintTo(const TopKCase& c, std::ostream* os) {
   *os << c.rows << "x" << c.vocab << " k" << c.k << " block" << c.block << " pattern" << c.pattern;
 }
@@ -79,9 +86,7 @@ TEST_P(CudaTopK, SameCandidatesAsTheCpu) {
       }
       std::vector<LogitCandidate> got;
       for (int j = 0; j < c.k; ++j) got.push_back({v[size_t(r * c.k + j)], ix[size_t(r * c.k + j)]});
-      std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) {
-        return a.first > b.first || (a.first == b.first && a.second < b.second);
-      });
+      sort_like_cpu(got);
       const auto want = top_k_candidates(l.data() + r * c.vocab, c.vocab, c.k);
       ASSERT_EQ(got, want) << "row " << r;
     }
@@ -111,9 +116,7 @@ class CheckingExecutor final : public Executor {
   bool top_k_rows(int k, std::vector<std::pair<float, int32_t>>& out) override {
     if (!in_.top_k_rows(k, out)) return false;
     std::vector<LogitCandidate> got(out.begin(), out.begin() + k);
-    std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) {
-      return a.first > b.first || (a.first == b.first && a.second < b.second);
-    });
+    sort_like_cpu(got);
     checked += 1;
     if (got != top_k_candidates(in_.logits(), in_.vocab_size(), k)) mismatches += 1;
     return true;

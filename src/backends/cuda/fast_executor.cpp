@@ -718,6 +718,10 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
                                                          {"mlp_fused_batch", &FastConfig::mlp_fused_batch},
                                                          {"qkv_post_block", &FastConfig::qkv_post_block},
                                                          {"top_k_block", &FastConfig::top_k_block}};
+  const std::map<std::string, bool FastConfig::*> bools = {{"cuda_graph", &FastConfig::cuda_graph},
+                                                           {"pdl", &FastConfig::pdl},
+                                                           {"batched_mma", &FastConfig::batched_mma},
+                                                           {"gpu_top_k", &FastConfig::gpu_top_k}};
   auto number = [&](const std::string& key, const std::string& text) {
     size_t used = 0;
     int v = 0;
@@ -758,9 +762,8 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
       cfg.*(i->second) = number(key, val);
       if (key == "top_k_block" && cfg.top_k_block != 256 && cfg.top_k_block != 512 && cfg.top_k_block != 1024)
         throw_input("fast config override", "'top_k_block' must be 256, 512 or 1024");
-    } else if (key == "cuda_graph" || key == "pdl" || key == "batched_mma" || key == "gpu_top_k") {
-      (key == "pdl" ? cfg.pdl : key == "cuda_graph" ? cfg.cuda_graph : key == "gpu_top_k" ? cfg.gpu_top_k : cfg.batched_mma) =
-          number(key, val) != 0;
+    } else if (auto b = bools.find(key); b != bools.end()) {
+      cfg.*(b->second) = number(key, val) != 0;
     } else {
       throw_input("fast config override", "unknown key '" + key + "'");
     }
