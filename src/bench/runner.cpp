@@ -9,16 +9,20 @@ namespace ac::bench {
 
 namespace {
 
+void check_tokens(const std::vector<int32_t>& out, size_t rows) {
+  if (out.size() != rows) throw_internal("bench", "the backend returned " + std::to_string(out.size()) + " tokens for " +
+                                                      std::to_string(rows) + " rows");
+  for (int32_t t : out)
+    if (t < 0) throw_internal("bench", "the logits hold NaN or Inf");
+}
+
 std::vector<int32_t> pick(Executor& ex, size_t rows) {
   std::vector<int32_t> out;
   if (!ex.argmax_rows(out)) {
     out.clear();
     for (size_t r = 0; r < rows; ++r) out.push_back(argmax(ex.logits() + int64_t(r) * ex.vocab_size(), ex.vocab_size()));
   }
-  if (out.size() != rows) throw_internal("bench", "the backend returned " + std::to_string(out.size()) + " tokens for " +
-                                                      std::to_string(rows) + " rows");
-  for (int32_t t : out)
-    if (t < 0) throw_internal("bench", "the logits hold NaN or Inf");
+  check_tokens(out, rows);
   return out;
 }
 
@@ -68,13 +72,26 @@ RunOut run_greedy(Executor& ex, const ModelConfig& cfg, const std::vector<std::v
   std::vector<int32_t> next = pick(ex, rows);
   out.prefill_ms = ms_since(t0);
   int32_t pos = int32_t(prompts[0].size());
-  for (int64_t s = 0; s < gen; ++s) {
-    for (size_t r = 0; r < rows; ++r) out.tokens[r].push_back(next[r]);
-    if (s + 1 == gen) break;
-    auto t1 = Clock::now();
-    ex.forward(decode_step(next, pos++));
-    next = pick(ex, rows);
+  for (size_t r = 0; r < rows; ++r) out.tokens[r].push_back(next[r]);
+  if (gen <= 1) return out;
+  // As generate: the host one step behind the device (Executor::decode_ahead).
+  struct EndAhead {
+    Executor& ex;
+    ~EndAhead() { ex.end_ahead(); }
+  } end_ahead{ex};
+  auto t1 = Clock::now();
+  ex.decode_ahead(decode_step(next, pos++), false);
+  int64_t enqueued = 1;  // decode steps enqueued: they give tokens 1 .. enqueued
+  for (int64_t s = 1; s < gen; ++s) {
+    if (enqueued < gen - 1) {
+      ex.decode_ahead(decode_step(next, pos++), true);
+      ++enqueued;
+    }
+    ex.next_greedy(next);
+    check_tokens(next, rows);
     out.step_ms.push_back(ms_since(t1));
+    t1 = Clock::now();
+    for (size_t r = 0; r < rows; ++r) out.tokens[r].push_back(next[r]);
   }
   return out;
 }

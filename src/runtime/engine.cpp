@@ -76,7 +76,38 @@ GenerateResult generate(Executor& ex, const ModelConfig& cfg, const std::vector<
   if (on_token) on_token(tok);
 
   int32_t pos = n;
-  while (!is_stop(tok) && int64_t(r.tokens.size()) < opts.max_tokens) {
+  if (greedy && !is_stop(tok) && int64_t(r.tokens.size()) < opts.max_tokens) {
+    // The host stays one step behind the device: step t + 1 is enqueued, its token to be taken
+    // from step t's argmax where the logits live, before step t's token is read back.
+    struct EndAhead {
+      Executor& ex;
+      ~EndAhead() { ex.end_ahead(); }
+    } end_ahead{ex};
+    step.tokens = {tok};
+    step.positions = {pos++};
+    step.slots = {0};
+    step.logit_rows = {0};
+    auto t1 = Clock::now();
+    ex.decode_ahead(step, false);
+    int64_t in_flight = 1;
+    while (in_flight > 0) {
+      if (int64_t(r.tokens.size()) + in_flight < opts.max_tokens) {  // another token may be wanted
+        step.positions = {pos++};
+        ex.decode_ahead(step, true);
+        ++in_flight;
+      }
+      ex.next_greedy(picked);
+      --in_flight;
+      tok = picked.at(0);
+      if (tok < 0) throw_internal("sampler", "the logits hold NaN or Inf; generation stopped");
+      r.decode_ms.push_back(ms_since(t1));
+      t1 = Clock::now();
+      r.tokens.push_back(tok);
+      if (on_token) on_token(tok);
+      if (is_stop(tok)) break;  // a step still in flight computed a token nobody reads
+    }
+  }
+  while (!greedy && !is_stop(tok) && int64_t(r.tokens.size()) < opts.max_tokens) {
     step.tokens = {tok};
     step.positions = {pos++};
     step.slots = {0};

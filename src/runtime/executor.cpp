@@ -1,5 +1,7 @@
 #include "agentcompile/runtime/executor.h"
 
+#include <cmath>
+
 #include "agentcompile/core/error.h"
 
 namespace ac {
@@ -23,6 +25,54 @@ void validate_step(const StepBatch& b, const ExecutorLimits& lim, int64_t vocab)
   }
   for (size_t i = 0; i < b.logit_rows.size(); ++i)
     if (b.logit_rows[i] < 0 || static_cast<size_t>(b.logit_rows[i]) >= n) throw_internal("step", "logit row out of range");
+}
+
+namespace {
+// The greedy token of one row of logits on the host: the first maximum; -1 when any logit is NaN
+// or infinite (as argmax_rows reports it).
+int32_t host_greedy(const float* row, int64_t vocab) {
+  int64_t best = 0;
+  for (int64_t i = 0; i < vocab; ++i) {
+    if (!std::isfinite(row[i])) return -1;
+    if (row[i] > row[best]) best = i;
+  }
+  return int32_t(best);
+}
+}  // namespace
+
+void Executor::decode_ahead(const StepBatch& batch, bool chained) {
+  if (ahead_.size() >= 2) throw_internal("decode ahead", "more than two steps in flight");
+  StepBatch b = batch;
+  if (chained) {
+    if (ahead_last_.size() != b.tokens.size()) throw_internal("decode ahead", "a chained step differs from the step before it");
+    // A row whose previous token is not one (NaN logits) feeds nothing: the caller stops at it.
+    for (int32_t t : ahead_last_)
+      if (t < 0) {
+        ahead_.push_back(ahead_last_);
+        return;
+      }
+    b.tokens = ahead_last_;
+  }
+  forward(b);
+  std::vector<int32_t> t;
+  if (!argmax_rows(t)) {
+    t.clear();
+    for (size_t r = 0; r < b.logit_rows.size(); ++r) t.push_back(host_greedy(logits() + int64_t(r) * vocab_size(), vocab_size()));
+  }
+  if (t.size() != b.logit_rows.size()) throw_internal("decode ahead", "the backend returned a token count unlike the rows");
+  ahead_last_ = t;
+  ahead_.push_back(std::move(t));
+}
+
+void Executor::next_greedy(std::vector<int32_t>& out) {
+  if (ahead_.empty()) throw_internal("decode ahead", "no step in flight");
+  out = std::move(ahead_.front());
+  ahead_.pop_front();
+}
+
+void Executor::end_ahead() {
+  ahead_.clear();
+  ahead_last_.clear();
 }
 
 }  // namespace ac

@@ -15,6 +15,7 @@
 #include "agentcompile/runtime/plan_executor.h"
 #include "unit/model_test_util.h"
 #include "backends/cuda/fast_executor.h"
+#include "bench/runner.h"
 #include "ops/cuda_test_util.h"
 
 using namespace ac;
@@ -190,6 +191,58 @@ TEST_P(CudaFastPreset, MatchesCpuReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, CudaFastPreset, ::testing::Values("tiny-qwen3", "tiny-llama"));
+
+// Greedy decode with the host one step behind (decode_ahead, the default: a chained step's
+// embedding reads the previous step's argmax on the device) gives the tokens of step-by-step
+// decoding (decode_ahead=0): at batch 1 through generate (to the length, and stopping at a token
+// with a step in flight, after which the same executor generates again), and at batch 4 through
+// the benchmark's loop. Split-K 1 everywhere, so both add in the same order.
+TEST(CudaDecodeAhead, EqualsStepByStep) {
+  AC_REQUIRE_GPU();
+  const fs::path dir = fs::temp_directory_path() / "ac-decode-ahead";
+  synth_model(SynthOptions{"tiny-llama", dir, 7, DType::BF16, {}, true});
+  auto model = load_model(dir);
+  Graph g = build_decoder_graph(model->config, model->weights);
+  ASSERT_EQ(cuda::fast_path_unsupported(g), "");
+  cuda::FastConfig on;
+  on.o.splitk = on.down.splitk = 1;
+  on.o_mma.splitk = on.down_mma.splitk = 1;
+  cuda::FastConfig off = on;
+  off.decode_ahead = false;
+  const int64_t seq = 96;
+  auto a = cuda::make_fast_executor(g, ExecutorLimits{4, seq, 4 * seq, 4 * seq}, on);
+  auto b = cuda::make_fast_executor(g, ExecutorLimits{4, seq, 4 * seq, 4 * seq}, off);
+  Rng rng(11);
+  auto prompt = [&](int len) {
+    std::vector<int32_t> p;
+    for (int i = 0; i < len; ++i) p.push_back(int32_t(rng.next_u64() % 100000));
+    return p;
+  };
+  const std::vector<int32_t> p1 = prompt(24), p2 = prompt(17);
+  GenerateOptions go;
+  go.max_tokens = 40;
+  go.ignore_eos = true;
+  const GenerateResult ra = generate(*a, model->config, p1, go, nullptr), rb = generate(*b, model->config, p1, go, nullptr);
+  ASSERT_EQ(ra.tokens.size(), 40u);
+  EXPECT_EQ(ra.tokens, rb.tokens);
+  GenerateOptions stop = go;
+  stop.ignore_eos = false;
+  stop.stop_ids = {ra.tokens[12]};
+  size_t first = 0;
+  while (ra.tokens[first] != ra.tokens[12]) ++first;
+  const GenerateResult rs = generate(*a, model->config, p1, stop, nullptr);
+  EXPECT_EQ(rs.finish_reason, "stop");
+  EXPECT_EQ(rs.tokens, std::vector<int32_t>(ra.tokens.begin(), ra.tokens.begin() + std::ptrdiff_t(first) + 1));
+  EXPECT_EQ(generate(*a, model->config, p2, go, nullptr).tokens, generate(*b, model->config, p2, go, nullptr).tokens);
+  const std::vector<std::vector<int32_t>> batch = {prompt(20), prompt(20), prompt(20), prompt(20)};
+  const bench::RunOut ba = bench::run_greedy(*a, model->config, batch, 30), bb = bench::run_greedy(*b, model->config, batch, 30);
+  ASSERT_EQ(ba.tokens.size(), 4u);
+  for (size_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(ba.tokens[r].size(), 30u);
+    EXPECT_EQ(ba.tokens[r], bb.tokens[r]) << "row " << r;
+  }
+  fs::remove_all(dir);
+}
 
 // A synthetic Qwen3-1.7B (real shapes, bf16) generates 128 greedy tokens on the GPU; the CPU
 // reference then scores prompt + generated tokens in one teacher-forced pass, and every GPU token

@@ -4,6 +4,8 @@
 // Skipped, with the reason printed, where there is no GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "agentcompile/backends/cpu/ref_ops.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/ir/rope.h"
@@ -99,9 +101,25 @@ TEST(CudaOps, EmbedAndRmsNormMatchCpu) {
     auto dt = to_device(table);
     auto dtok = to_device(tokens);
     auto out = poisoned(want.size());
-    EmbedParams ep{dt.as<void>(), dtok.as<int>(), out.as<float>(), n, hidden};
+    EmbedParams ep{dt.as<void>(), dtok.as<int>(), out.as<float>(), n, hidden, vocab};
     cuda::launch_kernel(ref_kernel("embed", {}, {t}), cuda::Dim3{unsigned(n)}, 256, 0, stream(), &ep);
     EXPECT_EQ(rel_l2(to_host<float>(out, want.size()), want), 0.0) << "embed " << dtype_user_name(t);
+    // An id outside the table (a chained decode step fed a NaN step's -1) gives a NaN row and
+    // reads nothing outside the table; the rows beside it are still gathered.
+    {
+      std::vector<int32_t> bad = {3, -1, int32_t(vocab), 7};
+      auto dbad = to_device(bad);
+      auto got = to_device(std::vector<float>(size_t(4 * hidden), 12345.0f));  // not NaN: the NaN rows must be written
+      EmbedParams bp{dt.as<void>(), dbad.as<int>(), got.as<float>(), 4, hidden, vocab};
+      cuda::launch_kernel(ref_kernel("embed", {}, {t}), cuda::Dim3{4u}, 256, 0, stream(), &bp);
+      std::vector<float> h = to_host<float>(got, size_t(4 * hidden));
+      for (long long j = 0; j < hidden; ++j) {
+        ASSERT_EQ(h[size_t(j)], table_r[size_t(3 * hidden + j)]) << j;
+        ASSERT_TRUE(std::isnan(h[size_t(hidden + j)])) << j;
+        ASSERT_TRUE(std::isnan(h[size_t(2 * hidden + j)])) << j;
+        ASSERT_EQ(h[size_t(3 * hidden + j)], table_r[size_t(7 * hidden + j)]) << j;
+      }
+    }
 
     // RMSNorm over rows and over head groups (qk_norm: dim = head_dim).
     for (long long groups : {1LL, 4LL}) {

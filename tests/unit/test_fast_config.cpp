@@ -29,6 +29,12 @@ TEST(FastConfigOverride, SetsTheDeviceTopK) {
   EXPECT_EQ(c.top_k_block, 512);
 }
 
+TEST(FastConfigOverride, SwitchesDecodeAhead) {
+  EXPECT_TRUE(cuda::FastConfig{}.decode_ahead);
+  EXPECT_FALSE(cuda::apply_fast_config_override({}, "decode_ahead=0").decode_ahead);
+  EXPECT_TRUE(cuda::apply_fast_config_override({}, "decode_ahead=0,decode_ahead=1").decode_ahead);
+}
+
 TEST(FastConfigOverride, SetsTensorCorePoints) {
   const cuda::FastConfig c = cuda::apply_fast_config_override({}, "down_mma=256:2:1:4,mma_terms=3,batched_mma=0,mma_min_batch=8");
   EXPECT_EQ(c.down_mma.block, 256);

@@ -9,6 +9,7 @@
 #include "agentcompile/model/model.h"
 #include "agentcompile/runtime/backends.h"
 #include "agentcompile/runtime/engine.h"
+#include "agentcompile/runtime/sampler.h"
 
 using namespace ac;
 
@@ -101,6 +102,52 @@ TEST_F(RuntimeTest, StopsAtStopTokenUnlessIgnored) {
   EXPECT_EQ(ignored.tokens, free_run.tokens);
   EXPECT_EQ(ignored.finish_reason, "length");
   EXPECT_GT(r.prefill_ms, 0.0);
+}
+
+// Greedy generation runs through Executor::decode_ahead (the host one step behind the device);
+// on a backend whose steps are synchronous the default runs each at once. Its tokens equal
+// step-by-step forward + argmax for every length, including 1 and 2 (nothing or one step ahead).
+TEST_F(RuntimeTest, GreedyDecodeAheadEqualsStepByStep) {
+  const std::vector<int32_t> prompt = {3, 1, 4, 1, 5, 9, 2, 6};
+  const int32_t n = int32_t(prompt.size());
+  auto ex = executor(1, 32);
+  StepBatch s;
+  s.tokens = prompt;
+  for (int32_t i = 0; i < n; ++i) s.positions.push_back(i);
+  s.slots.assign(prompt.size(), 0);
+  s.logit_rows = {n - 1};
+  std::vector<int32_t> manual;
+  ex->forward(s);
+  for (int i = 0; i < 12; ++i) {
+    manual.push_back(argmax(ex->logits(), ex->vocab_size()));
+    s = StepBatch{{manual.back()}, {n + i}, {0}, {0}};
+    ex->forward(s);
+  }
+  GenerateOptions o;
+  o.ignore_eos = true;
+  for (int64_t len : {1, 2, 3, 12}) {
+    o.max_tokens = len;
+    auto r = generate(*executor(1, 32), model->config, prompt, o, nullptr);
+    EXPECT_EQ(r.tokens, std::vector<int32_t>(manual.begin(), manual.begin() + len)) << len;
+    EXPECT_EQ(r.decode_ms.size(), size_t(len - 1));
+  }
+  // The interface: two steps in flight, tokens oldest first; a third is refused; end_ahead
+  // forgets the chain, so a chained step after it is an error, not a wrong token.
+  ex = executor(1, 32);
+  s = StepBatch{prompt, {}, std::vector<int32_t>(prompt.size(), 0), {n - 1}};
+  for (int32_t i = 0; i < n; ++i) s.positions.push_back(i);
+  ex->forward(s);
+  ex->decode_ahead(StepBatch{{manual[0]}, {n}, {0}, {0}}, false);
+  ex->decode_ahead(StepBatch{{0}, {n + 1}, {0}, {0}}, true);
+  EXPECT_THROW(ex->decode_ahead(StepBatch{{0}, {n + 2}, {0}, {0}}, true), Error);
+  std::vector<int32_t> got;
+  ex->next_greedy(got);
+  EXPECT_EQ(got, std::vector<int32_t>{manual[1]});
+  ex->next_greedy(got);
+  EXPECT_EQ(got, std::vector<int32_t>{manual[2]});
+  EXPECT_THROW(ex->next_greedy(got), Error);
+  ex->end_ahead();
+  EXPECT_THROW(ex->decode_ahead(StepBatch{{0}, {n + 2}, {0}, {0}}, true), Error);
 }
 
 TEST_F(RuntimeTest, RefusesPromptBeyondContext) {

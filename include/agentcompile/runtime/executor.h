@@ -3,6 +3,7 @@
 // hand back logits. KV caches live in the backend (host or device memory); the runtime only
 // tracks which slot each sequence owns and how long it is.
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <utility>
@@ -46,6 +47,23 @@ class Executor {
   virtual bool top_k_rows(int k, std::vector<std::pair<float, int32_t>>& out) { return false; }
   virtual int64_t vocab_size() const = 0;
   virtual const ExecutorLimits& limits() const = 0;
+
+  // Greedy decoding with the host one step behind, so that no host round trip separates two
+  // steps on the device: decode_ahead(b, chained) enqueues a decode step and may return before it
+  // ran; with `chained`, each row's token is not b.tokens' (only its length counts) but the greedy
+  // token of the same row of the previous decode_ahead step, taken where the logits live.
+  // next_greedy(out) waits for the oldest step in flight and gives its greedy tokens (-1 for a
+  // row with a NaN/Inf logit). At most two steps are in flight. end_ahead() drops every step
+  // in flight (their cache writes lie past what the caller keeps). Any other call may first wait
+  // for the steps in flight. The default runs each step at once (forward, then argmax_rows or the
+  // host's argmax); a backend whose steps are asynchronous overrides all three.
+  virtual void decode_ahead(const StepBatch& batch, bool chained);
+  virtual void next_greedy(std::vector<int32_t>& out);
+  virtual void end_ahead();
+
+ private:
+  std::deque<std::vector<int32_t>> ahead_;  // the default's greedy tokens, oldest first
+  std::vector<int32_t> ahead_last_;          // those of the last step (what a chained step feeds)
 };
 
 void validate_step(const StepBatch& b, const ExecutorLimits& lim, int64_t vocab);

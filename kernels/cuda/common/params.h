@@ -7,6 +7,7 @@ struct EmbedParams {
   const int* tokens;   // [n]
   float* out;          // [n, hidden]
   long long n, hidden;
+  long long vocab;     // ids outside [0, vocab) give a NaN row (a chained decode step fed -1)
 };
 
 struct RmsNormParams {

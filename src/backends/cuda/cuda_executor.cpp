@@ -217,7 +217,7 @@ class CudaExecutor final : public Executor {
     auto in = [&](size_t k) { return val(op.inputs[k]); };
     switch (op.kind) {
       case OpKind::Embed: {
-        EmbedParams p{weight(op, 0), in_.tokens(), out, n, width};
+        EmbedParams p{weight(op, 0), in_.tokens(), out, n, width, op.weights.at(0)->shape.at(0)};
         cuda::launch_kernel(*k_embed_.at(weight_dtype(op)), Dim3{unsigned(n)}, kBlock, 0, stream_, &p);
         break;
       }

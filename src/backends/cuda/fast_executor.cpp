@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <sstream>
 
@@ -284,6 +285,8 @@ class FastExecutor final : public Executor {
     in_ = StepInputs(nt, nr);
     host_logits_ = PinnedBuffer(size_t(nr) * size_t(c.vocab_size) * 4);
     host_tokens_ = PinnedBuffer(size_t(nr) * 4);
+    host_ahead_ = PinnedBuffer(2 * kMaxBatch * 4);
+    for (CUevent& e : ahead_done_) CU_CHECK(drv().cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
     // Compile (or load from the cache) every kernel now, so no step pays for it.
     for (const Variant& v : fast_path_variants(c, wt_, cfg_, arch_)) load_kernel(v);
     for (const char* op : {"embed", "rms_norm", "cast", "bias"}) ref(op, {}, {wt_});
@@ -294,8 +297,12 @@ class FastExecutor final : public Executor {
 
   ~FastExecutor() override {
     print_profile();
-    if (const DriverApi* d = driver_api())
+    if (const DriverApi* d = driver_api()) {
+      d->cuStreamSynchronize(s_);  // steps in flight copy into host_ahead_
       for (auto& [b, exec] : graphs_) d->cuGraphExecDestroy(exec);
+      for (CUevent e : ahead_done_)
+        if (e) d->cuEventDestroy(e);
+    }
   }
 
   std::string name() const override { return "cuda"; }
@@ -304,6 +311,7 @@ class FastExecutor final : public Executor {
 
   void forward(const StepBatch& b) override {
     validate_step(b, lim_, g_.config.vocab_size);
+    drop_ahead();
     const long long n = (long long)b.tokens.size(), r = (long long)b.logit_rows.size();
     in_.upload(b, s_);
     rows_in_step_ = r;
@@ -315,7 +323,7 @@ class FastExecutor final : public Executor {
     if (decode_step_) {
       run_decode(n);
       // The greedy tokens come back with the step's one synchronisation (argmax_rows reads them).
-      token_out_.download(host_tokens_.data(), size_t(n) * 4, s_);
+      CU_CHECK(drv().cuMemcpyDtoHAsync(host_tokens_.data(), CUdeviceptr(in_.tokens()), size_t(n) * 4, s_));
       host_tokens_valid_ = true;
     } else {
       run_prefill(n, r);
@@ -338,7 +346,9 @@ class FastExecutor final : public Executor {
       launch_kernel(ref("argmax", {}), Dim3{unsigned(rows_in_step_)}, kRefBlock, 0, s_, &p);
     }
     if (!host_tokens_valid_) {
-      token_out_.download(host_tokens_.data(), size_t(rows_in_step_) * 4, s_);
+      // A decode step's lm_head wrote them over its token ids (the next chained step's input).
+      const CUdeviceptr src = decode_step_ ? CUdeviceptr(in_.tokens()) : token_out_.ptr();
+      CU_CHECK(drv().cuMemcpyDtoHAsync(host_tokens_.data(), src, size_t(rows_in_step_) * 4, s_));
       CU_CHECK(drv().cuStreamSynchronize(s_));
       host_tokens_valid_ = true;
     }
@@ -368,7 +378,53 @@ class FastExecutor final : public Executor {
     return true;
   }
 
+  // Decode ahead (Executor::decode_ahead): the step is enqueued with a copy of its greedy tokens
+  // (written over the step's token ids by the lm_head's argmax, so a chained step's embedding
+  // reads them there) into one of two pinned slots and an event; nothing waits here.
+  void decode_ahead(const StepBatch& b, bool chained) override {
+    if (!cfg_.decode_ahead) return Executor::decode_ahead(b, chained);
+    validate_step(b, lim_, g_.config.vocab_size);
+    const long long n = (long long)b.tokens.size();
+    if (!is_decode_step(b)) throw_internal("decode ahead", "not a decode step");
+    if (ahead_.size() >= 2) throw_internal("decode ahead", "more than two steps in flight");
+    if (chained && ahead_n_ != n) throw_internal("decode ahead", "a chained step differs from the step before it");
+    in_.upload(b, s_, chained);
+    rows_in_step_ = n;
+    last_positions_ = b.positions;
+    logits_on_host_ = false;
+    host_tokens_valid_ = false;
+    decode_step_ = true;
+    run_decode(n);
+    const int slot = int(ahead_count_++ % 2);
+    CU_CHECK(drv().cuMemcpyDtoHAsync(host_ahead_.as<int32_t>() + slot * kMaxBatch, CUdeviceptr(in_.tokens()), size_t(n) * 4, s_));
+    CU_CHECK(drv().cuEventRecord(ahead_done_[slot], s_));
+    ahead_.push_back({slot, n});
+    ahead_n_ = n;
+  }
+
+  void next_greedy(std::vector<int32_t>& out) override {
+    if (!cfg_.decode_ahead) return Executor::next_greedy(out);
+    if (ahead_.empty()) throw_internal("decode ahead", "no step in flight");
+    const Ahead a = ahead_.front();
+    ahead_.pop_front();
+    CU_CHECK(drv().cuEventSynchronize(ahead_done_[a.slot]));
+    const int32_t* t = host_ahead_.as<int32_t>() + a.slot * kMaxBatch;
+    out.assign(t, t + a.n);
+  }
+
+  void end_ahead() override {
+    if (!cfg_.decode_ahead) return Executor::end_ahead();
+    drop_ahead();
+  }
+
  private:
+  // Waits for the decode-ahead steps in flight and forgets them; a later step cannot chain.
+  void drop_ahead() {
+    if (!ahead_.empty()) CU_CHECK(drv().cuStreamSynchronize(s_));
+    ahead_.clear();
+    ahead_n_ = 0;
+  }
+
   // A decode step: at most 8 tokens, each of a different sequence, every row's logits wanted.
   static bool is_decode_step(const StepBatch& b) {
     const size_t n = b.tokens.size();
@@ -440,7 +496,7 @@ class FastExecutor final : public Executor {
     const int batch = batch_template(n);
     const Variant v = fast_decode_gemv(cfg_, ch, mma, epi, batch, K, wt_, arch_);
     GemvParams p{x, gamma, float(g_.config.rms_norm_eps), w, w2, bias, out,
-                 part_val_.as<float>(), part_idx_.as<int>(), counter_.as<unsigned>(), token_out_.as<int>(), n, N, K};
+                 part_val_.as<float>(), part_idx_.as<int>(), counter_.as<unsigned>(), in_.tokens(), n, N, K};
     const LaunchShape ls = gemv_launch_shape(v, N, K);
     launch_kernel(load_kernel(v), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, s_, &p, cfg_.pdl);
   }
@@ -549,7 +605,7 @@ class FastExecutor final : public Executor {
     const ModelConfig& c = g_.config;
     const double es = double(dtype_size(wt_));
     mark("start", 0);
-    EmbedParams ep{wptr(ops_.embed, 0), in_.tokens(), resid_.as<float>(), n, c.hidden_size};
+    EmbedParams ep{wptr(ops_.embed, 0), in_.tokens(), resid_.as<float>(), n, c.hidden_size, c.vocab_size};
     launch_kernel(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, s_, &ep, cfg_.pdl);
     mark("embed", double(n * c.hidden_size) * es);
     const long long qkvd = c.q_dim() + 2 * c.kv_dim();
@@ -639,7 +695,7 @@ class FastExecutor final : public Executor {
 
   void run_prefill(long long n, long long r) {
     const ModelConfig& c = g_.config;
-    EmbedParams ep{wptr(ops_.embed, 0), in_.tokens(), resid_.as<float>(), n, c.hidden_size};
+    EmbedParams ep{wptr(ops_.embed, 0), in_.tokens(), resid_.as<float>(), n, c.hidden_size, c.vocab_size};
     launch_kernel(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, s_, &ep);
     const long long qkvd = c.q_dim() + 2 * c.kv_dim();
     for (size_t l = 0; l < ops_.layers.size(); ++l) {
@@ -688,6 +744,14 @@ class FastExecutor final : public Executor {
   DeviceBuffer mlp_counters_;  // mlp.fused: blocks that read h / blocks done (reset by its last block)
   StepInputs in_;  // token ids, positions, slots, logit rows of the step
   PinnedBuffer host_logits_, host_tokens_;
+  struct Ahead {
+    int slot;
+    long long n;
+  };
+  std::deque<Ahead> ahead_;   // decode-ahead steps in flight, oldest first
+  PinnedBuffer host_ahead_;   // their greedy tokens: two slots of kMaxBatch
+  CUevent ahead_done_[2] = {nullptr, nullptr};
+  long long ahead_count_ = 0, ahead_n_ = 0;  // steps enqueued; tokens of the last (0: none to chain)
   std::map<int, CUgraphExec> graphs_;
   bool profile_ = false;
   std::vector<Mark> marks_;
@@ -721,7 +785,8 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
   const std::map<std::string, bool FastConfig::*> bools = {{"cuda_graph", &FastConfig::cuda_graph},
                                                            {"pdl", &FastConfig::pdl},
                                                            {"batched_mma", &FastConfig::batched_mma},
-                                                           {"gpu_top_k", &FastConfig::gpu_top_k}};
+                                                           {"gpu_top_k", &FastConfig::gpu_top_k},
+                                                           {"decode_ahead", &FastConfig::decode_ahead}};
   auto number = [&](const std::string& key, const std::string& text) {
     size_t used = 0;
     int v = 0;

@@ -64,6 +64,9 @@ struct FastConfig {
   // logit to the host; off: the host selects them (the same candidates).
   bool gpu_top_k = true;
   int top_k_block = 1024;
+  // Greedy decode steps are enqueued one ahead of the host (Executor::decode_ahead): a step's
+  // token ids are the previous step's argmax, written on the device by the lm_head's epilogue.
+  bool decode_ahead = true;
 };
 
 // The largest k the device top-k serves (larger ones copy the logits to the host), and the most

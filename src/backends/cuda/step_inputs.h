@@ -12,8 +12,11 @@ namespace ac::cuda {
 struct StepInputs {
   StepInputs() = default;
   StepInputs(long long max_tokens, long long max_rows);
-  // Copies b's arrays (already validated against the executor's limits) on stream s.
-  void upload(const StepBatch& b, CUstream s);
+  // Copies b's arrays (already validated against the executor's limits) on stream s; with
+  // keep_tokens, all but the token ids (a chained decode step: the previous step's argmax wrote
+  // them on the device). The two staging buffers alternate, so the host may fill the next step's
+  // while the copy of the one before is still queued (at most two steps in flight).
+  void upload(const StepBatch& b, CUstream s, bool keep_tokens = false);
 
   // Device arrays of the last uploaded step.
   int* tokens() const { return dev_.as<int>(); }
@@ -23,7 +26,8 @@ struct StepInputs {
 
  private:
   DeviceBuffer dev_;      // int32 [3 * max_tokens + max_rows]
-  PinnedBuffer staging_;  // the same layout on the host
+  PinnedBuffer staging_[2];  // the same layout on the host
+  int next_staging_ = 0;
   long long max_tokens_ = 0, max_rows_ = 0, n_ = 0;
 };
 
