@@ -2,7 +2,8 @@
 # On the GPU machine: W2 decode (128-token prompt, 128 new tokens, greedy, batch 1) of several
 # engine builds in one run, interleaved per preset and repeated (ROUNDS, default 2) so that every
 # build sees the same machine and the spread shows; each build is a folder holding agentcompile
-# (and COMMIT). VARIANTS: fast-path overrides run on build-device/ after the builds. GPU tests of
+# (and COMMIT). VARIANTS: fast-path overrides run on build-device/ after the builds. PROMPT_LEN:
+# the prompt's length (default 128, W2; 2048 gives W3's context). GPU tests of
 # build-device/ first (GTEST_FILTER; SKIP_TESTS=1 leaves them out).
 #   BUILDS="build-device-head build-device" VARIANTS="attn_split=64" tools/gpu_ab.sh -> $OUT/ab.log (appended
 #   by each call), $OUT/ab-<time>.tgz
@@ -11,6 +12,7 @@ set -uo pipefail
 {
   date -u
   for b in ${BUILDS:-build-device-head build-device}; do echo "$b: $(cat $b/COMMIT)"; done
+  echo "prompt: ${PROMPT_LEN:-128} tokens, 128 generated"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader
   [ "${SKIP_TESTS:-0}" = 1 ] || gpu_tests "${GTEST_FILTER:-*CudaGemv*:*CudaDecodeAttention*:*FastConfig*}"
   main_bin=$bin

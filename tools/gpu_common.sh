@@ -5,8 +5,8 @@ export AGENTCOMPILE_KERNEL_CACHE=/tmp/ac-kernel-cache
 out=${OUT:-/tmp/out}; mkdir -p "$out/runs"
 root=${AC_BUILD_ROOT:-/tmp/lead}; [ -e "$root" ] || ln -s "$(pwd)" "$root"
 bin=build-device/agentcompile
-# The W2 prompt: 128 fixed pseudo-random token ids.
-w2_prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(3, 120000)) for _ in range(128)))")
+# The W2 prompt: 128 fixed pseudo-random token ids ($PROMPT_LEN of them if set: 2048 for W3's context).
+w2_prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(3, 120000)) for _ in range(${PROMPT_LEN:-128})))")
 
 # w2_decode PRESET LABEL OVERRIDE: 128 greedy tokens after the W2 prompt on the fast path with
 # AGENTCOMPILE_FAST_CONFIG=OVERRIDE; one line with ms/token, a checksum of the tokens and the first

@@ -143,7 +143,9 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, CudaFixturePlan, ::testing::Values("llama_gqa
 
 // The fast path (fused kernels, bf16 KV cache, CUDA graphs) against the CPU reference on the tiny
 // presets (real vocabularies, GQA, head_dim 32): teacher-forced logits within the bf16 bound and
-// 48 greedy tokens decoded through the graph agreeing with the reference's argmax.
+// 48 greedy tokens decoded through the graph agreeing with the reference's argmax — with the
+// default parameters, and with the long-context attention switched on at 60 positions (from
+// step 20 the steps replay the second graph, splits of 64 instead of 32).
 class CudaFastPreset : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaFastPreset, MatchesCpuReference) {
@@ -157,19 +159,43 @@ TEST_P(CudaFastPreset, MatchesCpuReference) {
   Rng rng(9);
   for (int i = 0; i < 40; ++i) prompt.push_back(int32_t(rng.next_u64() % 100000));
   const int64_t steps = 48, seq = int64_t(prompt.size()) + steps;
-  CudaExecutorOptions fast;
-  fast.route = "fast";
-  auto ex = make_cuda_executor(g, ExecutorLimits{1, seq, seq, seq}, fast);
+  const ExecutorLimits lim{1, seq, seq, seq};
+  auto cpu = make_executor("cpu", g, lim);
+  const int64_t v = model->config.vocab_size;
   GenerateOptions go;
   go.max_tokens = steps;
   go.ignore_eos = true;
-  auto r = generate(*ex, model->config, prompt, go, nullptr);
-  std::vector<int32_t> all = prompt;
-  all.insert(all.end(), r.tokens.begin(), r.tokens.end() - 1);
-  auto cpu = make_executor("cpu", g, ExecutorLimits{1, seq, seq, seq});
-  auto ref = teacher_forced_logits(*cpu, all);
+  // Every greedy token is the reference's argmax over the sequence generated so far, or within
+  // the tie epsilon of it.
+  auto check_greedy = [&](Executor& ex, const char* label) {
+    auto r = generate(ex, model->config, prompt, go, nullptr);
+    std::vector<int32_t> all = prompt;
+    all.insert(all.end(), r.tokens.begin(), r.tokens.end() - 1);
+    auto ref = teacher_forced_logits(*cpu, all);
+    size_t agreed = 0;
+    for (int64_t s = 0; s < steps; ++s) {
+      const auto& row = ref[prompt.size() - 1 + size_t(s)];
+      const int32_t best = argmax(row.data(), v);
+      if (r.tokens[size_t(s)] == best) { ++agreed; continue; }
+      EXPECT_LT(row[size_t(best)] - row[size_t(r.tokens[size_t(s)])], 0.05f) << label << " step " << s;
+    }
+    std::printf("[ fast ] %s %s: %zu/%lld greedy tokens equal to the reference argmax\n", GetParam().c_str(), label, agreed,
+                (long long)steps);
+    return all;
+  };
+  CudaExecutorOptions fast;
+  fast.route = "fast";
+  auto ex = make_cuda_executor(g, lim, fast);
+  const std::vector<int32_t> all = check_greedy(*ex, "defaults");
+  cuda::FastConfig long_ctx;
+  long_ctx.attn_split = 32;
+  long_ctx.attn_split_long = 64;
+  long_ctx.attn_long_from = 60;
+  auto exl = cuda::make_fast_executor(g, lim, long_ctx);
+  check_greedy(*exl, "long-context attention from 60 positions");
   // Prefill logits (teacher forcing through the cuBLAS path) on a fresh fast executor.
-  auto ex2 = make_cuda_executor(g, ExecutorLimits{1, seq, seq, seq}, fast);
+  auto ref = teacher_forced_logits(*cpu, all);
+  auto ex2 = make_cuda_executor(g, lim, fast);
   auto fl = teacher_forced_logits(*ex2, all);
   std::vector<float> a, b;
   for (size_t i = 0; i < all.size(); ++i) {
@@ -177,16 +203,6 @@ TEST_P(CudaFastPreset, MatchesCpuReference) {
     b.insert(b.end(), ref[i].begin(), ref[i].end());
   }
   EXPECT_LE(rel_l2(a, b), 1e-2) << "prefill logits";
-  const int64_t v = model->config.vocab_size;
-  size_t agreed = 0;
-  for (int64_t s = 0; s < steps; ++s) {
-    const auto& row = ref[prompt.size() - 1 + size_t(s)];
-    const int32_t best = argmax(row.data(), v);
-    if (r.tokens[size_t(s)] == best) { ++agreed; continue; }
-    EXPECT_LT(row[size_t(best)] - row[size_t(r.tokens[size_t(s)])], 0.05f) << "step " << s;
-  }
-  std::printf("[ fast ] %s: %zu/%lld greedy tokens equal to the reference argmax\n", GetParam().c_str(), agreed,
-              (long long)steps);
   fs::remove_all(dir);
 }
 

@@ -29,6 +29,16 @@ TEST(FastConfigOverride, SetsTheDeviceTopK) {
   EXPECT_EQ(c.top_k_block, 512);
 }
 
+TEST(FastConfigOverride, SetsTheLongContextAttention) {
+  const cuda::FastConfig d;
+  EXPECT_GT(d.attn_split_long, d.attn_split);
+  EXPECT_GT(d.attn_long_from, 0);
+  const cuda::FastConfig c = cuda::apply_fast_config_override({}, "attn_split_long=128,attn_long_from=0");
+  EXPECT_EQ(c.attn_split_long, 128);
+  EXPECT_EQ(c.attn_long_from, 0);
+  EXPECT_THROW(cuda::apply_fast_config_override({}, "attn_long_from=x"), Error);
+}
+
 TEST(FastConfigOverride, SwitchesDecodeAhead) {
   EXPECT_TRUE(cuda::FastConfig{}.decode_ahead);
   EXPECT_FALSE(cuda::apply_fast_config_override({}, "decode_ahead=0").decode_ahead);

@@ -77,10 +77,11 @@ Variant topk_variant(const FastConfig& cfg, const std::string& arch) {
 Variant qkv_post_variant(const FastConfig& cfg, DType wt, const std::string& arch) {
   return make_variant(find_family("qkv_post", "fused"), {{"BLOCK", cfg.qkv_post_block}}, {wt}, arch);
 }
-// The split length of the decode attention: the configured one, halved until the fused kernel's
-// rows fit its shared-memory budget (long head dims); prefill attention uses the same splits.
-int attn_split(const ModelConfig& c, const FastConfig& cfg) {
-  int split = cfg.attn_split;
+// The split length of the decode attention: the configured one (for long contexts: attn_split_long),
+// halved until the fused kernel's rows fit its shared-memory budget (long head dims); prefill
+// attention uses the short one.
+int attn_split(const ModelConfig& c, const FastConfig& cfg, bool long_ctx = false) {
+  int split = long_ctx ? cfg.attn_split_long : cfg.attn_split;
   const int group = int(c.num_heads / c.num_kv_heads);
   while (split > 16 && attn_fused_smem_bytes(split, int(c.head_dim), group) > 99 * 1024) split /= 2;
   return split;
@@ -98,9 +99,10 @@ Variant attn_variant(const ModelConfig& c, const FastConfig& cfg, const std::str
                        {"SPLIT", attn_split(c, cfg)}, {"HD", int(c.head_dim)}, {"GROUP", int(c.num_heads / c.num_kv_heads)}},
                       {}, arch);
 }
-Variant fused_attn_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch) {
+Variant fused_attn_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch,
+                           bool long_ctx = false) {
   return make_variant(find_family("attn_decode", "fused"),
-                      {{"BLOCK", attn_block(c, cfg)}, {"SPLIT", attn_split(c, cfg)}, {"HD", int(c.head_dim)},
+                      {{"BLOCK", attn_block(c, cfg)}, {"SPLIT", attn_split(c, cfg, long_ctx)}, {"HD", int(c.head_dim)},
                        {"GROUP", int(c.num_heads / c.num_kv_heads)}, {"ILP", cfg.attn_ilp}},
                       {wt}, arch);
 }
@@ -209,6 +211,7 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
   v.push_back(qkv_post_variant(cfg, wt, arch));
   if (cfg.gpu_top_k) v.push_back(topk_variant(cfg, arch));
   v.push_back(fused_attn_variant(c, cfg, wt, arch));
+  if (cfg.attn_long_from > 0) v.push_back(fused_attn_variant(c, cfg, wt, arch, true));
   v.push_back(attn_variant(c, cfg, arch));
   v.push_back(combine_variant(c, cfg, arch));
   return v;
@@ -247,7 +250,7 @@ class FastExecutor final : public Executor {
     }
     const long long nt = std::max<long long>(lim_.step_tokens(), kMaxBatch), nr = std::max<long long>(lim_.logit_rows(), kMaxBatch);
     const long long qkvd = c.q_dim() + 2 * c.kv_dim();
-    max_splits_ = (lim_.max_seq + attn_split(c, cfg_) - 1) / attn_split(c, cfg_);
+    max_splits_ = std::max(splits_of(attn_split(c, cfg_)), splits_of(attn_split(c, cfg_, true)));
     auto f32 = [](long long n) { return DeviceBuffer(size_t(std::max<long long>(n, 1)) * 4); };
     resid_ = f32(nt * c.hidden_size);
     h_ = f32(nt * c.hidden_size);
@@ -590,9 +593,9 @@ class FastExecutor final : public Executor {
                        kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(), part_o_.as<float>(), part_ml_.as<float>(),
                        attn_counters_.as<unsigned>(), attn_.as<float>(), in_.positions(), in_.slots(), n,
                        c.num_heads, c.num_kv_heads, lim_.max_seq, max_splits_, 1.0f / std::sqrt(float(c.head_dim))};
-    const Variant va = fused_attn_variant(c, cfg_, wt_, arch_);
+    const Variant va = fused_attn_variant(c, cfg_, wt_, arch_, long_ctx_);
     const size_t smem = size_t(attn_fused_smem_bytes(va.param("SPLIT"), va.param("HD"), va.param("GROUP")));
-    launch_kernel(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(max_splits_), unsigned(n)},
+    launch_kernel(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(splits_of(va.param("SPLIT"))), unsigned(n)},
                   unsigned(va.threads()), smem, s_, &ap, cfg_.pdl);
     if (profile_) {
       double kv = 0;
@@ -636,7 +639,13 @@ class FastExecutor final : public Executor {
     mark("lm_head_gemv", double(c.vocab_size * c.hidden_size) * es);
   }
 
+  // Blocks per (token, KV head) for splits of `split` positions over the whole cache.
+  long long splits_of(int split) const { return (lim_.max_seq + split - 1) / split; }
+
   void run_decode(long long n) {
+    long long longest = 0;
+    for (int32_t p : last_positions_) longest = std::max<long long>(longest, p + 1);
+    long_ctx_ = cfg_.attn_long_from > 0 && longest > cfg_.attn_long_from;
     if (profile_) {
       record_decode(n);
       flush_profile();
@@ -648,7 +657,8 @@ class FastExecutor final : public Executor {
       tokens_ready_ = true;
       return;
     }
-    auto it = graphs_.find(int(n));
+    const int key = int(n) * 2 + (long_ctx_ ? 1 : 0);
+    auto it = graphs_.find(key);
     if (it == graphs_.end()) {
       // First step of this batch size: run it directly (loads every kernel), then capture it.
       record_decode(n);
@@ -666,7 +676,7 @@ class FastExecutor final : public Executor {
       CUgraphExec exec;
       CU_CHECK(drv().cuGraphInstantiateWithFlags(&exec, graph, 0));
       CU_CHECK(drv().cuGraphDestroy(graph));
-      graphs_.emplace(int(n), exec);
+      graphs_.emplace(key, exec);
       tokens_ready_ = true;
       return;
     }
@@ -752,7 +762,8 @@ class FastExecutor final : public Executor {
   PinnedBuffer host_ahead_;   // their greedy tokens: two slots of kMaxBatch
   CUevent ahead_done_[2] = {nullptr, nullptr};
   long long ahead_count_ = 0, ahead_n_ = 0;  // steps enqueued; tokens of the last (0: none to chain)
-  std::map<int, CUgraphExec> graphs_;
+  std::map<int, CUgraphExec> graphs_;  // by batch template * 2 + long_ctx_
+  bool long_ctx_ = false;  // this decode step's attention uses attn_split_long (FastConfig::attn_long_from)
   bool profile_ = false;
   std::vector<Mark> marks_;
   std::map<std::string, ProfileEntry> profile_sum_;
@@ -779,6 +790,8 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
                                                          {"attn_tile", &FastConfig::attn_tile},
                                                          {"attn_split", &FastConfig::attn_split},
                                                          {"attn_ilp", &FastConfig::attn_ilp},
+                                                         {"attn_split_long", &FastConfig::attn_split_long},
+                                                         {"attn_long_from", &FastConfig::attn_long_from},
                                                          {"mlp_fused_batch", &FastConfig::mlp_fused_batch},
                                                          {"qkv_post_block", &FastConfig::qkv_post_block},
                                                          {"top_k_block", &FastConfig::top_k_block}};
