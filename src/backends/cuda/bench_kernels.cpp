@@ -393,10 +393,14 @@ Json bench_decode_kernels(const ModelConfig& c, DType wt, const KernelBenchOptio
   FastConfig fc = fast_config_of(o.plan);
   if (const char* spec = std::getenv("AGENTCOMPILE_FAST_CONFIG"); spec && !o.plan) fc = apply_fast_config_override(fc, spec);
   const std::vector<Variant> fast = fast_path_variants(c, wt, fc, Device::get().info().arch());
-  auto fused_attn = std::find_if(fast.begin(), fast.end(), [](const Variant& v) {
-    return v.family->op == "attn_decode" && v.family->name == "fused";
-  });
+  auto is_fused_attn = [](const Variant& v) { return v.family->op == "attn_decode" && v.family->name == "fused"; };
+  auto fused_attn = std::find_if(fast.begin(), fast.end(), is_fused_attn);
   if (fast.size() < 20 || fused_attn == fast.end()) throw_internal("bench kernels", "unexpected fast_path_variants layout");
+  // Past attn_long_from positions the executor runs the long-split variant, listed second.
+  if (fc.attn_long_from > 0 && o.context > fc.attn_long_from) {
+    fused_attn = std::find_if(fused_attn + 1, fast.end(), is_fused_attn);
+    if (fused_attn == fast.end()) throw_internal("bench kernels", "no long-context attention variant");
+  }
   const long long qkvd = c.q_dim() + 2 * c.kv_dim();
   const Projection regions[] = {{"qkv", 0, true, qkvd, c.hidden_size, 1},
                                 {"o", 1, false, c.hidden_size, c.q_dim(), 1},
