@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "agentcompile/core/error.h"
+#include "agentcompile/model/hf_config.h"
+#include "agentcompile/model/synth_model.h"
 #include "backends/cuda/fast_executor.h"
 
 namespace ac {
@@ -37,6 +39,26 @@ TEST(FastConfigOverride, SetsTheLongContextAttention) {
   EXPECT_EQ(c.attn_split_long, 128);
   EXPECT_EQ(c.attn_long_from, 0);
   EXPECT_THROW(cuda::apply_fast_config_override({}, "attn_long_from=x"), Error);
+}
+
+// The long-context attention keeps its splits within what the GPU allows: Qwen3-4B's head dim of
+// 128 (4 query heads per KV head) needs 140 KiB for splits of 256, which sm_90 and sm_80 have and
+// sm_86 has not (halved to 128); the short splits stay within 99 KiB everywhere.
+TEST(FastConfigOverride, LongContextSplitsFitTheArch) {
+  EXPECT_EQ(cuda::max_dynamic_smem("sm_90a"), (227 - 16) * 1024);
+  EXPECT_EQ(cuda::max_dynamic_smem("sm_100"), (227 - 16) * 1024);
+  EXPECT_EQ(cuda::max_dynamic_smem("sm_80"), (163 - 16) * 1024);
+  EXPECT_EQ(cuda::max_dynamic_smem("sm_86"), (99 - 16) * 1024);
+  EXPECT_EQ(cuda::attn_short_smem_budget("sm_90"), 99 * 1024);
+  const ModelConfig c = parse_model_config(find_synth_preset("qwen3-4b")->config, "qwen3-4b");
+  cuda::FastConfig cfg;
+  cfg.attn_split = 256;  // short splits of 256 do not fit 99 KiB: halved to 128 on every arch
+  for (const auto& [arch, long_split] : std::vector<std::pair<std::string, int>>{{"sm_90", 256}, {"sm_80", 256}, {"sm_86", 128}}) {
+    std::vector<int> splits;
+    for (const cuda::Variant& v : cuda::fast_path_variants(c, DType::BF16, cfg, arch))
+      if (v.family->op == "attn_decode" && v.family->name == "fused") splits.push_back(v.param("SPLIT"));
+    EXPECT_EQ(splits, (std::vector<int>{128, long_split})) << arch;
+  }
 }
 
 TEST(FastConfigOverride, SwitchesDecodeAhead) {

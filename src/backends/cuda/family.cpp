@@ -1,6 +1,7 @@
 #include "backends/cuda/family.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "agentcompile/core/error.h"
 
@@ -183,10 +184,13 @@ std::vector<Family> build_families() {
                     "KV head merges the splits; ILP: independent accumulators in the dot products and P.V sums";
     f.constraint = [](const std::map<std::string, int>& v) -> std::string {
       if (std::string why = attn_outputs_per_thread(v); !why.empty()) return why;
-      // The whole split's K and V rows and scores in dynamic shared memory; at most 99 KiB, so that
-      // every supported GPU (sm_86/sm_89 allow 99 KiB per block) can run any point.
+      // The whole split's K and V rows and scores in dynamic shared memory: at most what the
+      // largest GPU allows; a smaller GPU's limit (max_dynamic_smem) is for those who bind a point
+      // there to check (the executor halves SPLIT to it, the search leaves larger points out).
       const int bytes = attn_fused_smem_bytes(v.at("SPLIT"), v.at("HD"), v.at("GROUP"));
-      if (bytes > 99 * 1024) return "needs " + std::to_string(bytes) + " bytes of dynamic shared memory (99 KiB limit)";
+      if (bytes > kMaxDynamicSmem)
+        return "needs " + std::to_string(bytes) + " bytes of dynamic shared memory (" + std::to_string(kMaxDynamicSmem / 1024) +
+               " KiB limit)";
       return "";
     };
     v.push_back(std::move(f));
@@ -217,6 +221,13 @@ const Family& find_family(const std::string& op, const std::string& name) {
   for (const auto& f : families())
     if (f.op == op && f.name == name) return f;
   throw_internal("kernel family", "no family " + op + "." + name);
+}
+
+int max_dynamic_smem(const std::string& arch) {
+  int sm = 0;
+  if (arch.rfind("sm_", 0) == 0) sm = std::atoi(arch.c_str() + 3);
+  const int kib = sm >= 90 ? 227 : sm == 80 || sm == 87 ? 163 : 99;
+  return (kib - 16) * 1024;
 }
 
 std::string arch_constraint(const Family& f, const std::string& arch) {

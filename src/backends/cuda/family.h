@@ -6,6 +6,7 @@
 // (rms_norm__ref__w_bf16__block256__sm90), so it doubles as a readable cache key.
 #include <functional>
 #include <map>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -65,5 +66,13 @@ size_t space_size(const Family& f);
 // Dynamic shared memory of an attn_decode.fused point: the split's K and V rows (16-byte padded)
 // and its scores.
 inline int attn_fused_smem_bytes(int split, int hd, int group) { return 2 * split * (hd + 8) * 2 + group * split * 4; }
+// The dynamic shared memory a block may use on a GPU of `arch` ("sm_90a"): its opt-in limit
+// (sm_90 and later 227 KiB, sm_80/sm_87 163 KiB, the others 99 KiB) less 16 KiB for the kernels'
+// static arrays; kMaxDynamicSmem is the largest over every arch (a family's space bound).
+int max_dynamic_smem(const std::string& arch);
+inline constexpr int kMaxDynamicSmem = (227 - 16) * 1024;
+// What attn_decode.fused's short-context splits (FastConfig::attn_split, the one the search tunes)
+// may use on `arch`: at most 99 KiB on any GPU, so a plan's point runs the same on its siblings.
+inline int attn_short_smem_budget(const std::string& arch) { return std::min(99 * 1024, max_dynamic_smem(arch)); }
 
 }  // namespace ac::cuda

@@ -77,13 +77,15 @@ Variant topk_variant(const FastConfig& cfg, const std::string& arch) {
 Variant qkv_post_variant(const FastConfig& cfg, DType wt, const std::string& arch) {
   return make_variant(find_family("qkv_post", "fused"), {{"BLOCK", cfg.qkv_post_block}}, {wt}, arch);
 }
-// The split length of the decode attention: the configured one (for long contexts: attn_split_long),
-// halved until the fused kernel's rows fit its shared-memory budget (long head dims); prefill
-// attention uses the short one.
-int attn_split(const ModelConfig& c, const FastConfig& cfg, bool long_ctx = false) {
+// The split length of the decode attention: the configured one, halved until the fused kernel's
+// rows fit its shared-memory budget (long head dims): attn_short_smem_budget for short contexts
+// (prefill attention uses the same splits); for long contexts attn_split_long within what `arch`
+// allows (on the H200 Qwen3's head dim 128 keeps splits of 256 there).
+int attn_split(const ModelConfig& c, const FastConfig& cfg, const std::string& arch, bool long_ctx = false) {
   int split = long_ctx ? cfg.attn_split_long : cfg.attn_split;
   const int group = int(c.num_heads / c.num_kv_heads);
-  while (split > 16 && attn_fused_smem_bytes(split, int(c.head_dim), group) > 99 * 1024) split /= 2;
+  const int budget = long_ctx ? max_dynamic_smem(arch) : attn_short_smem_budget(arch);
+  while (split > 16 && attn_fused_smem_bytes(split, int(c.head_dim), group) > budget) split /= 2;
   return split;
 }
 // The attention block shrinks (down to 64 threads) until the group's outputs divide among its threads.
@@ -95,19 +97,19 @@ int attn_block(const ModelConfig& c, const FastConfig& cfg) {
 }
 Variant attn_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch) {
   return make_variant(find_family("attn_decode", "split"),
-                      {{"BLOCK", std::min(attn_block(c, cfg), 256)}, {"TILE", std::min(cfg.attn_tile, attn_split(c, cfg))},
-                       {"SPLIT", attn_split(c, cfg)}, {"HD", int(c.head_dim)}, {"GROUP", int(c.num_heads / c.num_kv_heads)}},
+                      {{"BLOCK", std::min(attn_block(c, cfg), 256)}, {"TILE", std::min(cfg.attn_tile, attn_split(c, cfg, arch))},
+                       {"SPLIT", attn_split(c, cfg, arch)}, {"HD", int(c.head_dim)}, {"GROUP", int(c.num_heads / c.num_kv_heads)}},
                       {}, arch);
 }
 Variant fused_attn_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch,
                            bool long_ctx = false) {
   return make_variant(find_family("attn_decode", "fused"),
-                      {{"BLOCK", attn_block(c, cfg)}, {"SPLIT", attn_split(c, cfg, long_ctx)}, {"HD", int(c.head_dim)},
+                      {{"BLOCK", attn_block(c, cfg)}, {"SPLIT", attn_split(c, cfg, arch, long_ctx)}, {"HD", int(c.head_dim)},
                        {"GROUP", int(c.num_heads / c.num_kv_heads)}, {"ILP", cfg.attn_ilp}},
                       {wt}, arch);
 }
 Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch) {
-  return make_variant(find_family("attn_combine", "split"), {{"SPLIT", attn_split(c, cfg)}, {"HD", int(c.head_dim)}}, {},
+  return make_variant(find_family("attn_combine", "split"), {{"SPLIT", attn_split(c, cfg, arch)}, {"HD", int(c.head_dim)}}, {},
                       arch);
 }
 
@@ -250,7 +252,7 @@ class FastExecutor final : public Executor {
     }
     const long long nt = std::max<long long>(lim_.step_tokens(), kMaxBatch), nr = std::max<long long>(lim_.logit_rows(), kMaxBatch);
     const long long qkvd = c.q_dim() + 2 * c.kv_dim();
-    max_splits_ = std::max(splits_of(attn_split(c, cfg_)), splits_of(attn_split(c, cfg_, true)));
+    max_splits_ = std::max(splits_of(attn_split(c, cfg_, arch_)), splits_of(attn_split(c, cfg_, arch_, true)));
     auto f32 = [](long long n) { return DeviceBuffer(size_t(std::max<long long>(n, 1)) * 4); };
     resid_ = f32(nt * c.hidden_size);
     h_ = f32(nt * c.hidden_size);

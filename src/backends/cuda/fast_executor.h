@@ -60,9 +60,10 @@ struct FastConfig {
   int attn_ilp = 1;  // attn_decode.fused's ILP (1 or 4: within ±2% of each other end to end on the H200)
   // Decode steps whose longest sequence holds more than attn_long_from positions run the attention
   // with splits of attn_split_long (one more graph per batch size): short splits keep a short
-  // context's blocks short, long ones keep a long context's merge short. On the H200 split 256
-  // decoded 21-27% faster than 32 at 2048-2176 positions and 0.3-4.6% at 512-640, 32 was faster
-  // for Qwen3 at 128-256 (0.8-2.4%): bench/results/2026-11-30-long-context/. 0: never.
+  // context's blocks short, long ones keep a long context's merge short (the long ones may use
+  // all of the GPU's shared memory). On the H200 split 256 decoded 21-29% faster than 32 at
+  // 2048-2176 positions and 0.3-4.6% at 512-640, 32 was faster for Qwen3 at 128-256 (0.8-2.4%):
+  // bench/results/2026-11-30-long-context/. 0: never.
   int attn_split_long = 256, attn_long_from = 384;
   bool cuda_graph = true;
   bool pdl = true;

@@ -819,10 +819,13 @@ CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResul
       std::vector<SpaceParam> params;
       for (const auto& d : attn.params)
         if (d.name == "BLOCK" || d.name == "SPLIT" || d.name == "ILP") params.push_back({d.name, d.values});
-      auto constraint = [&attn, hd, group](const ParamPoint& p) -> std::string {
+      const int smem_limit = attn_short_smem_budget(Device::get().info().arch());
+      auto constraint = [&attn, hd, group, smem_limit](const ParamPoint& p) -> std::string {
         std::map<std::string, int> v(p.begin(), p.end());
         v["HD"] = hd;
         v["GROUP"] = group;
+        if (attn_fused_smem_bytes(v.at("SPLIT"), hd, group) > smem_limit)
+          return "needs more dynamic shared memory than this GPU's " + std::to_string(smem_limit / 1024) + " KiB";
         return attn.constraint ? attn.constraint(v) : std::string();
       };
       out.works.push_back(fast_work(w, "cuda:attn_decode.fused", params, constraint, advisor,
