@@ -75,10 +75,7 @@ RunOut run_greedy(Executor& ex, const ModelConfig& cfg, const std::vector<std::v
   for (size_t r = 0; r < rows; ++r) out.tokens[r].push_back(next[r]);
   if (gen <= 1) return out;
   // As generate: the host one step behind the device (Executor::decode_ahead).
-  struct EndAhead {
-    Executor& ex;
-    ~EndAhead() { ex.end_ahead(); }
-  } end_ahead{ex};
+  DecodeAheadScope ahead(ex);
   auto t1 = Clock::now();
   ex.decode_ahead(decode_step(next, pos++), false);
   int64_t enqueued = 1;  // decode steps enqueued: they give tokens 1 .. enqueued

@@ -79,10 +79,7 @@ GenerateResult generate(Executor& ex, const ModelConfig& cfg, const std::vector<
   if (greedy && !is_stop(tok) && int64_t(r.tokens.size()) < opts.max_tokens) {
     // The host stays one step behind the device: step t + 1 is enqueued, its token to be taken
     // from step t's argmax where the logits live, before step t's token is read back.
-    struct EndAhead {
-      Executor& ex;
-      ~EndAhead() { ex.end_ahead(); }
-    } end_ahead{ex};
+    DecodeAheadScope ahead(ex);
     step.tokens = {tok};
     step.positions = {pos++};
     step.slots = {0};

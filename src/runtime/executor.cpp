@@ -75,4 +75,12 @@ void Executor::end_ahead() {
   ahead_last_.clear();
 }
 
+DecodeAheadScope::~DecodeAheadScope() {
+  try {
+    ex_.end_ahead();
+  } catch (...) {
+    // The error that unwinds the loop (or the next call) reports the device's state.
+  }
+}
+
 }  // namespace ac

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "agentcompile/core/error.h"
 #include "agentcompile/ir/graph.h"
@@ -148,6 +149,41 @@ TEST_F(RuntimeTest, GreedyDecodeAheadEqualsStepByStep) {
   EXPECT_THROW(ex->next_greedy(got), Error);
   ex->end_ahead();
   EXPECT_THROW(ex->decode_ahead(StepBatch{{0}, {n + 2}, {0}, {0}}, true), Error);
+}
+
+// A greedy loop that ends by an exception (here the token callback's) leaves through
+// DecodeAheadScope, which drops the steps in flight; a failure there (a device already in error)
+// must not be thrown from its destructor, which would terminate the process.
+TEST_F(RuntimeTest, DecodeAheadCleanupFailureDoesNotTerminate) {
+  struct CleanupFails : Executor {
+    explicit CleanupFails(std::unique_ptr<Executor> e) : in(std::move(e)) {}
+    std::string name() const override { return in->name(); }
+    void forward(const StepBatch& b) override { in->forward(b); }
+    const float* logits() const override { return in->logits(); }
+    int64_t vocab_size() const override { return in->vocab_size(); }
+    const ExecutorLimits& limits() const override { return in->limits(); }
+    void end_ahead() override {
+      Executor::end_ahead();
+      throw_internal("test", "cleanup failed");
+    }
+    std::unique_ptr<Executor> in;
+  } ex(executor(1, 32));
+  const std::vector<int32_t> prompt = {3, 1, 4, 1, 5, 9, 2, 6};
+  GenerateOptions o;
+  o.max_tokens = 8;
+  o.ignore_eos = true;
+  int seen = 0;
+  try {
+    generate(ex, model->config, prompt, o, [&](int32_t) {
+      if (++seen == 3) throw std::runtime_error("output closed");
+    });
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "output closed");
+  }
+  EXPECT_EQ(seen, 3);
+  // Ending normally passes through the same scope.
+  EXPECT_EQ(generate(ex, model->config, prompt, o, nullptr).tokens.size(), 8u);
 }
 
 TEST_F(RuntimeTest, RefusesPromptBeyondContext) {

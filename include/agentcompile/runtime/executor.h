@@ -66,6 +66,19 @@ class Executor {
   std::vector<int32_t> ahead_last_;          // those of the last step (what a chained step feeds)
 };
 
+// Calls end_ahead when a decode-ahead loop leaves its scope, by return or by exception; a failure
+// there (the device already in error) is dropped, not thrown from a destructor.
+class DecodeAheadScope {
+ public:
+  explicit DecodeAheadScope(Executor& ex) : ex_(ex) {}
+  ~DecodeAheadScope();
+  DecodeAheadScope(const DecodeAheadScope&) = delete;
+  DecodeAheadScope& operator=(const DecodeAheadScope&) = delete;
+
+ private:
+  Executor& ex_;
+};
+
 void validate_step(const StepBatch& b, const ExecutorLimits& lim, int64_t vocab);
 
 }  // namespace ac
