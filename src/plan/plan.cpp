@@ -72,8 +72,11 @@ Json PlanCudaFast::to_json() const {
   for (const auto& [k, v] : gemv) g[k] = {{"block", v.block}, {"rows", v.rows}, {"unroll", v.unroll}, {"splitk", v.splitk}};
   Json gm = Json::object();
   for (const auto& [k, v] : gemv_mma) gm[k] = {{"block", v.block}, {"rows", v.rows}, {"unroll", v.unroll}, {"splitk", v.splitk}};
-  return {{"gemv", g}, {"gemv_mma", gm}, {"qkv_post_block", qkv_post_block}, {"attn_block", attn_block}, {"attn_tile", attn_tile},
-          {"attn_split", attn_split}, {"attn_ilp", attn_ilp}, {"cuda_graph", cuda_graph}, {"pdl", pdl}};
+  Json j = {{"gemv", g}, {"gemv_mma", gm}, {"qkv_post_block", qkv_post_block}, {"attn_block", attn_block}, {"attn_tile", attn_tile},
+            {"attn_split", attn_split}, {"attn_ilp", attn_ilp}, {"cuda_graph", cuda_graph}, {"pdl", pdl}};
+  if (attn_split_long) j["attn_split_long"] = *attn_split_long;
+  if (attn_long_from) j["attn_long_from"] = *attn_long_from;
+  return j;
 }
 
 PlanCudaFast PlanCudaFast::from_json(const Json& j, const std::string& subject) {
@@ -109,6 +112,8 @@ PlanCudaFast PlanCudaFast::from_json(const Json& j, const std::string& subject) 
     f.attn_ilp = int(json_int(j, subject, "attn_ilp", 1, 4));
     if (f.attn_ilp != 1 && f.attn_ilp != 4) throw_input(subject, "attn_ilp: must be 1 or 4");
   }
+  if (j.contains("attn_split_long")) f.attn_split_long = int(json_int(j, subject, "attn_split_long", 1, 1 << 20));
+  if (j.contains("attn_long_from")) f.attn_long_from = int(json_int(j, subject, "attn_long_from", 0, 1 << 30));
   f.cuda_graph = json_opt_bool(j, subject, "cuda_graph").value_or(true);
   f.pdl = json_opt_bool(j, subject, "pdl").value_or(true);
   return f;

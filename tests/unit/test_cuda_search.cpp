@@ -23,6 +23,8 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   c.o = cuda::GemvChoice{128, 4, 1, 8};
   c.attn_split = 128;
   c.attn_ilp = 4;
+  c.attn_split_long = 128;
+  c.attn_long_from = 0;
   c.down_mma = cuda::MmaChoice{128, 2, 1, 8};
   c.pdl = false;
   const PlanCudaFast p = plan_fast_of(c);
@@ -33,14 +35,26 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   EXPECT_EQ(d.o.splitk, 8);
   EXPECT_EQ(d.attn_split, 128);
   EXPECT_EQ(d.attn_ilp, 4);
+  EXPECT_EQ(d.attn_split_long, 128);
+  EXPECT_EQ(d.attn_long_from, 0);
   EXPECT_EQ(d.down_mma.mt, 2);
   EXPECT_EQ(d.down_mma.splitk, 8);
   EXPECT_FALSE(d.pdl);
-  // Plans written before attn_ilp existed read as ILP 1; other values are refused.
+  // Plans written before attn_ilp existed read as ILP 1; other values are refused. Plans without
+  // the long-context attention run the engine's defaults for it.
   Json old = p.to_json();
   old.erase("attn_ilp");
   old.erase("gemv_mma");
+  old.erase("attn_split_long");
+  old.erase("attn_long_from");
   EXPECT_EQ(PlanCudaFast::from_json(old, "cuda_fast").attn_ilp, 1);
+  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(old, "cuda_fast")).attn_long_from, cuda::FastConfig{}.attn_long_from);
+  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(old, "cuda_fast")).attn_split_long, cuda::FastConfig{}.attn_split_long);
+  {
+    Json bad = p.to_json();
+    bad["attn_long_from"] = -1;
+    expect_bad_input([&] { PlanCudaFast::from_json(bad, "cuda_fast"); }, {"attn_long_from"});
+  }
   EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(old, "cuda_fast")).down_mma.mt, cuda::FastConfig{}.down_mma.mt);
   old["attn_ilp"] = 3;
   expect_bad_input([&] { PlanCudaFast::from_json(old, "cuda_fast"); }, {"attn_ilp"});

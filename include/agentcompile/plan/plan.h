@@ -94,6 +94,9 @@ struct PlanCudaFast {
   int qkv_post_block = 128;
   int attn_block = 128, attn_tile = 32, attn_split = 64;
   int attn_ilp = 1;
+  // The long-context attention (cuda::FastConfig::attn_split_long, attn_long_from; 0: never);
+  // absent in plans written before it existed, which then run the engine's defaults.
+  std::optional<int> attn_split_long, attn_long_from;
   bool cuda_graph = true, pdl = true;
   Json to_json() const;
   static PlanCudaFast from_json(const Json& j, const std::string& subject);

@@ -16,6 +16,8 @@ cuda::FastConfig fast_config_of(const std::optional<PlanCudaFast>& plan) {
   c.attn_tile = plan->attn_tile;
   c.attn_split = plan->attn_split;
   c.attn_ilp = plan->attn_ilp;
+  if (plan->attn_split_long) c.attn_split_long = *plan->attn_split_long;
+  if (plan->attn_long_from) c.attn_long_from = *plan->attn_long_from;
   c.cuda_graph = plan->cuda_graph;
   c.pdl = plan->pdl;
   return c;
@@ -34,6 +36,8 @@ PlanCudaFast plan_fast_of(const cuda::FastConfig& c) {
   p.attn_tile = c.attn_tile;
   p.attn_split = c.attn_split;
   p.attn_ilp = c.attn_ilp;
+  p.attn_split_long = c.attn_split_long;
+  p.attn_long_from = c.attn_long_from;
   p.cuda_graph = c.cuda_graph;
   p.pdl = c.pdl;
   return p;
