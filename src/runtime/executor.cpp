@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "agentcompile/core/error.h"
+#include "agentcompile/runtime/sampler.h"
 
 namespace ac {
 
@@ -28,15 +29,12 @@ void validate_step(const StepBatch& b, const ExecutorLimits& lim, int64_t vocab)
 }
 
 namespace {
-// The greedy token of one row of logits on the host: the first maximum; -1 when any logit is NaN
-// or infinite (as argmax_rows reports it).
+// The greedy token of one row of logits on the host: the sampler's argmax (the first maximum);
+// -1 when any logit is NaN or infinite (as argmax_rows reports it).
 int32_t host_greedy(const float* row, int64_t vocab) {
-  int64_t best = 0;
-  for (int64_t i = 0; i < vocab; ++i) {
+  for (int64_t i = 0; i < vocab; ++i)
     if (!std::isfinite(row[i])) return -1;
-    if (row[i] > row[best]) best = i;
-  }
-  return int32_t(best);
+  return argmax(row, vocab);
 }
 }  // namespace
 

@@ -4,9 +4,9 @@
 // constraints. A variant binds every parameter; the JIT renders only those bindings plus an
 // extern "C" entry (flashinfer style), and the variant's name encodes every binding
 // (rms_norm__ref__w_bf16__block256__sm90), so it doubles as a readable cache key.
+#include <algorithm>
 #include <functional>
 #include <map>
-#include <algorithm>
 #include <string>
 #include <vector>
 
