@@ -76,6 +76,7 @@ Json PlanCudaFast::to_json() const {
             {"attn_split", attn_split}, {"attn_ilp", attn_ilp}, {"cuda_graph", cuda_graph}, {"pdl", pdl}};
   if (attn_split_long) j["attn_split_long"] = *attn_split_long;
   if (attn_long_from) j["attn_long_from"] = *attn_long_from;
+  if (attn_cluster) j["attn_cluster"] = *attn_cluster;
   return j;
 }
 
@@ -114,6 +115,11 @@ PlanCudaFast PlanCudaFast::from_json(const Json& j, const std::string& subject) 
   }
   if (j.contains("attn_split_long")) f.attn_split_long = int(json_int(j, subject, "attn_split_long", 1, 1 << 20));
   if (j.contains("attn_long_from")) f.attn_long_from = int(json_int(j, subject, "attn_long_from", 0, 1 << 30));
+  if (j.contains("attn_cluster")) {
+    f.attn_cluster = int(json_int(j, subject, "attn_cluster", 0, 8));
+    if (*f.attn_cluster != 0 && *f.attn_cluster != 2 && *f.attn_cluster != 4 && *f.attn_cluster != 8)
+      throw_input(subject, "attn_cluster must be 0, 2, 4 or 8");
+  }
   f.cuda_graph = json_opt_bool(j, subject, "cuda_graph").value_or(true);
   f.pdl = json_opt_bool(j, subject, "pdl").value_or(true);
   return f;

@@ -80,6 +80,13 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
       attention = true;
       EXPECT_LT(reg["chosen_us"].get<double>(), 100.0) << "the kernel, not a whole decode step";
       EXPECT_EQ(reg["search"]["not_explored"].get<size_t>(), 0u);
+      // Batch 1 at a short context runs attn_decode.cluster on sm_90 (its space is searched), or
+      // the fallback if the search kept it.
+      const std::string chosen = reg["chosen"].get<std::string>();
+      std::printf("[ compile ] attention: %s\n", chosen.c_str());
+      if (cuda::Device::get().info().arch().rfind("sm_90", 0) == 0) {
+        EXPECT_TRUE(chosen.rfind("cuda:attn_decode.cluster", 0) == 0 || chosen.rfind("cuda:fallback", 0) == 0) << chosen;
+      }
     }
   EXPECT_TRUE(attention);
   // The plan against the all-fallback plan (the fast path's defaults), side by side: the decision
@@ -91,7 +98,9 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
     EXPECT_GT(fg["fallback_us"].get<double>(), 0);
     const bool slower = fg["plan_us"].get<double>() > fg["fallback_us"].get<double>() * (1 + fg["margin"].get<double>());
     EXPECT_EQ(status, slower ? "fallbacks kept" : "searched routes kept") << fg.dump();
-    if (slower) EXPECT_FALSE(r.report["repairs"].empty());
+    if (slower) {
+      EXPECT_FALSE(r.report["repairs"].empty());
+    }
   }
   std::printf("[ compile ] fallback guard %s\n", fg.dump().c_str());
   EXPECT_LE(r.report["budget"]["overrun_s"].get<double>(), 10.0);

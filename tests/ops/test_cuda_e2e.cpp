@@ -187,12 +187,17 @@ TEST_P(CudaFastPreset, MatchesCpuReference) {
   fast.route = "fast";
   auto ex = make_cuda_executor(g, lim, fast);
   const std::vector<int32_t> all = check_greedy(*ex, "defaults");
-  cuda::FastConfig long_ctx;
+  cuda::FastConfig long_ctx;  // the fused kernel's short splits up to 60 positions, then the long ones
+  long_ctx.attn_cluster = 0;
   long_ctx.attn_split = 32;
   long_ctx.attn_split_long = 64;
   long_ctx.attn_long_from = 60;
   auto exl = cuda::make_fast_executor(g, lim, long_ctx);
   check_greedy(*exl, "long-context attention from 60 positions");
+  cuda::FastConfig cluster = long_ctx;  // attn_decode.cluster up to 60 positions (8 blocks of 16 rows), then long splits
+  cluster.attn_cluster = 8;
+  auto exc = cuda::make_fast_executor(g, lim, cluster);
+  check_greedy(*exc, "cluster attention up to 60 positions");
   // Prefill logits (teacher forcing through the cuBLAS path) on a fresh fast executor.
   auto ref = teacher_forced_logits(*cpu, all);
   auto ex2 = make_cuda_executor(g, lim, fast);

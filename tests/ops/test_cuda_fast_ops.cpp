@@ -333,6 +333,34 @@ TEST_P(CudaDecodeAttention, FusedKernelMatchesNormRopeWriteAndAttend) {
       EXPECT_LE(rel_l2(to_host<float>(out, want.size()), want), 1e-5) << "ilp " << ilp << " rep " << rep;
     }
   }
+  // attn_decode.cluster (sm_90): the same outputs from CLUSTER blocks per KV head, each with an
+  // equal share of the positions (none for most blocks at position 0), merged in the cluster's
+  // shared memory. Two blocks of at most 128 rows cannot hold token 0's 300 positions: its
+  // outputs are NaN, token 1's still right.
+  const int group = int(c.heads / c.kv_heads);
+  if (cuda::arch_constraint(cuda::find_family("attn_decode", "cluster"), arch()).empty())
+    for (int cl : {2, 4, 8}) {
+      if ((group * c.hd) % cl != 0) continue;
+      int csplit = 16;
+      while (csplit * cl < max_seq && csplit < 128) csplit *= 2;
+      const auto& kern = cuda::load_kernel(cuda::make_variant(cuda::find_family("attn_decode", "cluster"),
+                                                              {{"BLOCK", c.block}, {"SPLIT", csplit}, {"HD", int(c.hd)},
+                                                               {"GROUP", group}, {"CLUSTER", cl}},
+                                                              {DType::BF16}, arch()));
+      out.fill_u32(0x4640e400u, stream());  // 12345.0: not a value the kernel could leave by accident
+      cuda::launch_kernel(kern, cuda::Dim3{unsigned(c.kv_heads), unsigned(cl), unsigned(n)}, unsigned(c.block),
+                          size_t(cuda::attn_fused_smem_bytes(csplit, int(c.hd), group)), stream(), &p);
+      const std::vector<float> got = to_host<float>(out, want.size());
+      const auto tok = [&](const std::vector<float>& x, long long t) {
+        return std::vector<float>(x.begin() + t * q_dim, x.begin() + (t + 1) * q_dim);
+      };
+      EXPECT_LE(rel_l2(tok(got, 1), tok(want, 1)), 1e-5) << "cluster " << cl;
+      if (csplit * cl >= max_seq) {
+        EXPECT_LE(rel_l2(tok(got, 0), tok(want, 0)), 1e-5) << "cluster " << cl;
+      } else {
+        for (float x : tok(got, 0)) ASSERT_TRUE(std::isnan(x)) << "cluster " << cl << ": rows past CLUSTER * SPLIT";
+      }
+    }
   // The cache now holds the step's k and v at each token's position.
   auto kc = to_host<uint16_t>(dk, kdev.size());
   for (long long t = 0; t < n; ++t)

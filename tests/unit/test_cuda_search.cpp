@@ -25,6 +25,7 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   c.attn_ilp = 4;
   c.attn_split_long = 128;
   c.attn_long_from = 0;
+  c.attn_cluster = 4;
   c.down_mma = cuda::MmaChoice{128, 2, 1, 8};
   c.pdl = false;
   const PlanCudaFast p = plan_fast_of(c);
@@ -37,6 +38,7 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   EXPECT_EQ(d.attn_ilp, 4);
   EXPECT_EQ(d.attn_split_long, 128);
   EXPECT_EQ(d.attn_long_from, 0);
+  EXPECT_EQ(d.attn_cluster, 4);
   EXPECT_EQ(d.down_mma.mt, 2);
   EXPECT_EQ(d.down_mma.splitk, 8);
   EXPECT_FALSE(d.pdl);
@@ -47,9 +49,16 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   old.erase("gemv_mma");
   old.erase("attn_split_long");
   old.erase("attn_long_from");
+  old.erase("attn_cluster");
   EXPECT_EQ(PlanCudaFast::from_json(old, "cuda_fast").attn_ilp, 1);
   EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(old, "cuda_fast")).attn_long_from, cuda::FastConfig{}.attn_long_from);
   EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(old, "cuda_fast")).attn_split_long, cuda::FastConfig{}.attn_split_long);
+  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(old, "cuda_fast")).attn_cluster, cuda::FastConfig{}.attn_cluster);
+  {
+    Json bad = p.to_json();
+    bad["attn_cluster"] = 3;
+    expect_bad_input([&] { PlanCudaFast::from_json(bad, "cuda_fast"); }, {"attn_cluster"});
+  }
   {
     Json bad = p.to_json();
     bad["attn_long_from"] = -1;
@@ -98,6 +107,14 @@ TEST(CudaSearch, CudaFastFromRoutes) {
   EXPECT_EQ(g.attn_ilp, 1);  // a record without ILP
   routes[1].params["ILP"] = 4;
   EXPECT_EQ(cuda_fast_from_routes(routes).attn_ilp, 4);
+  // The batch-1 short-context attention (attn_decode.cluster): BLOCK and CLUSTER.
+  routes[1].family = "cuda:attn_decode.cluster";
+  routes[1].params = {{"BLOCK", 128}, {"CLUSTER", 4}};
+  const PlanCudaFast k = cuda_fast_from_routes(routes);
+  EXPECT_EQ(k.attn_block, 128);
+  ASSERT_TRUE(k.attn_cluster);
+  EXPECT_EQ(*k.attn_cluster, 4);
+  EXPECT_EQ(k.attn_split, def.attn_split);
   // A region searched at a batch where gemv.mma runs (throughput objective): its tensor-core point.
   routes[0].family = "cuda:gemv.mma";
   routes[0].params = {{"BLOCK", 512}, {"MT", 2}, {"UNROLL", 1}, {"SPLITK", 1}};

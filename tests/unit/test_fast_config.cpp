@@ -61,6 +61,44 @@ TEST(FastConfigOverride, LongContextSplitsFitTheArch) {
   }
 }
 
+// attn_decode.cluster for batch-1 steps of short contexts: on by default (8 blocks per KV head);
+// its CLUSTER blocks of SPLIT rows cover attn_long_from positions, the kernel's cluster shape is
+// compiled in; none where clusters do not exist (sm_80), where nothing bounds the context, or
+// when switched off. Batches and long contexts keep attn_decode.fused.
+TEST(FastConfigOverride, ClusterAttentionForShortContexts) {
+  EXPECT_EQ(cuda::FastConfig{}.attn_cluster, 8);
+  EXPECT_THROW(cuda::apply_fast_config_override({}, "attn_cluster=3"), Error);
+  EXPECT_EQ(cuda::apply_fast_config_override({}, "attn_cluster=4").attn_cluster, 4);
+  const cuda::FastConfig off = cuda::apply_fast_config_override({}, "attn_cluster=0");
+  const ModelConfig m = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
+  auto clusters = [&](const cuda::FastConfig& cfg, const char* arch) {
+    std::vector<cuda::Variant> out;
+    for (const cuda::Variant& v : cuda::fast_path_variants(m, DType::BF16, cfg, arch))
+      if (v.family->name == "cluster") out.push_back(v);
+    return out;
+  };
+  const cuda::FastConfig on;
+  const auto v = clusters(on, "sm_90");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].param("SPLIT") * v[0].param("CLUSTER"), 512);  // 384 positions: 8 x 64
+  EXPECT_NE(v[0].source().find("__cluster_dims__(1, CLUSTER, 1)"), std::string::npos);
+  EXPECT_TRUE(clusters(off, "sm_90").empty());
+  EXPECT_TRUE(clusters(on, "sm_80").empty());
+  cuda::FastConfig never_long = on;
+  never_long.attn_long_from = 0;
+  EXPECT_TRUE(clusters(never_long, "sm_90").empty());
+  // What a step runs, and how many blocks per (KV head, token) over a cache of 4096 positions.
+  const auto at = [&](int batch, bool long_ctx) {
+    return cuda::decode_attention_variant(m, on, DType::BF16, "sm_90", batch, long_ctx);
+  };
+  EXPECT_EQ(at(1, false).family->name, "cluster");
+  EXPECT_EQ(cuda::decode_attention_blocks(at(1, false), 4096), 8);
+  EXPECT_EQ(at(2, false).family->name, "fused");
+  EXPECT_EQ(cuda::decode_attention_blocks(at(2, false), 4096), 4096 / on.attn_split);
+  EXPECT_EQ(at(1, true).param("SPLIT"), on.attn_split_long);
+  EXPECT_EQ(cuda::decode_attention_variant(m, on, DType::BF16, "sm_80", 1, false).family->name, "fused");
+}
+
 TEST(FastConfigOverride, SwitchesDecodeAhead) {
   EXPECT_TRUE(cuda::FastConfig{}.decode_ahead);
   EXPECT_FALSE(cuda::apply_fast_config_override({}, "decode_ahead=0").decode_ahead);

@@ -97,6 +97,9 @@ struct PlanCudaFast {
   // The long-context attention (cuda::FastConfig::attn_split_long, attn_long_from; 0: never);
   // absent in plans written before it existed, which then run the engine's defaults.
   std::optional<int> attn_split_long, attn_long_from;
+  // Blocks per KV head of the batch-1 short-context attention (cuda::FastConfig::attn_cluster;
+  // 0: the fused kernel's splits); optional: older plans run the engine's default.
+  std::optional<int> attn_cluster;
   bool cuda_graph = true, pdl = true;
   Json to_json() const;
   static PlanCudaFast from_json(const Json& j, const std::string& subject);

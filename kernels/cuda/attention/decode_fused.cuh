@@ -37,44 +37,14 @@ __device__ __forceinline__ void norm_rope_warp(const float* src, float* dst, con
   }
 }
 
-// ILP = 1: one accumulator per dot product and per P·V sum (the form measured first); ILP = 4:
-// four independent accumulators and more merge loads in flight, so that these latency-bound
-// stages do not wait a shared-memory round trip per row (a search parameter until measured).
-template <int BLOCK, int SPLIT, int HD, int GROUP, int ILP, typename W>
-__device__ void attn_decode_fused(const FusedAttnParams& p) {
-  static_assert(ILP == 1 || ILP == 4, "ILP is 1 or 4");
-  static_assert((GROUP * HD) % BLOCK == 0, "outputs divide among the threads");
-  static_assert(HD % 8 == 0, "16-byte rows");
-  constexpr int KPAD = HD + 8;  // 16 bytes of padding per row: no bank conflicts
-  constexpr int OUTS = GROUP * HD / BLOCK;
-  constexpr int WARPS = BLOCK / 32;
+// Step 1 (independent of the previous kernel): cp.async of the `cached` K/V rows from `begin`
+// into the block's shared rows (committed, not waited for), and this position's rope row.
+template <int BLOCK, int HD, int KPAD>
+__device__ __forceinline__ void attn_prefetch_rows(unsigned short (*ks)[KPAD], unsigned short (*vs)[KPAD],
+                                                   const unsigned short* kbase, const unsigned short* vbase,
+                                                   long long begin, int cached, float* cs, float* sn,
+                                                   const FusedAttnParams& p, long long pos) {
   constexpr int CHUNKS = HD / 8;
-  // Dynamic shared memory (attn_fused_smem_bytes on the host): K and V rows of the split, then
-  // the scores; a long split goes past the 48 KiB static limit.
-  extern __shared__ __align__(16) unsigned char attn_smem[];
-  unsigned short(*ks)[KPAD] = reinterpret_cast<unsigned short(*)[KPAD]>(attn_smem);
-  unsigned short(*vs)[KPAD] = ks + SPLIT;
-  float(*sc)[SPLIT] = reinterpret_cast<float(*)[SPLIT]>(attn_smem + 2 * SPLIT * KPAD * 2);
-  __shared__ float qs[GROUP][HD];
-  __shared__ float cs[HD / 2], sn[HD / 2];
-  __shared__ float m_s[GROUP], l_s[GROUP];
-  __shared__ bool last;
-
-  const long long kvh = blockIdx.x, split = blockIdx.y, t = blockIdx.z;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  // Positions and slots are written by the host before the step: safe to read before the wait.
-  const long long pos = p.positions[t];
-  const long long len = pos + 1;
-  const long long splits = (len + SPLIT - 1) / SPLIT;
-  if (split >= splits) return;
-  const long long begin = split * SPLIT, end = begin + SPLIT < len ? begin + SPLIT : len;
-  const int rows = (int)(end - begin);
-  const int cached = (int)((end < pos ? end : pos) - begin);  // rows written by earlier steps
-  const long long slot = p.slots[t];
-  unsigned short* kbase = p.k_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
-  unsigned short* vbase = p.v_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
-
-  // 1. Independent of the previous kernel: the cached rows of this split and the rope row.
   for (int i = threadIdx.x; i < cached * CHUNKS; i += BLOCK) {
     const int r = i / CHUNKS, c = i % CHUNKS;
     cp_async16(&ks[r][8 * c], kbase + (begin + r) * HD + 8 * c);
@@ -90,16 +60,25 @@ __device__ void attn_decode_fused(const FusedAttnParams& p) {
     sn[j] = p.rope_sin[pos * (HD / 2) + j];
   }
   __syncthreads();
+}
 
-  // 2. After the QKV projection: q (and, in the split holding the position, the new k and v).
-  pdl_wait();
+// Step 2 (after the QKV projection): the query group normalised and rotated into qs; with
+// `new_kv`, the token's own key and value too, written to the bf16 cache and to shared row
+// `rows - 1`. Ends with the cached rows in shared memory.
+template <int BLOCK, int HD, int GROUP, int KPAD, typename W>
+__device__ __forceinline__ void attn_query_and_new_kv(const FusedAttnParams& p, long long t, long long kvh, bool new_kv,
+                                                      int rows, float (*qs)[HD], unsigned short (*ks)[KPAD],
+                                                      unsigned short (*vs)[KPAD], const float* cs, const float* sn,
+                                                      unsigned short* kbase, unsigned short* vbase, long long pos) {
+  constexpr int WARPS = BLOCK / 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const long long q_dim = p.heads * HD, kv_dim = p.kv_heads * HD;
   const float* qkv = p.qkv + t * (q_dim + 2 * kv_dim);
   const long long h0 = kvh * GROUP;
   const W* qn = static_cast<const W*>(p.q_norm);
   for (int g = warp; g < GROUP; g += WARPS)
     norm_rope_warp<HD, W>(qkv + (h0 + g) * HD, qs[g], qn, p.eps, cs, sn, p.scale, lane);
-  if (split == splits - 1 && warp == WARPS - 1) {
+  if (new_kv && warp == WARPS - 1) {
     __shared__ float kf[HD];
     norm_rope_warp<HD, W>(qkv + q_dim + kvh * HD, kf, static_cast<const W*>(p.k_norm), p.eps, cs, sn, 1.0f, lane);
     __syncwarp();
@@ -114,8 +93,21 @@ __device__ void attn_decode_fused(const FusedAttnParams& p) {
   }
   cp_async_wait_all();
   __syncthreads();
+}
 
-  // 3. Scores of (query head, row) pairs, softmax per head, then P·V.
+// Step 3: scores of (query head, row) pairs over the block's `rows` shared rows (at least one),
+// softmax per head (its max and sum into m_s, l_s), then P·V: acc[o] is output
+// threadIdx.x + o * BLOCK (query head i / HD, dim i % HD), not yet divided by the sum.
+// ILP = 1: one accumulator per dot product and per P·V sum (the form measured first); ILP = 4:
+// four independent accumulators, so that these latency-bound stages do not wait a shared-memory
+// round trip per row.
+template <int BLOCK, int SPLIT, int HD, int GROUP, int ILP, int KPAD>
+__device__ __forceinline__ void attn_split_pass(const float (*qs)[HD], const unsigned short (*ks)[KPAD],
+                                                const unsigned short (*vs)[KPAD], float (*sc)[SPLIT], float* m_s,
+                                                float* l_s, int rows, float (&acc)[GROUP * HD / BLOCK]) {
+  constexpr int OUTS = GROUP * HD / BLOCK;
+  constexpr int WARPS = BLOCK / 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (int i = threadIdx.x; i < GROUP * SPLIT; i += BLOCK) {
     const int g = i / SPLIT, r = i % SPLIT;
     float s = AC_NEG_INF;
@@ -169,7 +161,6 @@ __device__ void attn_decode_fused(const FusedAttnParams& p) {
     }
   }
   __syncthreads();
-  float acc[OUTS];
 #pragma unroll
   for (int o = 0; o < OUTS; ++o) {
     const int i = threadIdx.x + o * BLOCK;
@@ -192,6 +183,48 @@ __device__ void attn_decode_fused(const FusedAttnParams& p) {
       acc[o] = (a0 + a1) + (a2 + a3);
     }
   }
+}
+
+template <int BLOCK, int SPLIT, int HD, int GROUP, int ILP, typename W>
+__device__ void attn_decode_fused(const FusedAttnParams& p) {
+  static_assert(ILP == 1 || ILP == 4, "ILP is 1 or 4");
+  static_assert((GROUP * HD) % BLOCK == 0, "outputs divide among the threads");
+  static_assert(HD % 8 == 0, "16-byte rows");
+  constexpr int KPAD = HD + 8;  // 16 bytes of padding per row: no bank conflicts
+  constexpr int OUTS = GROUP * HD / BLOCK;
+  constexpr int WARPS = BLOCK / 32;
+  // Dynamic shared memory (attn_fused_smem_bytes on the host): K and V rows of the split, then
+  // the scores; a long split goes past the 48 KiB static limit.
+  extern __shared__ __align__(16) unsigned char attn_smem[];
+  unsigned short(*ks)[KPAD] = reinterpret_cast<unsigned short(*)[KPAD]>(attn_smem);
+  unsigned short(*vs)[KPAD] = ks + SPLIT;
+  float(*sc)[SPLIT] = reinterpret_cast<float(*)[SPLIT]>(attn_smem + 2 * SPLIT * KPAD * 2);
+  __shared__ float qs[GROUP][HD];
+  __shared__ float cs[HD / 2], sn[HD / 2];
+  __shared__ float m_s[GROUP], l_s[GROUP];
+  __shared__ bool last;
+
+  const long long kvh = blockIdx.x, split = blockIdx.y, t = blockIdx.z;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // Positions and slots are written by the host before the step: safe to read before the wait.
+  const long long pos = p.positions[t];
+  const long long len = pos + 1;
+  const long long splits = (len + SPLIT - 1) / SPLIT;
+  if (split >= splits) return;
+  const long long begin = split * SPLIT, end = begin + SPLIT < len ? begin + SPLIT : len;
+  const int rows = (int)(end - begin);
+  const int cached = (int)((end < pos ? end : pos) - begin);  // rows written by earlier steps
+  const long long slot = p.slots[t];
+  unsigned short* kbase = p.k_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
+  unsigned short* vbase = p.v_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
+  const long long h0 = kvh * GROUP;
+
+  attn_prefetch_rows<BLOCK, HD, KPAD>(ks, vs, kbase, vbase, begin, cached, cs, sn, p, pos);
+  pdl_wait();
+  attn_query_and_new_kv<BLOCK, HD, GROUP, KPAD, W>(p, t, kvh, split == splits - 1, rows, qs, ks, vs, cs, sn, kbase, vbase,
+                                                   pos);
+  float acc[OUTS];
+  attn_split_pass<BLOCK, SPLIT, HD, GROUP, ILP, KPAD>(qs, ks, vs, sc, m_s, l_s, rows, acc);
 
   // 4. Output, or partials and the merge by the last block of this (token, KV head).
   if (splits == 1) {

@@ -263,7 +263,7 @@ Json bench_attention(const ModelConfig& c, const Variant& fv, int64_t B, DType w
   cos_d.upload(cos_t.data(), cos_t.size() * 4, s);
   sin_d.upload(sin_t.data(), sin_t.size() * 4, s);
   DeviceBuffer qn = ones_near(size_t(hd), wt, 12), kn = ones_near(size_t(hd), wt, 13);
-  const long long splits = (L + fv.param("SPLIT") - 1) / fv.param("SPLIT");
+  const long long splits = decode_attention_blocks(fv, L);
   DeviceBuffer part_o(size_t(B * c.num_heads * splits * hd) * 4), part_ml(size_t(B * c.num_heads * splits * 2) * 4),
       counters(size_t(B * c.num_kv_heads) * 4);
   CU_CHECK(drv().cuMemsetD32Async(counters.ptr(), 0, size_t(B * c.num_kv_heads), s));
@@ -393,14 +393,10 @@ Json bench_decode_kernels(const ModelConfig& c, DType wt, const KernelBenchOptio
   FastConfig fc = fast_config_of(o.plan);
   if (const char* spec = std::getenv("AGENTCOMPILE_FAST_CONFIG"); spec && !o.plan) fc = apply_fast_config_override(fc, spec);
   const std::vector<Variant> fast = fast_path_variants(c, wt, fc, Device::get().info().arch());
-  auto is_fused_attn = [](const Variant& v) { return v.family->op == "attn_decode" && v.family->name == "fused"; };
-  auto fused_attn = std::find_if(fast.begin(), fast.end(), is_fused_attn);
-  if (fast.size() < 20 || fused_attn == fast.end()) throw_internal("bench kernels", "unexpected fast_path_variants layout");
-  // Past attn_long_from positions the executor runs the long-split variant, listed second.
-  if (fc.attn_long_from > 0 && o.context > fc.attn_long_from) {
-    fused_attn = std::find_if(fused_attn + 1, fast.end(), is_fused_attn);
-    if (fused_attn == fast.end()) throw_internal("bench kernels", "no long-context attention variant");
-  }
+  if (fast.size() < 20) throw_internal("bench kernels", "unexpected fast_path_variants layout");
+  // The attention the executor runs at this context and batch (past attn_long_from positions the
+  // long splits; at batch 1 below them attn_decode.cluster where configured).
+  const bool long_ctx = fc.attn_long_from > 0 && o.context > fc.attn_long_from;
   const long long qkvd = c.q_dim() + 2 * c.kv_dim();
   const Projection regions[] = {{"qkv", 0, true, qkvd, c.hidden_size, 1},
                                 {"o", 1, false, c.hidden_size, c.q_dim(), 1},
@@ -419,7 +415,7 @@ Json bench_decode_kernels(const ModelConfig& c, DType wt, const KernelBenchOptio
       return v;
     };
     rows.push_back(bench_projection(regions[0], variant(0), b, wt, o));
-    rows.push_back(bench_attention(c, *fused_attn, b, wt, o));
+    rows.push_back(bench_attention(c, decode_attention_variant(c, fc, wt, Device::get().info().arch(), bt, long_ctx), b, wt, o));
     for (size_t i = 1; i < std::size(regions); ++i) rows.push_back(bench_projection(regions[i], variant(i), b, wt, o));
   }
   return rows;

@@ -171,6 +171,29 @@ std::vector<Family> build_families() {
   {
     Family f;
     f.op = "attn_decode";
+    f.name = "cluster";
+    f.header = "attention/decode_cluster.cuh";
+    f.params_struct = "FusedAttnParams";
+    f.device_fn = "attn_decode_cluster";
+    f.type_params = {"W"};
+    f.type_domain = {DType::BF16, DType::F16};
+    f.params = {{"BLOCK", {64, 128, 256, 512}}, {"SPLIT", {16, 32, 64, 128}}, {"HD", {32, 64, 128, 256}},
+                {"GROUP", {1, 2, 3, 4, 5, 6, 8}}, {"CLUSTER", {2, 4, 8}}};
+    f.min_sm = 90;
+    f.cluster_dims = "1, CLUSTER, 1";
+    f.description = "short-context decode attention: attn_decode.fused's steps on CLUSTER equal shares of the positions "
+                    "(at most SPLIT each), the blocks of a KV head one thread block cluster that merges the partials "
+                    "through distributed shared memory instead of global memory, a fence and a counter";
+    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
+      if (std::string why = attn_outputs_per_thread(v); !why.empty()) return why;
+      if ((v.at("GROUP") * v.at("HD")) % v.at("CLUSTER") != 0) return "GROUP * HD must divide among the cluster's blocks";
+      return "";
+    };
+    v.push_back(std::move(f));
+  }
+  {
+    Family f;
+    f.op = "attn_decode";
     f.name = "fused";
     f.header = "attention/decode_fused.cuh";
     f.params_struct = "FusedAttnParams";
@@ -232,6 +255,8 @@ int max_dynamic_smem(const std::string& arch) {
 
 std::string arch_constraint(const Family& f, const std::string& arch) {
   if (f.needs_sm90a && arch != "sm_90a") return "needs sm_90a (wgmma/TMA)";
+  if (f.min_sm > 0 && (arch.size() < 4 || std::atoi(arch.c_str() + 3) < f.min_sm))
+    return "needs sm_" + std::to_string(f.min_sm) + " or later";
   return "";
 }
 
@@ -286,7 +311,8 @@ std::string Variant::source() const {
     s += "using " + f.type_params[i] + " = " + type_name(types[i]) + ";\n";
     targs += (targs.empty() ? "" : ", ") + f.type_params[i];
   }
-  s += "extern \"C\" __global__ void __launch_bounds__(" + f.threads_param + ") " + name() + "(const " +
+  const std::string cluster = f.cluster_dims.empty() ? "" : "__cluster_dims__(" + f.cluster_dims + ") ";
+  s += "extern \"C\" __global__ void __launch_bounds__(" + f.threads_param + ") " + cluster + name() + "(const " +
        f.params_struct + " p) {\n  " + f.device_fn + "<" + targs + ">(p);\n}\n";
   return s;
 }

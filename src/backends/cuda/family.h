@@ -30,6 +30,8 @@ struct Family {
   std::vector<DType> type_domain = {DType::BF16, DType::F16, DType::F32};  // what they may be bound to
   std::string threads_param = "BLOCK";   // the parameter that is the block size
   bool needs_sm90a = false;              // uses wgmma/TMA features only sm_90a has
+  int min_sm = 0;                        // lowest compute capability (90: thread block clusters), 0: any
+  std::string cluster_dims;              // "": none; else __cluster_dims__ of the kernel, e.g. "1, CLUSTER, 1"
   std::string description;
   // Extra constraint over the bound parameters; returns why it is invalid, "" when valid.
   std::function<std::string(const std::map<std::string, int>&)> constraint;

@@ -108,6 +108,25 @@ Variant fused_attn_variant(const ModelConfig& c, const FastConfig& cfg, DType wt
                        {"GROUP", int(c.num_heads / c.num_kv_heads)}, {"ILP", cfg.attn_ilp}},
                       {wt}, arch);
 }
+// attn_decode.cluster for the short-context steps, when configured and possible: CLUSTER blocks
+// of at most SPLIT rows cover attn_long_from positions (SPLIT the power of two that does, 16 to
+// 128), on sm_90 and later.
+std::optional<Variant> cluster_attn_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch) {
+  const int cl = cfg.attn_cluster;
+  if (cl == 0 || cfg.attn_long_from <= 0) return std::nullopt;
+  const Family& f = find_family("attn_decode", "cluster");
+  if (!arch_constraint(f, arch).empty()) return std::nullopt;
+  int split = 16;
+  while (split * cl < cfg.attn_long_from) split *= 2;
+  if (split > 128) return std::nullopt;
+  const std::map<std::string, int> values = {{"BLOCK", attn_block(c, cfg)},
+                                             {"SPLIT", split},
+                                             {"HD", int(c.head_dim)},
+                                             {"GROUP", int(c.num_heads / c.num_kv_heads)},
+                                             {"CLUSTER", cl}};
+  if (!f.constraint(values).empty()) return std::nullopt;
+  return make_variant(f, values, {wt}, arch);
+}
 Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch) {
   return make_variant(find_family("attn_combine", "split"), {{"SPLIT", attn_split(c, cfg, arch)}, {"HD", int(c.head_dim)}}, {},
                       arch);
@@ -153,6 +172,18 @@ Variant fast_decode_gemv(const FastConfig& cfg, const GemvChoice& gemv, const Mm
   if (cfg.batched_mma && batch > 1 && batch >= cfg.mma_min_batch)
     if (auto v = fast_mma_variant(mma, cfg.mma_terms, epi, batch, K, wt, arch)) return *v;
   return fast_gemv_variant(gemv, epi, batch, wt, arch);
+}
+
+Variant decode_attention_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
+                                 bool long_ctx) {
+  if (batch == 1 && !long_ctx)
+    if (auto cv = cluster_attn_variant(c, cfg, wt, arch)) return *cv;
+  return fused_attn_variant(c, cfg, wt, arch, long_ctx);
+}
+
+long long decode_attention_blocks(const Variant& v, long long max_seq) {
+  if (v.family->name == "cluster") return v.param("CLUSTER");
+  return (max_seq + v.param("SPLIT") - 1) / v.param("SPLIT");
 }
 
 LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K) {
@@ -214,6 +245,7 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
   if (cfg.gpu_top_k) v.push_back(topk_variant(cfg, arch));
   v.push_back(fused_attn_variant(c, cfg, wt, arch));
   if (cfg.attn_long_from > 0) v.push_back(fused_attn_variant(c, cfg, wt, arch, true));
+  if (auto cv = cluster_attn_variant(c, cfg, wt, arch)) v.push_back(*cv);
   v.push_back(attn_variant(c, cfg, arch));
   v.push_back(combine_variant(c, cfg, arch));
   return v;
@@ -595,9 +627,9 @@ class FastExecutor final : public Executor {
                        kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(), part_o_.as<float>(), part_ml_.as<float>(),
                        attn_counters_.as<unsigned>(), attn_.as<float>(), in_.positions(), in_.slots(), n,
                        c.num_heads, c.num_kv_heads, lim_.max_seq, max_splits_, 1.0f / std::sqrt(float(c.head_dim))};
-    const Variant va = fused_attn_variant(c, cfg_, wt_, arch_, long_ctx_);
+    const Variant va = decode_attention_variant(c, cfg_, wt_, arch_, batch_template(n), long_ctx_);
     const size_t smem = size_t(attn_fused_smem_bytes(va.param("SPLIT"), va.param("HD"), va.param("GROUP")));
-    launch_kernel(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(splits_of(va.param("SPLIT"))), unsigned(n)},
+    launch_kernel(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(decode_attention_blocks(va, lim_.max_seq)), unsigned(n)},
                   unsigned(va.threads()), smem, s_, &ap, cfg_.pdl);
     if (profile_) {
       double kv = 0;
@@ -794,6 +826,7 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
                                                          {"attn_ilp", &FastConfig::attn_ilp},
                                                          {"attn_split_long", &FastConfig::attn_split_long},
                                                          {"attn_long_from", &FastConfig::attn_long_from},
+                                                         {"attn_cluster", &FastConfig::attn_cluster},
                                                          {"mlp_fused_batch", &FastConfig::mlp_fused_batch},
                                                          {"qkv_post_block", &FastConfig::qkv_post_block},
                                                          {"top_k_block", &FastConfig::top_k_block}};
@@ -840,6 +873,8 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
       cfg.mlp = MlpChoice{f[0], f[1], f[2], f[3], f[4]};
     } else if (auto i = ints.find(key); i != ints.end()) {
       cfg.*(i->second) = number(key, val);
+      if (key == "attn_cluster" && cfg.attn_cluster != 0 && cfg.attn_cluster != 2 && cfg.attn_cluster != 4 && cfg.attn_cluster != 8)
+        throw_input("fast config override", "'attn_cluster' must be 0, 2, 4 or 8");
       if (key == "top_k_block" && cfg.top_k_block != 256 && cfg.top_k_block != 512 && cfg.top_k_block != 1024)
         throw_input("fast config override", "'top_k_block' must be 256, 512 or 1024");
     } else if (auto b = bools.find(key); b != bools.end()) {

@@ -65,6 +65,13 @@ struct FastConfig {
   // 2048-2176 positions and 0.3-4.6% at 512-640, 32 was faster for Qwen3 at 128-256 (0.8-2.4%):
   // bench/results/2026-11-30-long-context/. 0: never.
   int attn_split_long = 256, attn_long_from = 384;
+  // Batch-1 steps of at most attn_long_from positions run attn_decode.cluster with this many blocks
+  // per KV head, merging their partials in a thread block cluster (2, 4 or 8; sm_90 and later),
+  // instead of attn_decode.fused's splits of attn_split and their merge through global memory.
+  // On the H200 at W2, 8: -5.4 / -8.1 / -2.2% per token (Llama-3.2-1B / Qwen3-1.7B / Qwen3-4B; 4
+  // is better for Qwen3-4B, -4.9%); at batch 4-8 it was slower for Qwen3-4B (+17-27%), so batches
+  // keep the splits (bench/results/2026-11-30-cluster-attention/). 0: never.
+  int attn_cluster = 8;
   bool cuda_graph = true;
   bool pdl = true;
   // Top-k sampling selects its k candidates on the device (topk.radix) instead of copying every
@@ -106,7 +113,7 @@ int batch_template(long long n);
 // Applies a developer override, e.g. AGENTCOMPILE_FAST_CONFIG="o=128:2:1:4,attn_split=64,pdl=0":
 // GEMV regions (qkv, o, gate_up, down, lm_head) take block:rows:unroll:splitk, their batched
 // tensor-core points (qkv_mma, ...) block:mt:unroll:splitk; mlp block:kc:rows:unroll:bps; attn_block, attn_tile, attn_split, attn_ilp,
-// qkv_post_block, top_k_block, mma_terms, mma_min_batch, mlp_fused_batch, batched_mma, gpu_top_k, cuda_graph and pdl take integers. Throws BadInput on
+// qkv_post_block, top_k_block, attn_cluster (0, 2, 4, 8), mma_terms, mma_min_batch, mlp_fused_batch, batched_mma, gpu_top_k, cuda_graph and pdl take integers. Throws BadInput on
 // anything else.
 FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec);
 
@@ -119,6 +126,13 @@ std::string fast_path_unsupported(const Graph& g);
 #include "backends/cuda/family.h"
 namespace ac::cuda {
 std::vector<Variant> fast_path_variants(const ModelConfig& c, DType weights, const FastConfig& cfg, const std::string& arch);
+// The decode attention a step of `batch` tokens runs (long_ctx: its longest sequence holds more
+// than attn_long_from positions): attn_decode.cluster (FastConfig::attn_cluster) or
+// attn_decode.fused with the short or the long splits; and how many blocks per (KV head, token)
+// it launches over a cache of max_seq positions.
+Variant decode_attention_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
+                                 bool long_ctx);
+long long decode_attention_blocks(const Variant& v, long long max_seq);
 
 // Epilogues of gemv.fused (kernels/cuda/gemv/gemv.cuh).
 constexpr int kEpiStore = 0, kEpiResidual = 1, kEpiSwiglu = 2, kEpiArgmax = 3;

@@ -362,18 +362,21 @@ class AttentionEvaluator final : public Evaluator {
     FastConfig cfg;
     if (c.params.empty()) return cfg;
     cfg.attn_block = c.params.at("BLOCK");
+    if (c.params.count("CLUSTER")) {  // attn_decode.cluster: its blocks per KV head
+      cfg.attn_cluster = c.params.at("CLUSTER");
+      return cfg;
+    }
     if (c.params.count("TILE")) cfg.attn_tile = c.params.at("TILE");  // older records (the split family)
     cfg.attn_split = c.params.at("SPLIT");
     if (c.params.count("ILP")) cfg.attn_ilp = c.params.at("ILP");  // older records have none
     return cfg;
   }
-  // Every variant the config launches (the plan ships them all), and among them the fused
-  // attention as the executor binds it (its BLOCK and SPLIT may shrink to fit the head shape).
+  // Every variant the config launches (the plan ships them all), and among them the attention a
+  // step of this batch runs at a short context, as the executor binds it (its BLOCK and SPLIT may
+  // shrink to fit the head shape).
   std::vector<Variant> variants(const Candidate& c) const { return fast_path_variants(c_, wt_, config(c), arch_); }
   Variant fused(const Candidate& c) const {
-    for (const Variant& v : variants(c))
-      if (v.family->op == "attn_decode" && v.family->name == "fused") return v;
-    throw_internal("attention search", "the fast path launches no attn_decode.fused variant");
+    return decode_attention_variant(c_, config(c), wt_, arch_, batch_template(batch_), false);
   }
 
   void begin(const RegionWork&) override {
@@ -504,13 +507,12 @@ class AttentionEvaluator final : public Evaluator {
   }
 
   FusedAttnParams params(const Variant& v, int copy) const {
-    const long long split = v.param("SPLIT");
     return FusedAttnParams{qkv_.as<float>(), c_.qk_norm ? reinterpret_cast<const void*>(dqn_.ptr()) : nullptr,
                            c_.qk_norm ? reinterpret_cast<const void*>(dkn_.ptr()) : nullptr, float(c_.rms_norm_eps),
                            cos_.as<float>(), sin_.as<float>(), kc_.as<unsigned short>(), vc_.as<unsigned short>(),
                            part_o_.as<float>(), part_ml_.as<float>(), counters_.as<unsigned>(), out_.as<float>(),
                            positions_.as<int>(), slot_ids_.as<int>() + size_t(copy) * size_t(batch_), batch_,
-                           c_.num_heads, c_.num_kv_heads, max_seq_, (max_seq_ + split - 1) / split,
+                           c_.num_heads, c_.num_kv_heads, max_seq_, decode_attention_blocks(v, max_seq_),
                            1.0f / std::sqrt(float(hd_))};
   }
   void launch(const LoadedKernel& k, const Variant& v, const FusedAttnParams& p, bool pdl) const {
@@ -813,7 +815,36 @@ CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResul
                                     measured_history(db, env, w.summary.signature, "cuda")));
       evs.push_back(std::make_unique<GemvEvaluator>(*slot, N, K, batch, wt, use_mma));
     } else if (w.summary.kind == RegionKind::Attention) {
-      // The decode step runs the fused kernel: its BLOCK, SPLIT and ILP are the space (the prefill
+      const int64_t context = std::min<int64_t>(w.summary.point.context, c.max_position_embeddings);
+      // At batch 1 and a context within attn_long_from the step runs attn_decode.cluster: its
+      // BLOCK and CLUSTER (blocks per KV head) are the space.
+      const FastConfig defaults;
+      const std::string arch = Device::get().info().arch();
+      if (context <= defaults.attn_long_from &&
+          decode_attention_variant(c, defaults, wt, arch, batch_template(batch), false).family->name == "cluster") {
+        const Family& cl = find_family("attn_decode", "cluster");
+        std::vector<SpaceParam> params;
+        for (const auto& d : cl.params)
+          if (d.name == "BLOCK" || d.name == "CLUSTER") params.push_back({d.name, d.values});
+        auto constraint = [&c, wt, arch, batch](const ParamPoint& p) -> std::string {
+          FastConfig cfg;
+          cfg.attn_block = p.at("BLOCK");
+          cfg.attn_cluster = p.at("CLUSTER");
+          try {
+            const Variant v = decode_attention_variant(c, cfg, wt, arch, batch_template(batch), false);
+            if (v.family->name != "cluster") return "CLUSTER blocks of at most 128 rows do not cover the short contexts";
+            if (v.param("BLOCK") != cfg.attn_block) return "BLOCK does not divide the query group's outputs";
+          } catch (const Error& e) {
+            return e.reason();
+          }
+          return "";
+        };
+        out.works.push_back(fast_work(w, "cuda:attn_decode.cluster", params, constraint, advisor,
+                                      measured_history(db, env, w.summary.signature, "cuda")));
+        evs.push_back(std::make_unique<AttentionEvaluator>(g, batch, int(context)));
+        continue;
+      }
+      // Otherwise the fused kernel: its BLOCK, SPLIT and ILP are the space (the prefill
       // attention's TILE stays at its default; it does not run in a decode step).
       const int hd = int(c.head_dim), group = int(c.num_heads / c.num_kv_heads);
       std::vector<SpaceParam> params;
@@ -830,7 +861,6 @@ CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResul
       };
       out.works.push_back(fast_work(w, "cuda:attn_decode.fused", params, constraint, advisor,
                                     measured_history(db, env, w.summary.signature, "cuda")));
-      const int64_t context = std::min<int64_t>(w.summary.point.context, c.max_position_embeddings);
       evs.push_back(std::make_unique<AttentionEvaluator>(g, batch, int(context)));
     }
   }
@@ -892,6 +922,9 @@ PlanCudaFast cuda_fast_from_routes(const std::vector<PlanRoute>& routes) {
       const MmaChoice ch{r.params.at("BLOCK"), r.params.at("MT"), r.params.at("UNROLL"), r.params.at("SPLITK")};
       for (const Slot& s : kSlots)
         if (region_kind_name(s.kind) == r.region) cfg.*gemv_slot(s.name).mma = ch;
+    } else if (r.family == "cuda:attn_decode.cluster") {
+      cfg.attn_block = r.params.at("BLOCK");
+      cfg.attn_cluster = r.params.at("CLUSTER");
     } else if (r.family == "cuda:attn_decode.fused" || r.family == "cuda:attn_decode.split") {
       cfg.attn_block = r.params.at("BLOCK");
       if (r.params.count("TILE")) cfg.attn_tile = r.params.at("TILE");

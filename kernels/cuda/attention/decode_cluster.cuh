@@ -1,0 +1,113 @@
+// Decode attention for short contexts, merged within a thread block cluster (sm_90): grid
+// (kv_heads, CLUSTER, n), the CLUSTER blocks of a (KV head, token) one cluster. Each block takes
+// an equal share of the token's positions (ceil(len / CLUSTER) rows, at most SPLIT) and runs
+// attn_decode.fused's steps 1-3 on it; the partials then stay in each block's shared memory and
+// the blocks merge them over the cluster's distributed shared memory, each finishing
+// GROUP * HD / CLUSTER of the outputs. That replaces the fused kernel's merge — partials written
+// to global memory, a fence, an atomic counter, and the last block reading every split back from
+// L2 — which is a third of the attention's time on the critical path of a layer at W2's
+// contexts (bench/results/2026-11-30-ablation/). Longer contexts (more rows than CLUSTER * SPLIT)
+// are the fused kernel's: the executor switches at attn_long_from; a launch past that writes NaN.
+#pragma once
+#include "attention/decode_fused.cuh"
+
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+// Every thread of every block of the cluster: what each wrote to its shared memory before is
+// visible to the others after.
+__device__ __forceinline__ void cluster_sync_all() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// The float at `local` (a shared-memory address of this block) in block `rank` of the cluster.
+__device__ __forceinline__ float cluster_load(const float* local, unsigned rank) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(local));
+  unsigned remote;
+  float v;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(a), "r"(rank));
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  return v;
+}
+
+template <int BLOCK, int SPLIT, int HD, int GROUP, int CLUSTER, typename W>
+__device__ void attn_decode_cluster(const FusedAttnParams& p) {
+  static_assert((GROUP * HD) % BLOCK == 0, "outputs divide among the threads");
+  static_assert((GROUP * HD) % CLUSTER == 0, "outputs divide among the cluster's blocks");
+  static_assert(HD % 8 == 0, "16-byte rows");
+  constexpr int KPAD = HD + 8;
+  constexpr int OUTS = GROUP * HD / BLOCK;
+  constexpr int PER_BLOCK = GROUP * HD / CLUSTER;  // outputs each block finishes
+  extern __shared__ __align__(16) unsigned char attn_smem[];  // as attn_decode.fused
+  unsigned short(*ks)[KPAD] = reinterpret_cast<unsigned short(*)[KPAD]>(attn_smem);
+  unsigned short(*vs)[KPAD] = ks + SPLIT;
+  float(*sc)[SPLIT] = reinterpret_cast<float(*)[SPLIT]>(attn_smem + 2 * SPLIT * KPAD * 2);
+  __shared__ float qs[GROUP][HD];
+  __shared__ float cs[HD / 2], sn[HD / 2];
+  __shared__ float m_s[GROUP], l_s[GROUP];
+  __shared__ float part[GROUP * HD];  // this block's unnormalised P·V, read by the whole cluster
+
+  const long long kvh = blockIdx.x, t = blockIdx.z;
+  const unsigned rank = cluster_rank();
+  const long long pos = p.positions[t];
+  const long long len = pos + 1;
+  const long long per = (len + CLUSTER - 1) / CLUSTER;
+  const bool fits = per <= SPLIT;
+  // This block's rows [begin, end) (none for the last blocks of a short sequence, or past SPLIT).
+  const long long begin = rank * per;
+  const long long end = !fits || begin >= len ? begin : (begin + per < len ? begin + per : len);
+  const int rows = (int)(end - begin);
+  const int cached = (int)((end < pos ? end : pos) > begin ? (end < pos ? end : pos) - begin : 0);
+  const long long slot = p.slots[t];
+  unsigned short* kbase = p.k_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
+  unsigned short* vbase = p.v_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
+  const long long h0 = kvh * GROUP;
+
+  attn_prefetch_rows<BLOCK, HD, KPAD>(ks, vs, kbase, vbase, begin, cached, cs, sn, p, pos);
+  pdl_wait();
+  attn_query_and_new_kv<BLOCK, HD, GROUP, KPAD, W>(p, t, kvh, rows > 0 && end == len, rows, qs, ks, vs, cs, sn, kbase,
+                                                   vbase, pos);
+  float acc[OUTS];
+  if (rows > 0) {  // block-uniform
+    attn_split_pass<BLOCK, SPLIT, HD, GROUP, 1, KPAD>(qs, ks, vs, sc, m_s, l_s, rows, acc);
+  } else {
+#pragma unroll
+    for (int o = 0; o < OUTS; ++o) acc[o] = 0.0f;
+    if (threadIdx.x < GROUP) {
+      m_s[threadIdx.x] = AC_NEG_INF;
+      l_s[threadIdx.x] = 0.0f;
+    }
+  }
+#pragma unroll
+  for (int o = 0; o < OUTS; ++o) part[threadIdx.x + o * BLOCK] = acc[o];
+  cluster_sync_all();
+
+  // Block `rank` finishes outputs [rank * PER_BLOCK, (rank + 1) * PER_BLOCK): the softmax of the
+  // blocks' maxima and sums, then their partials weighted by it, all from the cluster's blocks.
+  for (int i = (int)rank * PER_BLOCK + (int)threadIdx.x; i < ((int)rank + 1) * PER_BLOCK; i += BLOCK) {
+    const int g = i / HD, d = i % HD;
+    float m[CLUSTER], l[CLUSTER], o[CLUSTER];
+#pragma unroll
+    for (int r = 0; r < CLUSTER; ++r) {  // independent remote loads, all in flight at once
+      m[r] = cluster_load(&m_s[g], (unsigned)r);
+      l[r] = cluster_load(&l_s[g], (unsigned)r);
+      o[r] = cluster_load(&part[i], (unsigned)r);
+    }
+    float mx = AC_NEG_INF;
+#pragma unroll
+    for (int r = 0; r < CLUSTER; ++r) mx = fmaxf(mx, m[r]);
+    float sum = 0.0f, out = 0.0f;
+#pragma unroll
+    for (int r = 0; r < CLUSTER; ++r) {
+      const float w = m[r] == AC_NEG_INF ? 0.0f : expf(m[r] - mx);  // empty blocks weigh nothing
+      sum = fmaf(w, l[r], sum);
+      out = fmaf(w, o[r], out);
+    }
+    p.out[(t * p.heads + h0 + g) * HD + d] = fits ? out / sum : __int_as_float(0x7fc00000);
+  }
+  // No block may leave (its shared memory) while another still reads from it.
+  cluster_sync_all();
+}
