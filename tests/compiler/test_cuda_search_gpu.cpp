@@ -26,12 +26,15 @@ TEST_P(CudaAttentionEval, KernelCheckedAgainstTheReferenceAndTimed) {
   const Graph g = build_decoder_graph(m->config, m->weights);
   const std::vector<Candidate> cs = {Candidate{"cuda:fallback", {}},
                                      Candidate{"cuda:attn_decode.fused", {{"BLOCK", 256}, {"SPLIT", 16}}},
-                                     Candidate{"cuda:attn_decode.fused", {{"BLOCK", 64}, {"SPLIT", 256}}}};
+                                     Candidate{"cuda:attn_decode.fused", {{"BLOCK", 64}, {"SPLIT", 256}}},
+                                     Candidate{"cuda:attn_decode.cluster", {{"BLOCK", 128}, {"CLUSTER", 8}}},
+                                     Candidate{"cuda:attn_decode.cluster", {{"BLOCK", 64}, {"CLUSTER", 2}}}};
   for (const auto& [batch, context] : std::vector<std::pair<int, int>>{{1, 100}, {3, 70}}) {
     auto ev = make_cuda_attention_evaluator(g, batch, context);
     ev->begin(RegionWork{});
     ev->prepare(cs, Clock::now() + std::chrono::seconds(120));
     for (const Candidate& c : cs) {
+      if (batch > 1 && c.family == "cuda:attn_decode.cluster") continue;  // batch 1 only (the executor's rule)
       SCOPED_TRACE(c.name() + " batch " + std::to_string(batch) + " context " + std::to_string(context));
       ASSERT_EQ(ev->compile(c), "");
       const CorrectnessResult r = ev->check(c);

@@ -10,6 +10,8 @@
 //   3. scores, softmax and P·V over the whole split at once;
 //   4. one split: the result is written directly; otherwise the last block of a (token, KV head)
 //      to finish merges the splits' partials (no separate combine kernel).
+// Steps 1-3 are the helpers below, shared with attn_decode.cluster (decode_cluster.cuh), which
+// merges within a thread block cluster instead of step 4.
 #pragma once
 #include "common/async_copy.cuh"
 #include "common/params.h"
