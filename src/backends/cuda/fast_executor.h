@@ -33,8 +33,11 @@ struct MlpChoice {
 // per model (issue 7); the defaults are reasonable everywhere.
 struct FastConfig {
   // Defaults: the points with the least total time over the three target models in the sweep of
-  // bench/results/2026-11-30-gemv-sweep.txt (a plan picks per model).
-  GemvChoice qkv{256, 2, 4, 1};
+  // bench/results/2026-11-30-gemv-sweep.txt (a plan picks per model). QKV: one row per warp since
+  // the batch-1 attention runs in clusters (fewer registers, so the early-launched cluster finds
+  // room sooner): W2 -0.8 / -0.7 / -1.3% against rows 2 on the H200
+  // (bench/results/2026-11-30-cluster-attention/, "QKV point").
+  GemvChoice qkv{256, 1, 4, 1};
   GemvChoice o{128, 2, 1, 4};
   GemvChoice gate_up{256, 1, 2, 1};
   GemvChoice down{256, 2, 2, 4};
