@@ -60,7 +60,8 @@ __device__ void attn_decode_cluster(const FusedAttnParams& p) {
   const long long begin = rank * per;
   const long long end = !fits || begin >= len ? begin : (begin + per < len ? begin + per : len);
   const int rows = (int)(end - begin);
-  const int cached = (int)((end < pos ? end : pos) > begin ? (end < pos ? end : pos) - begin : 0);
+  const long long written = end < pos ? end : pos;  // rows before it were written by earlier steps
+  const int cached = (int)(written > begin ? written - begin : 0);
   const long long slot = p.slots[t];
   unsigned short* kbase = p.k_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
   unsigned short* vbase = p.v_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;

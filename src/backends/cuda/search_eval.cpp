@@ -376,7 +376,7 @@ class AttentionEvaluator final : public Evaluator {
   // step of this batch runs at a short context, as the executor binds it (its BLOCK and SPLIT may
   // shrink to fit the head shape).
   std::vector<Variant> variants(const Candidate& c) const { return fast_path_variants(c_, wt_, config(c), arch_); }
-  Variant fused(const Candidate& c) const {
+  Variant attention(const Candidate& c) const {
     return decode_attention_variant(c_, config(c), wt_, arch_, batch_template(batch_), false);
   }
 
@@ -529,7 +529,7 @@ class AttentionEvaluator final : public Evaluator {
   // must be written), and so is the output.
   CorrectnessResult check(const Candidate& c) override {
     CorrectnessResult r;
-    const Variant v = fused(c);
+    const Variant v = attention(c);
     const LoadedKernel& k = load_kernel(v);
     const CUstream s = Device::get().stream();
     const long long heads = c_.num_heads, kvh = c_.num_kv_heads, qd = c_.q_dim(), kvd = c_.kv_dim(), qkvd = qd + 2 * kvd;
@@ -640,7 +640,7 @@ class AttentionEvaluator final : public Evaluator {
   }
 
   TimingResult time(const Candidate& c, int warmup, int repeats) override {
-    const Variant v = fused(c);
+    const Variant v = attention(c);
     const LoadedKernel& k = load_kernel(v);
     const CUstream s = Device::get().stream();
     restore_timing_input();
