@@ -19,7 +19,7 @@ struct CompileCliOptions {
   std::string model, out, backend = "auto", advisor = "heuristic", llm_url, llm_model, db, objective = "latency";
   double budget = 120;
   int max_batch = 1;
-  bool allow_regression = false, json = false;
+  bool allow_regression = false, json = false, no_step_tuning = false;
 };
 
 // Regions done / candidates measured / budget left: one rewritten line on a terminal, a plain
@@ -75,6 +75,7 @@ int run_compile(const CompileCliOptions& o) {
   co.objective = o.objective;
   co.max_batch = o.max_batch;
   co.allow_regression = o.allow_regression;
+  co.step_tuning = !o.no_step_tuning;
   ProgressPrinter printer;
   co.progress = [&](const CompileProgress& p) { printer(p); };
   auto model = load_model(o.model);
@@ -125,6 +126,8 @@ Subcommand add_compile(CLI::App& root) {
   app->add_option("--objective", o->objective, "latency (default: batch-1 prefill + decode) or throughput (batched decode)");
   app->add_option("--max-batch", o->max_batch, "decode batch of the throughput objective (default 1)");
   app->add_flag("--allow-regression", o->allow_regression, "accept a plan >10% slower than the best recorded one");
+  app->add_flag("--no-step-tuning", o->no_step_tuning,
+                "CUDA: keep the search's decode points (skip timing their best few again in whole decode steps)");
   app->add_flag("--json", o->json, "Print a JSON summary");
   return {app, [o]() { return run_compile(*o); }};
 }

@@ -16,6 +16,7 @@
 #include "agentcompile/runtime/engine.h"
 #include "agentcompile/runtime/plan_executor.h"
 #include "agentcompile/runtime/sampler.h"
+#include "compiler/step_tuning.h"
 #ifdef AGENTCOMPILE_HAVE_CUDA
 #include "backends/cuda/search_eval.h"
 #endif
@@ -369,6 +370,18 @@ class E2eStage {
 
   const ExecutorLimits& limits() const { return lim_; }
 
+  // The plan's decode time per token: the median over the steps of one greedy generation of
+  // `tokens` after the stage's prompt, on a fresh executor (the decode-step tuning's timer).
+  double decode_ms(const Plan& plan, int tokens) {
+    ExecutorLimits lim = lim_;
+    lim.max_seq = prompt_len_ + tokens + 2;
+    auto ex = make_plan_executor(plan, g_, lim);
+    GenerateOptions go;
+    go.max_tokens = tokens;
+    go.ignore_eos = true;
+    return generate(*ex, m_.config, prompt_, go, {}).decode_ms_per_token;
+  }
+
  private:
   StepBatch prompt_step() const {
     StepBatch step;
@@ -544,6 +557,26 @@ std::string report_markdown(const Json& rep) {
           fg["fallback_source"].get<std::string>() + ")";
   md += "\n";
   md += "- regression check: " + rep["regression"]["status"].get<std::string>() + "\n";
+  const Json& st = rep["step_tuning"];
+  md += "\n## Decode-step tuning\n\n- " + st["status"].get<std::string>();
+  if (st.contains("trials")) {
+    char b[200];
+    std::snprintf(b, sizeof b, " (%zu trials of %d tokens; confirmed %.4f ms/token against %.4f at the start)",
+                  st["trials"].size(), st["tokens"].get<int>(), st["tuned_ms"].get<double>(), st["start_ms"].get<double>());
+    md += b;
+    if (!st["note"].get<std::string>().empty()) md += "; " + st["note"].get<std::string>();
+    md += "\n";
+    for (const auto& c : st["changes"]) md += "- " + c.get<std::string>() + "\n";
+    md += "\n| region | candidate | decode ms/token | kept |\n|---|---|---:|---|\n";
+    for (const auto& t : st["trials"]) {
+      std::snprintf(b, sizeof b, "%.4f", t["decode_ms"].get<double>());
+      md += "| " + t["region"].get<std::string>() + " | " + t["candidate"].get<std::string>() + " | " +
+            (t.contains("error") ? "failed: " + t["error"].get<std::string>() : std::string(b)) + " | " +
+            (t["kept"].get<bool>() ? "yes" : "") + " |\n";
+    }
+  } else {
+    md += "\n";
+  }
   md += "\n## Search efficiency\n\n" + rep["efficiency"].dump() + "\n";
   return md;
 }
@@ -670,7 +703,9 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   const auto ref_start = Clock::now();
   e2e.measure_reference();
   const double reference_s = seconds_since(ref_start);
-  const double after_search_s = o.backend == "cpu" ? std::max(0.2 * o.budget_s, reference_s) : 0.2 * o.budget_s;
+  // On CUDA the decode-step tuning (latency, batch 1) runs after the search: it gets a fifth of the budget.
+  const bool step_tune = o.backend == "cuda" && o.step_tuning && o.objective == "latency";
+  const double after_search_s = o.backend == "cpu" ? std::max(0.2 * o.budget_s, reference_s) : (step_tune ? 0.4 : 0.2) * o.budget_s;
   const auto search_start = Clock::now();
   const auto search_deadline =
       std::max(search_start, start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.budget_s - after_search_s)));
@@ -789,6 +824,41 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   }
   const Json fallback_guard = guard_against_fallbacks(m, g, front.partition, searches, rg, path, built, check, repairs, e2e,
                                                       env, o, hash, so.margin);
+  // Decode-step tuning (CUDA fast path): the tuned plan is checked end to end again and profiled;
+  // should the check fail, the plan as it was is kept.
+  Json step_tuning = {{"status", step_tune ? "not run (no fast-path plan)" : "off (CPU backend, throughput objective or --no-step-tuning)"}};
+  std::map<size_t, std::string> step_tuned;  // search -> the candidate the step tuning chose
+#ifdef AGENTCOMPILE_HAVE_CUDA
+  if (step_tune && built.plan.cuda_fast) {
+    report_progress("decode-step tuning");
+    StepTuneOptions sto;
+    sto.deadline = deadline_total - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(0.05 * o.budget_s));
+    const Plan before = built.plan;
+    auto tunable = [](const PlanRoute& r) { return r.phase == "decode" && r.family.rfind("cuda:", 0) == 0; };
+    StepTuning st = tune_decode_step(
+        built.plan, searches, built.search_of_route, tunable, [](Plan& p) { p.cuda_fast = cuda_fast_from_routes(p.routes); },
+        [&](const Plan& p) { return e2e.decode_ms(p, o.step_tune_tokens); }, sto);
+    if (st.changed) {
+      E2e again = e2e.run(built.plan, true);
+      if (again.ok) {
+        check = again;
+        for (size_t k = 0; k < built.plan.routes.size(); ++k)
+          if (Candidate{built.plan.routes[k].family, built.plan.routes[k].params}.name() !=
+              Candidate{before.routes[k].family, before.routes[k].params}.name())
+            step_tuned[built.search_of_route[k]] = Candidate{built.plan.routes[k].family, built.plan.routes[k].params}.name();
+      } else {
+        st.changed = false;
+        st.note = "reverted: the tuned plan failed the end-to-end check (" + again.reason + ")";
+        built.plan = before;
+      }
+    }
+    step_tuning = st.to_json();
+    step_tuning["status"] = st.changed ? "tuned" : "kept the searched plan";
+    step_tuning["tokens"] = o.step_tune_tokens;
+    step_tuning["margin"] = sto.margin;
+    step_tuning["top"] = sto.top;
+  }
+#endif
   Plan& plan = built.plan;
   plan.e2e = check.to_json();
 #ifdef AGENTCOMPILE_HAVE_CUDA
@@ -892,6 +962,8 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
                        {"speedup_vs_fallback", chosen_us > 0 ? s.fallback_us / chosen_us : 1.0},
                        {"instances_in_fused_spans", in_spans},
                        {"achieved", achieved_bandwidth(w.summary, chosen_us)}});
+    // The plan runs the step tuning's choice where it replaced the search's (its time alone: the search's record).
+    if (auto it = step_tuned.find(si); it != step_tuned.end()) regions.back()["step_tuned"] = it->second;
   }
   Json repairs_j = Json::array();
   for (const auto& r : repairs) repairs_j.push_back(r.to_json());
@@ -909,6 +981,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
               {"points", {{"decode", fo.decode.to_json()}, {"prefill", fo.prefill.to_json()}}},
               {"timing_method", timing_method},
               {"fallback_guard", fallback_guard},
+              {"step_tuning", step_tuning},
               {"selection", {{"margin", so.margin}, {"repeats", so.repeats}, {"warmup", so.warmup},
                              {"rule", "fastest correct; ties within the measured noise go to the simpler candidate; a "
                                       "specialised candidate must beat the fallback by max(margin, noise)"}}},

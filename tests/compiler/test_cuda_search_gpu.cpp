@@ -106,6 +106,23 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
     }
   }
   std::printf("[ compile ] fallback guard %s\n", fg.dump().c_str());
+  // The decode-step tuning: the start timed in whole decode steps, then the alternatives; a tuned
+  // plan was confirmed faster and its cuda_fast block is its routes'.
+  const Json& st = r.report["step_tuning"];
+  std::printf("[ compile ] step tuning %s\n", st.dump().c_str());
+  ASSERT_TRUE(r.plan.cuda_fast.has_value());
+  ASSERT_TRUE(st.contains("trials")) << st.dump();
+  ASSERT_FALSE(st["trials"].empty());
+  EXPECT_EQ(st["trials"][0]["candidate"], "start");
+  EXPECT_GT(st["trials"][0]["decode_ms"].get<double>(), 0.0);
+  EXPECT_NE(r.report_md.find("## Decode-step tuning"), std::string::npos);
+  EXPECT_EQ(r.plan.cuda_fast->to_json(), cuda_fast_from_routes(r.plan.routes).to_json());
+  if (st["status"] == "tuned") {
+    EXPECT_LT(st["tuned_ms"].get<double>(), st["start_ms"].get<double>());
+    EXPECT_FALSE(st["changes"].empty());
+  } else {
+    EXPECT_EQ(st["status"], "kept the searched plan");
+  }
   EXPECT_LE(r.report["budget"]["overrun_s"].get<double>(), 10.0);
   std::printf("[ compile ] %s\n", r.report["budget"].dump().c_str());
 }

@@ -35,6 +35,10 @@ struct CompileOptions {
   int workload_decode_tokens = 128;  // latency objective: prefill + this many decode steps (W2)
   int64_t prefill_tokens = 128;
   int64_t decode_context = 256;
+  // CUDA, latency objective: after the end-to-end check, the decode routes' few fastest points
+  // alone are timed again in whole decode steps of step_tune_tokens tokens (compiler/step_tuning.h).
+  bool step_tuning = true;
+  int step_tune_tokens = 64;
   double regression_threshold = 0.10;
   SearchOptions search;
   std::function<void(const CompileProgress&)> progress;

@@ -1,0 +1,142 @@
+#include "compiler/step_tuning.h"
+
+#include <algorithm>
+
+#include "agentcompile/core/error.h"
+
+namespace ac {
+
+namespace {
+
+Candidate choice_of(const PlanRoute& r) { return Candidate{r.family, r.params}; }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+Json StepTuning::to_json() const {
+  Json t = Json::array();
+  for (const StepTrial& x : trials) {
+    Json j = {{"region", x.region}, {"candidate", x.candidate}, {"decode_ms", x.ms}, {"kept", x.kept}};
+    if (!x.error.empty()) j["error"] = x.error;
+    t.push_back(j);
+  }
+  Json c = Json::array();
+  for (const auto& s : changes) c.push_back(s);
+  return {{"trials", t}, {"start_ms", start_ms}, {"tuned_ms", tuned_ms}, {"changed", changed}, {"changes", c}, {"note", note}};
+}
+
+std::vector<Candidate> step_alternatives(const PlanRoute& r, const RegionSearch& s, size_t top) {
+  const std::string current = choice_of(r).name();
+  std::vector<Candidate> out;
+  auto add = [&](const Candidate& c) {
+    if (c.name() == current) return false;
+    for (const Candidate& o : out)
+      if (o.name() == c.name()) return false;
+    out.push_back(c);
+    return true;
+  };
+  size_t taken = 0;
+  for (const CandidateOutcome* c : s.ranked()) {
+    if (taken == top) break;
+    const FamilySpace* f = s.work ? s.work->space.find(c->candidate.family) : nullptr;
+    if (f && f->route == FamilyRoute::Fallback) continue;  // added below, whatever its rank
+    taken += add(c->candidate) ? 1 : 0;
+  }
+  for (const CandidateOutcome& c : s.outcomes) {
+    const FamilySpace* f = s.work ? s.work->space.find(c.candidate.family) : nullptr;
+    if (c.status == "ok" && f && f->route == FamilyRoute::Fallback) add(c.candidate);
+  }
+  return out;
+}
+
+void set_route_choice(PlanRoute& r, const RegionSearch& s, const Candidate& c) {
+  const FamilySpace* f = s.work ? s.work->space.find(c.family) : nullptr;
+  if (!f) throw_internal("step tuning", c.family + " is not a family of the region's search");
+  r.family = c.family;
+  r.params = c.params;
+  r.route = std::string(family_route_name(f->route));
+  for (const CandidateOutcome& o : s.outcomes)  // its time alone, as the search measured it
+    if (o.status == "ok" && o.candidate.name() == c.name()) r.time_us = o.median_us;
+}
+
+StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searches,
+                            const std::vector<size_t>& search_of_route,
+                            const std::function<bool(const PlanRoute&)>& tunable,
+                            const std::function<void(Plan&)>& refresh,
+                            const std::function<double(const Plan&)>& time, const StepTuneOptions& o) {
+  StepTuning t;
+  const Plan start = plan;
+  auto timed = [&](const Plan& p, StepTrial& trial) {
+    try {
+      trial.ms = time(p);
+    } catch (const Error& e) {
+      trial.ms = 0;
+      trial.error = e.what();
+    }
+    return trial.ms;
+  };
+  StepTrial first{"plan", "start", 0, true, ""};
+  double best = timed(plan, first);
+  t.trials.push_back(first);
+  if (best <= 0) {
+    t.note = "the starting plan could not be timed: " + first.error;
+    return t;
+  }
+  bool stopped = false;
+  for (size_t k = 0; k < plan.routes.size() && k < search_of_route.size() && !stopped; ++k) {
+    if (!tunable(plan.routes[k])) continue;
+    const RegionSearch& s = searches.at(search_of_route[k]);
+    for (const Candidate& c : step_alternatives(plan.routes[k], s, o.top)) {
+      if (Clock::now() >= o.deadline) {
+        t.note = "the budget ran out after " + std::to_string(t.trials.size() - 1) + " trials";
+        stopped = true;
+        break;
+      }
+      Plan trial_plan = plan;
+      set_route_choice(trial_plan.routes[k], s, c);
+      refresh(trial_plan);
+      StepTrial trial{plan.routes[k].region, c.name(), 0, false, ""};
+      const double ms = timed(trial_plan, trial);
+      trial.kept = ms > 0 && ms < best * (1 - o.margin);
+      if (trial.kept) {
+        t.changes.push_back(plan.routes[k].region + ": " + choice_of(plan.routes[k]).name() + " -> " + c.name());
+        plan = std::move(trial_plan);
+        best = ms;
+      }
+      t.trials.push_back(trial);
+    }
+  }
+  if (t.changes.empty()) return t;
+  // Confirm: the start and the tuned plan timed in turn; the tuned one must still win by the margin.
+  std::vector<double> a, b;
+  for (int r = 0; r < std::max(1, o.confirm_rounds); ++r) {
+    StepTrial sa{"plan", "start", 0, false, ""}, sb{"plan", "tuned", 0, false, ""};
+    a.push_back(timed(start, sa));
+    b.push_back(timed(plan, sb));
+    t.trials.push_back(sa);
+    t.trials.push_back(sb);
+  }
+  t.start_ms = median(a);
+  t.tuned_ms = median(b);
+  const bool failed = std::find(b.begin(), b.end(), 0.0) != b.end() || std::find(a.begin(), a.end(), 0.0) != a.end();
+  if (failed || !(t.tuned_ms < t.start_ms * (1 - o.margin))) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "reverted: the tuned plan re-timed at %.4f ms/token against %.4f for the start", t.tuned_ms,
+                  t.start_ms);
+    t.note = failed ? std::string("reverted: a confirming run failed") : std::string(buf);
+    plan = start;
+    return t;
+  }
+  t.changed = true;
+  for (StepTrial& x : t.trials)
+    if (x.region == "plan" && x.candidate == "tuned") x.kept = true;
+  return t;
+}
+
+}  // namespace ac

@@ -1,0 +1,61 @@
+#pragma once
+// Decode-step tuning (CUDA fast path, latency objective). The region searches time each decode
+// region's kernel alone (graphs of back-to-back launches); in a decode step the kernels overlap
+// (programmatic dependent launch) and wait on each other, and the best point alone is not always
+// the best there (bench/results/2026-11-30-gemv-points-w2/: each model had a point 1-2% faster end
+// to end than the search's choice). So after the end-to-end check, each tuned route's few fastest
+// points alone and its search's fallback (the engine's defaults) are timed in whole decode steps,
+// one route at a time with the others at their current choice (one pass of coordinate descent).
+// A point is kept when the step is faster by more than the margin; the tuned plan as a whole is
+// kept only when an interleaved re-timing against the starting plan confirms it.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "agentcompile/compiler/search.h"
+#include "agentcompile/plan/plan.h"
+
+namespace ac {
+
+struct StepTrial {
+  std::string region;     // the route's region ("attn_in", ...), or "plan" for whole-plan timings
+  std::string candidate;  // Candidate::name(), or "start" / "tuned"
+  double ms = 0;          // decode time per token (0: the trial failed)
+  bool kept = false;
+  std::string error;      // why the trial failed
+};
+
+struct StepTuning {
+  std::vector<StepTrial> trials;
+  double start_ms = 0, tuned_ms = 0;  // medians of the confirming re-timing (0: none ran)
+  bool changed = false;               // the plan returned differs from the one given
+  std::vector<std::string> changes;   // "attn_in: <from> -> <to>"
+  std::string note;                   // stopped early, reverted, ...
+  Json to_json() const;
+};
+
+struct StepTuneOptions {
+  size_t top = 3;          // fastest points alone per route
+  double margin = 0.005;   // relative: a point or the tuned plan must beat the incumbent by it
+  int confirm_rounds = 2;  // interleaved re-timings of the start and the tuned plan
+  Clock::time_point deadline = Clock::time_point::max();  // no trial starts after it
+};
+
+// Route r's alternatives: the `top` fastest correct candidates of its search (timed alone) other
+// than the route's current choice, fastest first, then the search's fallback (unless current).
+std::vector<Candidate> step_alternatives(const PlanRoute& r, const RegionSearch& s, size_t top);
+
+// Points route r at candidate c of its search (family, route kind, parameters, and its time alone).
+void set_route_choice(PlanRoute& r, const RegionSearch& s, const Candidate& c);
+
+// Tunes `plan` in place. search_of_route[k]: route k's search; tunable(route): whether it is tuned;
+// refresh(plan): recomputes what derives from the routes (the CUDA plan's cuda_fast);
+// time(plan): the plan's decode time per token (may throw ac::Error: the trial is recorded as
+// failed and the point not kept).
+StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searches,
+                            const std::vector<size_t>& search_of_route,
+                            const std::function<bool(const PlanRoute&)>& tunable,
+                            const std::function<void(Plan&)>& refresh,
+                            const std::function<double(const Plan&)>& time, const StepTuneOptions& o);
+
+}  // namespace ac

@@ -1,0 +1,180 @@
+// The decode-step tuning's coordinate descent (compiler/step_tuning.h) against a cost model in
+// place of the GPU: which points it tries, what it keeps, the margin, the confirmation, failures
+// and the deadline.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "agentcompile/core/error.h"
+#include "compiler/step_tuning.h"
+
+namespace ac {
+namespace {
+
+CandidateOutcome outcome(const std::string& family, int rows, double us, const std::string& status = "ok") {
+  CandidateOutcome c;
+  c.candidate.family = family;
+  if (family != "cuda:fallback") c.candidate.params = {{"ROWS", rows}};
+  c.status = status;
+  c.median_us = us;
+  return c;
+}
+
+// Two decode routes (qkv-like "attn_in", "mlp_in") and a prefill route that is never tuned; each
+// search holds the fallback and gemv.fused points ROWS 1..4 (alone: ROWS 4 fastest, then 3, 2, 1).
+struct Fixture {
+  std::vector<RegionWork> work;
+  std::vector<RegionSearch> searches;
+  Plan plan;
+  std::vector<size_t> search_of_route = {0, 1, 2};
+  Fixture() {
+    work.resize(3);
+    for (RegionWork& w : work) {
+      FamilySpace fb;
+      fb.id = "cuda:fallback";
+      fb.route = FamilyRoute::Fallback;
+      FamilySpace f;
+      f.id = "cuda:gemv.fused";
+      f.route = FamilyRoute::Region;
+      w.space.families = {fb, f};
+    }
+    for (size_t i = 0; i < 3; ++i) {
+      RegionSearch s;
+      s.work = &work[i];
+      s.outcomes = {outcome("cuda:fallback", 0, 9.0), outcome("cuda:gemv.fused", 1, 8.0), outcome("cuda:gemv.fused", 2, 6.0),
+                    outcome("cuda:gemv.fused", 3, 5.0), outcome("cuda:gemv.fused", 4, 4.0),
+                    outcome("cuda:gemv.fused", 5, 1.0, "failed")};
+      searches.push_back(std::move(s));
+    }
+    const char* regions[] = {"attn_in", "mlp_in", "attn_in"};
+    const char* phases[] = {"decode", "decode", "prefill"};
+    for (int i = 0; i < 3; ++i) {
+      PlanRoute r;
+      r.region = regions[i];
+      r.phase = phases[i];
+      r.family = "cuda:gemv.fused";
+      r.route = "region";
+      r.params = {{"ROWS", 4}};
+      plan.routes.push_back(r);
+    }
+  }
+};
+
+// Decode time of a plan: a base, plus per decode route a cost by its choice (`cost[region][rows]`,
+// rows 0 for the fallback). Counts the calls.
+struct CostModel {
+  std::map<std::string, std::map<int, double>> cost;
+  int calls = 0;
+  double operator()(const Plan& p) {
+    ++calls;
+    double ms = 1.0;
+    for (const PlanRoute& r : p.routes)
+      if (r.phase == "decode") ms += cost[r.region][r.params.count("ROWS") ? r.params.at("ROWS") : 0];
+    return ms;
+  }
+};
+
+bool decode_only(const PlanRoute& r) { return r.phase == "decode"; }
+
+std::string rows_name(int rows) { return Candidate{"cuda:gemv.fused", {{"ROWS", rows}}}.name(); }
+
+TEST(StepTuning, AlternativesAreTheFastestAloneAndTheFallback) {
+  Fixture f;
+  const auto alt = step_alternatives(f.plan.routes[0], f.searches[0], 2);
+  std::vector<std::string> names;
+  for (const auto& c : alt) names.push_back(c.name());
+  // ROWS 4 is the route's choice; the next two alone (3, 2), then the fallback; the failed one never.
+  ASSERT_EQ(names.size(), 3u);
+  EXPECT_EQ(names[0], rows_name(3));
+  EXPECT_EQ(names[1], rows_name(2));
+  EXPECT_EQ(names[2], "cuda:fallback");
+  PlanRoute r = f.plan.routes[0];
+  set_route_choice(r, f.searches[0], alt[2]);
+  EXPECT_EQ(r.family, "cuda:fallback");
+  EXPECT_EQ(r.route, "fallback");
+  EXPECT_TRUE(r.params.empty());
+  EXPECT_DOUBLE_EQ(r.time_us, 9.0);
+  set_route_choice(r, f.searches[0], alt[1]);
+  EXPECT_EQ(r.route, "region");
+  EXPECT_EQ(r.params.at("ROWS"), 2);
+  EXPECT_DOUBLE_EQ(r.time_us, 6.0);
+  EXPECT_THROW(set_route_choice(r, f.searches[0], Candidate{"cuda:nope", {}}), Error);
+}
+
+TEST(StepTuning, KeepsWhatTheStepPrefersAndOnlyBeyondTheMargin) {
+  Fixture f;
+  CostModel m;
+  // attn_in: ROWS 2 is clearly better in the step than the choice alone (ROWS 4); mlp_in: ROWS 3
+  // is better only by 0.1% of the step (inside the margin), the fallback worse.
+  m.cost["attn_in"] = {{4, 0.50}, {3, 0.52}, {2, 0.40}, {1, 0.60}, {0, 0.55}};
+  m.cost["mlp_in"] = {{4, 0.30}, {3, 0.2985}, {2, 0.31}, {1, 0.35}, {0, 0.33}};
+  int refreshed = 0;
+  StepTuneOptions o;
+  o.top = 3;
+  const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [&](Plan&) { ++refreshed; },
+                                        std::ref(m), o);
+  EXPECT_TRUE(t.changed);
+  EXPECT_EQ(f.plan.routes[0].params.at("ROWS"), 2);
+  EXPECT_EQ(f.plan.routes[1].params.at("ROWS"), 4);  // 0.1% is inside the 0.5% margin
+  EXPECT_EQ(f.plan.routes[2].params.at("ROWS"), 4);  // prefill: not tuned
+  ASSERT_EQ(t.changes.size(), 1u);
+  EXPECT_NE(t.changes[0].find("attn_in"), std::string::npos);
+  // start + 4 alternatives per decode route + 2 confirming rounds of (start, tuned)
+  EXPECT_EQ(m.calls, 1 + 4 + 4 + 4);
+  EXPECT_EQ(refreshed, 8);
+  EXPECT_NEAR(t.start_ms, 1.8, 1e-9);
+  EXPECT_NEAR(t.tuned_ms, 1.7, 1e-9);
+  const Json j = t.to_json();
+  EXPECT_EQ(j["trials"].size(), t.trials.size());
+}
+
+TEST(StepTuning, NothingBetterLeavesThePlanAsItWas) {
+  Fixture f;
+  CostModel m;
+  m.cost["attn_in"] = {{4, 0.5}, {3, 0.6}, {2, 0.7}, {1, 0.8}, {0, 0.9}};
+  m.cost["mlp_in"] = m.cost["attn_in"];
+  const Plan before = f.plan;
+  const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, std::ref(m), {});
+  EXPECT_FALSE(t.changed);
+  EXPECT_TRUE(t.changes.empty());
+  EXPECT_EQ(f.plan.to_json(), before.to_json());
+  EXPECT_EQ(m.calls, 1 + 4 + 4);  // no confirmation when nothing was kept
+}
+
+// A confirmation that does not reproduce the gain (noise) reverts; a trial that throws is
+// recorded as failed and not kept.
+TEST(StepTuning, RevertsWhenTheConfirmationDisagreesAndRecordsFailures) {
+  Fixture f;
+  int call = 0;
+  auto timer = [&](const Plan& p) -> double {
+    ++call;
+    const int rows = p.routes[0].params.count("ROWS") ? p.routes[0].params.at("ROWS") : 0;
+    if (rows == 3) throw_input("launch", "too many resources requested");
+    if (call <= 9) return rows == 2 ? 1.0 : 2.0;  // the descent (9 timings) sees ROWS 2 twice as fast
+    return 2.0;                                    // the confirmation does not
+  };
+  const Plan before = f.plan;
+  const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, timer, {});
+  EXPECT_FALSE(t.changed);
+  EXPECT_EQ(f.plan.to_json(), before.to_json());
+  EXPECT_NE(t.note.find("reverted"), std::string::npos);
+  bool failed_recorded = false;
+  for (const StepTrial& x : t.trials)
+    if (x.region == "attn_in" && x.candidate == rows_name(3)) failed_recorded = !x.error.empty() && !x.kept;
+  EXPECT_TRUE(failed_recorded);
+}
+
+TEST(StepTuning, StopsAtTheDeadline) {
+  Fixture f;
+  CostModel m;
+  m.cost["attn_in"] = {{4, 0.5}, {3, 0.1}, {2, 0.1}, {1, 0.1}, {0, 0.1}};
+  StepTuneOptions o;
+  o.deadline = Clock::now();  // already past: only the start is timed
+  const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, std::ref(m), o);
+  EXPECT_FALSE(t.changed);
+  EXPECT_EQ(m.calls, 1);
+  EXPECT_NE(t.note.find("budget"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ac
