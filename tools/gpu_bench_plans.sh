@@ -4,6 +4,9 @@
 # 150 for qwen3-4b whose CPU reference side alone takes ~50 s cold), then `bench e2e --plan` of that
 # model against the peer records given in PEERS_IN (a folder in the working tree, e.g. an earlier
 # suite's peers/: the peers are not re-measured here). Needs build-device/ (carried).
+# PLANS_IN=<folder>: use the plans in <folder>/plan-<m>/plan.json (an earlier run's, committed)
+# instead of compiling (their kernel binaries are not shipped: compiled at load). COMPILED_PEER=1:
+# measure the compiled-PyTorch peer (W2) in this run first and use it instead of PEERS_IN's.
 #   PEERS_IN=bench/results/2026-11-30-bench4/peers tools/gpu_bench_plans.sh -> $OUT/bench-plans.tgz
 #   (per model: e2e-<m>.{json,md}, plan-<m>/{plan.json,report.json,report.md}; bench.log)
 set -uo pipefail
@@ -23,15 +26,32 @@ export AGENTCOMPILE_COMMIT=${AGENTCOMPILE_COMMIT:-$(cat build-device/COMMIT 2>/d
   echo "engine commit $AGENTCOMPILE_COMMIT; peers from $PEERS_IN"
   for m in ${PRESETS:-llama-3.2-1b qwen3-1.7b qwen3-4b}; do
     [ -f "$work/models/$m/model.safetensors" ] || $bin synth-model --preset "$m" --out "$work/models/$m" --seed 11 --quiet
-    budget=${BUDGET:-100}; [ "$m" = qwen3-4b ] && budget=${BUDGET_4B:-150}
-    echo "== $m: compile --backend cuda --budget $budget"
-    start=$(date +%s)
-    $bin compile "$work/models/$m" --out "$work/plan-$m" --backend cuda --budget "$budget" --db /tmp/ac-tune.db > "$res/compile-$m.log" 2>&1
-    echo "compile exit $? in $(( $(date +%s) - start )) s"
-    mkdir -p "$res/plan-$m" && cp "$work/plan-$m"/*.json "$work/plan-$m"/*.md "$res/plan-$m/" 2>/dev/null
-    sed -n '/## Decode-step tuning/,/^| region/p' "$work/plan-$m/report.md" | head -8
+    if [ -n "${PLANS_IN:-}" ]; then
+      echo "== $m: the plan from $PLANS_IN/plan-$m"
+      mkdir -p "$work/plan-$m"
+      python3 -c "import json,sys; p=json.load(open(sys.argv[1])); p['kernels']=[]; json.dump(p, open(sys.argv[2],'w'))" \
+        "$PLANS_IN/plan-$m/plan.json" "$work/plan-$m/plan.json"
+    else
+      budget=${BUDGET:-100}; [ "$m" = qwen3-4b ] && budget=${BUDGET_4B:-150}
+      echo "== $m: compile --backend cuda --budget $budget"
+      start=$(date +%s)
+      $bin compile "$work/models/$m" --out "$work/plan-$m" --backend cuda --budget "$budget" --db /tmp/ac-tune.db > "$res/compile-$m.log" 2>&1
+      echo "compile exit $? in $(( $(date +%s) - start )) s"
+      mkdir -p "$res/plan-$m" && cp "$work/plan-$m"/*.json "$work/plan-$m"/*.md "$res/plan-$m/" 2>/dev/null
+      sed -n '/## Decode-step tuning/,/^| region/p' "$work/plan-$m/report.md" | head -8
+    fi
     peers=()
-    for f in "$PEERS_IN"/*."$m".peer.json; do [ -f "$f" ] && peers+=(--peer "$f"); done
+    if [ "${COMPILED_PEER:-0}" = 1 ]; then
+      f=$res/peers/torch-compiled.$m.peer.json; mkdir -p "$res/peers"
+      echo "== $m: torch-compiled peer (W2), measured now"
+      timeout 280 python3 bench/peers/torch_compiled.py --model "$work/models/$m" --workloads W2 --out "$f" || echo "torch-compiled $m FAILED"
+      [ -f "$f" ] && peers+=(--peer "$f")
+    fi
+    for f in "$PEERS_IN"/*."$m".peer.json; do
+      [ -f "$f" ] || continue
+      [ "${COMPILED_PEER:-0}" = 1 ] && [[ $(basename "$f") == torch-compiled.* ]] && continue
+      peers+=(--peer "$f")
+    done
     echo "== $m: bench e2e --plan"
     $bin bench e2e --backend cuda --model "$work/models/$m" --plan "$work/plan-$m" --workloads "${WORKLOADS:-W1,W2,W3,W4,W5}" \
       --repeats 3 --tie-epsilon "${TIE_EPSILON:-0.1}" "${peers[@]}" --json-out "$res/e2e-$m.json" --md-out "$res/e2e-$m.md" --quiet \
