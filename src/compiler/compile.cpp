@@ -369,6 +369,7 @@ class E2eStage {
   }
 
   const ExecutorLimits& limits() const { return lim_; }
+  int64_t prompt_tokens() const { return prompt_len_; }
 
   // The plan's decode time per token: the median over the steps of one greedy generation of
   // `tokens` after the stage's prompt, on a fresh executor (the decode-step tuning's timer).
@@ -561,9 +562,9 @@ std::string report_markdown(const Json& rep) {
   md += "\n## Decode-step tuning\n\n- " + st["status"].get<std::string>();
   if (st.contains("trials")) {
     char b[200];
-    std::snprintf(b, sizeof b, " (%zu trials of %d tokens; confirmed %.4f ms/token against %.4f at the start)",
+    std::snprintf(b, sizeof b, " (%zu trials of %d tokens; confirmed %.4f ms/token against %.4f at the start; ",
                   st["trials"].size(), st["tokens"].get<int>(), st["tuned_ms"].get<double>(), st["start_ms"].get<double>());
-    md += b;
+    md += b + st["source"].get<std::string>() + ")";
     if (!st["note"].get<std::string>().empty()) md += "; " + st["note"].get<std::string>();
     md += "\n";
     for (const auto& c : st["changes"]) md += "- " + c.get<std::string>() + "\n";
@@ -836,9 +837,25 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     sto.deadline = deadline_total - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(0.05 * o.budget_s));
     const Plan before = built.plan;
     auto tunable = [](const PlanRoute& r) { return r.phase == "decode" && r.family.rfind("cuda:", 0) == 0; };
-    StepTuning st = tune_decode_step(
-        built.plan, searches, built.search_of_route, tunable, [](Plan& p) { p.cuda_fast = cuda_fast_from_routes(p.routes); },
-        [&](const Plan& p) { return e2e.decode_ms(p, o.step_tune_tokens); }, sto);
+    auto refresh = [](Plan& p) { p.cuda_fast = cuda_fast_from_routes(p.routes); };
+    // A warm compile from the same starting plan takes the recorded outcome (as the region
+    // searches take their recorded candidates); otherwise measure and record every trial.
+    const std::string key = step_tuning_key(built.plan, hash, o.step_tune_tokens, e2e.prompt_tokens(), sto);
+    std::optional<StepTuning> recorded;
+    std::string source = "measured now";
+    if (auto hit = db.step_tuning(env, key)) {
+      recorded = StepTuning::from_json(Json::parse(hit->first, nullptr, false));
+      source = "tuning DB, measured " + hit->second;
+    }
+    StepTuning st;
+    if (recorded && apply_recorded_step_tuning(built.plan, *recorded, searches, built.search_of_route, refresh)) {
+      st = *recorded;
+    } else {
+      source = "measured now";
+      st = tune_decode_step(built.plan, searches, built.search_of_route, tunable, refresh,
+                            [&](const Plan& p) { return e2e.decode_ms(p, o.step_tune_tokens); }, sto);
+      db.put_step_tuning(env, key, st.to_json().dump());
+    }
     if (st.changed) {
       E2e again = e2e.run(built.plan, true);
       if (again.ok) {
@@ -855,6 +872,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     }
     step_tuning = st.to_json();
     step_tuning["status"] = st.changed ? "tuned" : "kept the searched plan";
+    step_tuning["source"] = source;
     step_tuning["tokens"] = o.step_tune_tokens;
     step_tuning["margin"] = sto.margin;
     step_tuning["top"] = sto.top;

@@ -26,9 +26,56 @@ Json StepTuning::to_json() const {
     if (!x.error.empty()) j["error"] = x.error;
     t.push_back(j);
   }
-  Json c = Json::array();
-  for (const auto& s : changes) c.push_back(s);
-  return {{"trials", t}, {"start_ms", start_ms}, {"tuned_ms", tuned_ms}, {"changed", changed}, {"changes", c}, {"note", note}};
+  return {{"trials", t},        {"start_ms", start_ms}, {"tuned_ms", tuned_ms}, {"changed", changed},
+          {"changes", changes}, {"note", note},         {"final", final}};
+}
+
+std::optional<StepTuning> StepTuning::from_json(const Json& j) {
+  try {
+    StepTuning t;
+    for (const Json& x : j.at("trials")) {
+      StepTrial s{x.at("region").get<std::string>(), x.at("candidate").get<std::string>(), x.at("decode_ms").get<double>(),
+                  x.at("kept").get<bool>(), x.value("error", std::string())};
+      t.trials.push_back(s);
+    }
+    t.start_ms = j.at("start_ms").get<double>();
+    t.tuned_ms = j.at("tuned_ms").get<double>();
+    t.changed = j.at("changed").get<bool>();
+    t.changes = j.at("changes").get<std::vector<std::string>>();
+    t.note = j.at("note").get<std::string>();
+    t.final = j.at("final").get<std::vector<std::string>>();
+    return t;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string step_tuning_key(const Plan& start, const std::string& model_hash, int tokens, int64_t prompt_tokens,
+                            const StepTuneOptions& o) {
+  char b[120];
+  std::snprintf(b, sizeof b, "|tokens %d|prompt %lld|top %zu|margin %g|confirm %d", tokens, (long long)prompt_tokens, o.top,
+                o.margin, o.confirm_rounds);
+  std::string k = "step-tuning/1|" + model_hash + b;
+  for (const PlanRoute& r : start.routes) k += "|" + r.phase + " " + r.region + " " + choice_of(r).name();
+  return k;
+}
+
+bool apply_recorded_step_tuning(Plan& plan, const StepTuning& rec, const std::vector<RegionSearch>& searches,
+                                const std::vector<size_t>& search_of_route, const std::function<void(Plan&)>& refresh) {
+  if (rec.final.size() != plan.routes.size() || search_of_route.size() < plan.routes.size()) return false;
+  Plan out = plan;
+  for (size_t k = 0; k < out.routes.size(); ++k) {
+    if (choice_of(out.routes[k]).name() == rec.final[k]) continue;
+    const RegionSearch& s = searches.at(search_of_route[k]);
+    const CandidateOutcome* found = nullptr;
+    for (const CandidateOutcome& c : s.outcomes)
+      if (c.status == "ok" && c.candidate.name() == rec.final[k]) found = &c;
+    if (!found || !s.work || !s.work->space.find(found->candidate.family)) return false;
+    set_route_choice(out.routes[k], s, found->candidate);
+  }
+  refresh(out);
+  plan = std::move(out);
+  return true;
 }
 
 std::vector<Candidate> step_alternatives(const PlanRoute& r, const RegionSearch& s, size_t top) {
@@ -84,9 +131,13 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
   StepTrial first{"plan", "start", 0, true, ""};
   double best = timed(plan, first);
   t.trials.push_back(first);
+  auto finish = [&]() -> StepTuning& {
+    for (const PlanRoute& r : plan.routes) t.final.push_back(choice_of(r).name());
+    return t;
+  };
   if (best <= 0) {
     t.note = "the starting plan could not be timed: " + first.error;
-    return t;
+    return finish();
   }
   bool stopped = false;
   for (size_t k = 0; k < plan.routes.size() && k < search_of_route.size() && !stopped; ++k) {
@@ -112,7 +163,7 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
       t.trials.push_back(trial);
     }
   }
-  if (t.changes.empty()) return t;
+  if (t.changes.empty()) return finish();
   // Confirm: the start and the tuned plan timed in turn; the tuned one must still win by the margin.
   std::vector<double> a, b;
   for (int r = 0; r < std::max(1, o.confirm_rounds); ++r) {
@@ -131,12 +182,12 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
                   t.start_ms);
     t.note = failed ? std::string("reverted: a confirming run failed") : std::string(buf);
     plan = start;
-    return t;
+    return finish();
   }
   t.changed = true;
   for (StepTrial& x : t.trials)
     if (x.region == "plan" && x.candidate == "tuned") x.kept = true;
-  return t;
+  return finish();
 }
 
 }  // namespace ac

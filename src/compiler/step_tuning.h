@@ -9,6 +9,7 @@
 // A point is kept when the step is faster by more than the margin; the tuned plan as a whole is
 // kept only when an interleaved re-timing against the starting plan confirms it.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,10 @@ struct StepTuning {
   bool changed = false;               // the plan returned differs from the one given
   std::vector<std::string> changes;   // "attn_in: <from> -> <to>"
   std::string note;                   // stopped early, reverted, ...
+  std::vector<std::string> final;     // the returned plan's choice per route (Candidate::name())
   Json to_json() const;
+  // A record written by to_json; nullopt when it does not parse.
+  static std::optional<StepTuning> from_json(const Json& j);
 };
 
 struct StepTuneOptions {
@@ -47,6 +51,17 @@ std::vector<Candidate> step_alternatives(const PlanRoute& r, const RegionSearch&
 
 // Points route r at candidate c of its search (family, route kind, parameters, and its time alone).
 void set_route_choice(PlanRoute& r, const RegionSearch& s, const Candidate& c);
+
+// The tuning DB key of a step tuning from `start`: everything its outcome depends on besides the
+// environment (the DB's own key): the model, every route's choice, the timing's tokens and prompt,
+// the options that decide.
+std::string step_tuning_key(const Plan& start, const std::string& model_hash, int tokens, int64_t prompt_tokens,
+                            const StepTuneOptions& o);
+
+// Applies a recorded tuning's final choices to `plan` (each a candidate of its route's search);
+// false, and `plan` untouched, when a choice is not among them or the routes do not match.
+bool apply_recorded_step_tuning(Plan& plan, const StepTuning& rec, const std::vector<RegionSearch>& searches,
+                                const std::vector<size_t>& search_of_route, const std::function<void(Plan&)>& refresh);
 
 // Tunes `plan` in place. search_of_route[k]: route k's search; tunable(route): whether it is tuned;
 // refresh(plan): recomputes what derives from the routes (the CUDA plan's cuda_fast);

@@ -37,6 +37,9 @@ CREATE TABLE IF NOT EXISTS plans(
 CREATE TABLE IF NOT EXISTS reference_runs(
   env_key TEXT NOT NULL REFERENCES environments(env_key), run_key TEXT NOT NULL,
   json TEXT NOT NULL, created TEXT NOT NULL, PRIMARY KEY(env_key, run_key));
+CREATE TABLE IF NOT EXISTS step_tunings(
+  env_key TEXT NOT NULL REFERENCES environments(env_key), run_key TEXT NOT NULL,
+  json TEXT NOT NULL, created TEXT NOT NULL, PRIMARY KEY(env_key, run_key));
 CREATE INDEX IF NOT EXISTS candidates_by_sig ON candidates(env_key, signature);
 CREATE INDEX IF NOT EXISTS plans_by_model ON plans(env_key, model_hash, objective);
 )sql";
@@ -283,26 +286,42 @@ std::optional<PlanRecord> TuningDb::best_plan(const Environment& env, const std:
   return PlanRecord{s.text(0), s.text(1), s.text(2), s.real(3), s.text(4), s.text(5)};
 }
 
-std::optional<std::pair<std::string, std::string>> TuningDb::reference_run(const Environment& env,
-                                                                          const std::string& key) const {
-  Stmt s(db_, path_, "SELECT json, created FROM reference_runs WHERE env_key=? AND run_key=?");
+std::optional<std::pair<std::string, std::string>> TuningDb::run_record(const char* table, const Environment& env,
+                                                                       const std::string& key) const {
+  const std::string sql = std::string("SELECT json, created FROM ") + table + " WHERE env_key=? AND run_key=?";
+  Stmt s(db_, path_, sql.c_str());
   s.bind(1, env.key()).bind(2, key);
   if (!s.step()) return std::nullopt;
   return std::make_pair(s.text(0), s.text(1));
 }
 
-void TuningDb::put_reference_run(const Environment& env, const std::string& key, const std::string& json) {
+void TuningDb::put_run_record(const char* table, const Environment& env, const std::string& key, const std::string& json) {
   exec("BEGIN IMMEDIATE;");
   try {
     Stmt e(db_, path_, "INSERT OR IGNORE INTO environments(env_key, json, first_seen) VALUES(?, ?, ?)");
     e.bind(1, env.key()).bind(2, env.to_json().dump()).bind(3, utc_now_iso()).step();
-    Stmt s(db_, path_, "INSERT OR REPLACE INTO reference_runs(env_key, run_key, json, created) VALUES(?,?,?,?)");
+    const std::string sql = std::string("INSERT OR REPLACE INTO ") + table + "(env_key, run_key, json, created) VALUES(?,?,?,?)";
+    Stmt s(db_, path_, sql.c_str());
     s.bind(1, env.key()).bind(2, key).bind(3, json).bind(4, utc_now_iso()).step();
     exec("COMMIT;");
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
     throw;
   }
+}
+
+std::optional<std::pair<std::string, std::string>> TuningDb::reference_run(const Environment& env,
+                                                                          const std::string& key) const {
+  return run_record("reference_runs", env, key);
+}
+void TuningDb::put_reference_run(const Environment& env, const std::string& key, const std::string& json) {
+  put_run_record("reference_runs", env, key, json);
+}
+std::optional<std::pair<std::string, std::string>> TuningDb::step_tuning(const Environment& env, const std::string& key) const {
+  return run_record("step_tunings", env, key);
+}
+void TuningDb::put_step_tuning(const Environment& env, const std::string& key, const std::string& json) {
+  put_run_record("step_tunings", env, key, json);
 }
 
 int64_t TuningDb::count(const Environment& env) const {

@@ -123,6 +123,15 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
   } else {
     EXPECT_EQ(st["status"], "kept the searched plan");
   }
+  EXPECT_EQ(st["source"], "measured now");
+  // A warm compile with the same DB: the region searches decide as before, so the step tuning
+  // starts from the same plan and takes its recorded outcome, ending on the same routes.
+  const CompileResult r2 = compile_model(*m, o);
+  const Json& st2 = r2.report["step_tuning"];
+  std::printf("[ compile ] warm step tuning: %s\n", st2["source"].dump().c_str());
+  EXPECT_EQ(st2["source"].get<std::string>().rfind("tuning DB", 0), 0u) << st2.dump();
+  EXPECT_EQ(st2["final"], st["final"]);
+  EXPECT_EQ(r2.plan.cuda_fast->to_json(), r.plan.cuda_fast->to_json());
   EXPECT_LE(r.report["budget"]["overrun_s"].get<double>(), 10.0);
   std::printf("[ compile ] %s\n", r.report["budget"].dump().c_str());
 }

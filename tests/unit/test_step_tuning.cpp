@@ -5,8 +5,10 @@
 
 #include <map>
 
+#include "agentcompile/compiler/tuning_db.h"
 #include "agentcompile/core/error.h"
 #include "compiler/step_tuning.h"
+#include "unit/model_test_util.h"
 
 namespace ac {
 namespace {
@@ -174,6 +176,58 @@ TEST(StepTuning, StopsAtTheDeadline) {
   EXPECT_FALSE(t.changed);
   EXPECT_EQ(m.calls, 1);
   EXPECT_NE(t.note.find("budget"), std::string::npos);
+}
+
+// A tuning recorded in the DB and applied to the same starting plan gives the plan the measuring
+// compile ended with, without timing anything; a record that names a candidate the search does
+// not have, or another number of routes, is not applied.
+TEST(StepTuning, RecordedOutcomeRoundTripsThroughTheDbAndApplies) {
+  Fixture f;
+  CostModel m;
+  m.cost["attn_in"] = {{4, 0.50}, {3, 0.52}, {2, 0.40}, {1, 0.60}, {0, 0.55}};
+  m.cost["mlp_in"] = {{4, 0.30}, {3, 0.31}, {2, 0.32}, {1, 0.35}, {0, 0.20}};
+  const Plan start = f.plan;
+  Plan measured = f.plan;
+  const StepTuning t = tune_decode_step(measured, f.searches, f.search_of_route, decode_only, [](Plan&) {}, std::ref(m), {});
+  ASSERT_TRUE(t.changed);
+  ASSERT_EQ(t.final.size(), 3u);
+  EXPECT_EQ(t.final[1], "cuda:fallback");
+
+  test::TempDir tmp;
+  const Environment env = current_environment("cpu");
+  const std::string key = step_tuning_key(start, "hash1", 64, 128, {});
+  {
+    TuningDb db(tmp / "t.db");
+    EXPECT_FALSE(db.step_tuning(env, key));
+    db.put_step_tuning(env, key, t.to_json().dump());
+  }
+  TuningDb db(tmp / "t.db");  // reopened: the record persists
+  const auto hit = db.step_tuning(env, key);
+  ASSERT_TRUE(hit);
+  const auto rec = StepTuning::from_json(Json::parse(hit->first));
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->to_json(), t.to_json());
+  Plan warm = start;
+  int refreshed = 0;
+  ASSERT_TRUE(apply_recorded_step_tuning(warm, *rec, f.searches, f.search_of_route, [&](Plan&) { ++refreshed; }));
+  EXPECT_EQ(warm.to_json(), measured.to_json());
+  EXPECT_EQ(refreshed, 1);
+  // Keys: another starting plan, model or token count is another record.
+  Plan other = start;
+  other.routes[0].params = {{"ROWS", 3}};
+  EXPECT_NE(step_tuning_key(other, "hash1", 64, 128, {}), key);
+  EXPECT_NE(step_tuning_key(start, "hash2", 64, 128, {}), key);
+  EXPECT_NE(step_tuning_key(start, "hash1", 32, 128, {}), key);
+  // Records that do not fit are not applied, and leave the plan as it was.
+  StepTuning bad = *rec;
+  bad.final[0] = rows_name(5);  // failed in the search: not a choice
+  Plan p = start;
+  EXPECT_FALSE(apply_recorded_step_tuning(p, bad, f.searches, f.search_of_route, [](Plan&) {}));
+  EXPECT_EQ(p.to_json(), start.to_json());
+  bad = *rec;
+  bad.final.pop_back();
+  EXPECT_FALSE(apply_recorded_step_tuning(p, bad, f.searches, f.search_of_route, [](Plan&) {}));
+  EXPECT_FALSE(StepTuning::from_json(Json::parse("{\"trials\": 3}")));
 }
 
 }  // namespace

@@ -74,9 +74,18 @@ class TuningDb {
   // Returns the JSON and when it was measured.
   std::optional<std::pair<std::string, std::string>> reference_run(const Environment& env, const std::string& key) const;
   void put_reference_run(const Environment& env, const std::string& key, const std::string& json);
+  // A compile's decode-step tuning (every trial, the routes it chose) as JSON, under a key of
+  // what it depends on (model hash, the starting plan's routes, tokens, prompt, margin): a warm
+  // compile from the same starting plan decides as the one that measured, without re-timing.
+  std::optional<std::pair<std::string, std::string>> step_tuning(const Environment& env, const std::string& key) const;
+  void put_step_tuning(const Environment& env, const std::string& key, const std::string& json);
 
  private:
   void exec(const char* sql) const;
+  // A (json, created) run record of `table` (reference_runs or step_tunings), and its insertion.
+  std::optional<std::pair<std::string, std::string>> run_record(const char* table, const Environment& env,
+                                                               const std::string& key) const;
+  void put_run_record(const char* table, const Environment& env, const std::string& key, const std::string& json);
   fs::path path_;
   sqlite3* db_ = nullptr;
 };
