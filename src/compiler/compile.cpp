@@ -562,9 +562,14 @@ std::string report_markdown(const Json& rep) {
   md += "\n## Decode-step tuning\n\n- " + st["status"].get<std::string>();
   if (st.contains("trials")) {
     char b[200];
-    std::snprintf(b, sizeof b, " (%zu trials of %d tokens; confirmed %.4f ms/token against %.4f at the start; ",
-                  st["trials"].size(), st["tokens"].get<int>(), st["tuned_ms"].get<double>(), st["start_ms"].get<double>());
-    md += b + st["source"].get<std::string>() + ")";
+    std::snprintf(b, sizeof b, " (%zu trials of %d tokens; ", st["trials"].size(), st["tokens"].get<int>());
+    md += b;
+    if (st["start_ms"].get<double>() > 0) {  // a confirmation ran (something was kept on the way)
+      std::snprintf(b, sizeof b, "confirmed %.4f ms/token against %.4f at the start; ", st["tuned_ms"].get<double>(),
+                    st["start_ms"].get<double>());
+      md += b;
+    }
+    md += st["source"].get<std::string>() + ")";
     if (!st["note"].get<std::string>().empty()) md += "; " + st["note"].get<std::string>();
     md += "\n";
     for (const auto& c : st["changes"]) md += "- " + c.get<std::string>() + "\n";
