@@ -3,19 +3,13 @@
 #include <algorithm>
 
 #include "agentcompile/core/error.h"
+#include "bench/stats.h"
 
 namespace ac {
 
 namespace {
 
 Candidate choice_of(const PlanRoute& r) { return Candidate{r.family, r.params}; }
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 }  // namespace
 
@@ -173,8 +167,8 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
     t.trials.push_back(sa);
     t.trials.push_back(sb);
   }
-  t.start_ms = median(a);
-  t.tuned_ms = median(b);
+  t.start_ms = bench::median(a);
+  t.tuned_ms = bench::median(b);
   const bool failed = std::find(b.begin(), b.end(), 0.0) != b.end() || std::find(a.begin(), a.end(), 0.0) != a.end();
   if (failed || !(t.tuned_ms < t.start_ms * (1 - o.margin))) {
     char buf[160];
