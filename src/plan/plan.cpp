@@ -77,6 +77,7 @@ Json PlanCudaFast::to_json() const {
   if (attn_split_long) j["attn_split_long"] = *attn_split_long;
   if (attn_long_from) j["attn_long_from"] = *attn_long_from;
   if (attn_cluster) j["attn_cluster"] = *attn_cluster;
+  if (attn_cluster_long) j["attn_cluster_long"] = *attn_cluster_long;
   return j;
 }
 
@@ -115,11 +116,13 @@ PlanCudaFast PlanCudaFast::from_json(const Json& j, const std::string& subject) 
   }
   if (j.contains("attn_split_long")) f.attn_split_long = int(json_int(j, subject, "attn_split_long", 1, 1 << 20));
   if (j.contains("attn_long_from")) f.attn_long_from = int(json_int(j, subject, "attn_long_from", 0, 1 << 30));
-  if (j.contains("attn_cluster")) {
-    f.attn_cluster = int(json_int(j, subject, "attn_cluster", 0, 8));
-    if (*f.attn_cluster != 0 && *f.attn_cluster != 2 && *f.attn_cluster != 4 && *f.attn_cluster != 8)
-      throw_input(subject, "attn_cluster must be 0, 2, 4 or 8");
-  }
+  // Blocks per KV head of attn_decode.cluster (0: not used).
+  for (const char* key : {"attn_cluster", "attn_cluster_long"})
+    if (j.contains(key)) {
+      const int n = int(json_int(j, subject, key, 0, 16));
+      if (n != 0 && n != 2 && n != 4 && n != 8 && n != 16) throw_input(subject, std::string(key) + " must be 0, 2, 4, 8 or 16");
+      (std::string(key) == "attn_cluster" ? f.attn_cluster : f.attn_cluster_long) = n;
+    }
   f.cuda_graph = json_opt_bool(j, subject, "cuda_graph").value_or(true);
   f.pdl = json_opt_bool(j, subject, "pdl").value_or(true);
   return f;

@@ -145,7 +145,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, CudaFixturePlan, ::testing::Values("llama_gqa
 // presets (real vocabularies, GQA, head_dim 32): teacher-forced logits within the bf16 bound and
 // 48 greedy tokens decoded through the graph agreeing with the reference's argmax — with the
 // default parameters, and with the long-context attention switched on at 60 positions (from
-// step 20 the steps replay the second graph, splits of 64 instead of 32).
+// step 20 the steps replay the second graph, splits of 64 instead of 32; or attn_decode.cluster's
+// long range, or both ranges in turn).
 class CudaFastPreset : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaFastPreset, MatchesCpuReference) {
@@ -192,12 +193,20 @@ TEST_P(CudaFastPreset, MatchesCpuReference) {
   long_ctx.attn_split = 32;
   long_ctx.attn_split_long = 64;
   long_ctx.attn_long_from = 60;
+  long_ctx.attn_cluster_long = 0;
   auto exl = cuda::make_fast_executor(g, lim, long_ctx);
   check_greedy(*exl, "long-context attention from 60 positions");
   cuda::FastConfig cluster = long_ctx;  // attn_decode.cluster up to 60 positions (8 blocks of 16 rows), then long splits
   cluster.attn_cluster = 8;
   auto exc = cuda::make_fast_executor(g, lim, cluster);
   check_greedy(*exc, "cluster attention up to 60 positions");
+  cluster.attn_cluster_long = 16;  // and past 60 positions 16 blocks per KV head (the cluster's long range)
+  auto excl = cuda::make_fast_executor(g, lim, cluster);
+  check_greedy(*excl, "cluster attention, 16 blocks past 60 positions");
+  cluster.attn_cluster_long = 2;  // three ranges: 8 blocks to 60 positions, 2 blocks of 32 rows to 64, then long splits
+  cluster.attn_cluster_long_split = 32;
+  auto ex3 = cuda::make_fast_executor(g, lim, cluster);
+  check_greedy(*ex3, "cluster attention, 2 blocks of 32 rows from 61 to 64 positions, long splits after");
   // Prefill logits (teacher forcing through the cuBLAS path) on a fresh fast executor.
   auto ref = teacher_forced_logits(*cpu, all);
   auto ex2 = make_cuda_executor(g, lim, fast);

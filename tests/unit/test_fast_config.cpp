@@ -6,6 +6,7 @@
 #include "agentcompile/model/hf_config.h"
 #include "agentcompile/model/synth_model.h"
 #include "backends/cuda/fast_executor.h"
+#include "backends/cuda/plan_config.h"
 
 namespace ac {
 namespace {
@@ -71,7 +72,8 @@ TEST(FastConfigOverride, ClusterAttentionForShortContexts) {
   EXPECT_EQ(cuda::apply_fast_config_override({}, "attn_cluster=4").attn_cluster, 4);
   const cuda::FastConfig off = cuda::apply_fast_config_override({}, "attn_cluster=0");
   const ModelConfig m = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
-  auto clusters = [&](const cuda::FastConfig& cfg, const char* arch) {
+  auto clusters = [&](cuda::FastConfig cfg, const char* arch) {
+    cfg.attn_cluster_long = 0;  // the long range's cluster: ClusterAttentionForLongContexts
     std::vector<cuda::Variant> out;
     for (const cuda::Variant& v : cuda::fast_path_variants(m, DType::BF16, cfg, arch))
       if (v.family->name == "cluster") out.push_back(v);
@@ -88,15 +90,74 @@ TEST(FastConfigOverride, ClusterAttentionForShortContexts) {
   never_long.attn_long_from = 0;
   EXPECT_TRUE(clusters(never_long, "sm_90").empty());
   // What a step runs, and how many blocks per (KV head, token) over a cache of 4096 positions.
-  const auto at = [&](int batch, bool long_ctx) {
-    return cuda::decode_attention_variant(m, on, DType::BF16, "sm_90", batch, long_ctx);
+  const auto at = [&](int batch, long long longest) {
+    return cuda::decode_attention_variant(m, on, DType::BF16, "sm_90", batch, longest);
   };
-  EXPECT_EQ(at(1, false).family->name, "cluster");
-  EXPECT_EQ(cuda::decode_attention_blocks(at(1, false), 4096), 8);
-  EXPECT_EQ(at(2, false).family->name, "fused");
-  EXPECT_EQ(cuda::decode_attention_blocks(at(2, false), 4096), 4096 / on.attn_split);
-  EXPECT_EQ(at(1, true).param("SPLIT"), on.attn_split_long);
-  EXPECT_EQ(cuda::decode_attention_variant(m, on, DType::BF16, "sm_80", 1, false).family->name, "fused");
+  EXPECT_EQ(at(1, 384).family->name, "cluster");
+  EXPECT_EQ(cuda::decode_attention_blocks(at(1, 0), 4096), 8);
+  EXPECT_EQ(at(2, 100).family->name, "fused");
+  EXPECT_EQ(cuda::decode_attention_blocks(at(2, 100), 4096), 4096 / on.attn_split);
+  EXPECT_EQ(at(1, 385).param("SPLIT"), on.attn_split_long);
+  EXPECT_EQ(cuda::decode_attention_variant(m, on, DType::BF16, "sm_80", 1, 10).family->name, "fused");
+}
+
+// attn_cluster_long: batch-1 steps past attn_long_from run attn_decode.cluster with that many
+// blocks per KV head while CLUSTER blocks of the largest split the GPU's shared memory holds
+// (at most 256 rows) cover the context, a range (and a CUDA graph) of its own; longer steps,
+// batches and GPUs without clusters keep the long splits; 0, 2, 4, 8, 16 only, in overrides and
+// plans alike.
+TEST(FastConfigOverride, ClusterAttentionForLongContexts) {
+  EXPECT_EQ(cuda::apply_fast_config_override({}, "attn_cluster_long=16").attn_cluster_long, 16);
+  EXPECT_EQ(cuda::apply_fast_config_override({}, "attn_cluster=16").attn_cluster, 16);
+  EXPECT_THROW(cuda::apply_fast_config_override({}, "attn_cluster_long=12"), Error);
+  const ModelConfig m = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
+  const ModelConfig big = parse_model_config(find_synth_preset("llama-3.2-1b")->config, "llama-3.2-1b");
+  cuda::FastConfig cfg;
+  EXPECT_EQ(cfg.attn_cluster_long, 8);
+  using R = cuda::AttnRange;
+  const auto range = [&](const ModelConfig& mc, int batch, long long longest, const char* arch = "sm_90") {
+    return cuda::decode_attention_range(mc, cfg, DType::BF16, arch, batch, longest);
+  };
+  EXPECT_EQ(range(m, 1, 2048), R::ClusterLong);  // the default: 8 blocks of 256 rows
+  EXPECT_EQ(range(m, 1, 2049), R::Long);
+  cfg.attn_cluster_long_split = 96;
+  EXPECT_EQ(range(m, 1, 768), R::ClusterLong);
+  EXPECT_EQ(range(m, 1, 769), R::Long);
+  EXPECT_EQ(cuda::decode_attention_variant(m, cfg, DType::BF16, "sm_90", 1, 500).param("SPLIT"), 96);
+  cfg.attn_cluster_long_split = 0;
+  cfg.attn_cluster_long = 16;
+  EXPECT_EQ(range(m, 1, 384), R::Short);
+  EXPECT_EQ(range(m, 1, 385), R::ClusterLong);
+  EXPECT_EQ(range(m, 1, 4096), R::ClusterLong);  // head dim 128: 16 blocks of 256 rows (139 KiB each)
+  EXPECT_EQ(range(m, 1, 4097), R::Long);
+  EXPECT_EQ(range(m, 2, 1000), R::Long);
+  EXPECT_EQ(range(m, 1, 1000, "sm_80"), R::Long);
+  EXPECT_EQ(range(big, 1, 4096), R::ClusterLong);
+  const cuda::Variant v = cuda::decode_attention_variant(m, cfg, DType::BF16, "sm_90", 1, 2176);
+  EXPECT_EQ(v.family->name, "cluster");
+  EXPECT_EQ(v.param("CLUSTER"), 16);
+  EXPECT_EQ(v.param("SPLIT"), 256);
+  EXPECT_EQ(cuda::decode_attention_blocks(v, 40960), 16);
+  EXPECT_EQ(cuda::decode_attention_variant(m, cfg, DType::BF16, "sm_90", 1, 5000).family->name, "fused");
+  // Every variant the config launches includes it (compiled ahead, shipped with plans).
+  int clusters = 0;
+  for (const cuda::Variant& x : cuda::fast_path_variants(m, DType::BF16, cfg, "sm_90"))
+    clusters += x.family->name == "cluster" && x.param("CLUSTER") == 16;
+  EXPECT_EQ(clusters, 1);
+  // Off (0, or attn_long_from 0): the long splits, or the short range everywhere.
+  cfg.attn_cluster_long = 0;
+  EXPECT_EQ(range(m, 1, 1000), R::Long);
+  cfg.attn_cluster_long = 16;
+  cfg.attn_long_from = 0;
+  EXPECT_EQ(range(m, 1, 100000), R::Short);
+  // A plan carries it; older plans without it keep the default.
+  cfg.attn_long_from = 384;
+  const PlanCudaFast p = plan_fast_of(cfg);
+  ASSERT_TRUE(p.attn_cluster_long);
+  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(p.to_json(), "cuda_fast")).attn_cluster_long, 16);
+  Json bad = p.to_json();
+  bad["attn_cluster_long"] = 6;
+  EXPECT_THROW(PlanCudaFast::from_json(bad, "cuda_fast"), Error);
 }
 
 TEST(FastConfigOverride, SwitchesDecodeAhead) {

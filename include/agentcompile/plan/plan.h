@@ -100,6 +100,8 @@ struct PlanCudaFast {
   // Blocks per KV head of the batch-1 short-context attention (cuda::FastConfig::attn_cluster;
   // 0: the fused kernel's splits); optional: older plans run the engine's default.
   std::optional<int> attn_cluster;
+  // The same past attn_long_from (cuda::FastConfig::attn_cluster_long; 0: the long splits).
+  std::optional<int> attn_cluster_long;
   bool cuda_graph = true, pdl = true;
   Json to_json() const;
   static PlanCudaFast from_json(const Json& j, const std::string& subject);

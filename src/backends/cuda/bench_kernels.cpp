@@ -394,9 +394,7 @@ Json bench_decode_kernels(const ModelConfig& c, DType wt, const KernelBenchOptio
   if (const char* spec = std::getenv("AGENTCOMPILE_FAST_CONFIG"); spec && !o.plan) fc = apply_fast_config_override(fc, spec);
   const std::vector<Variant> fast = fast_path_variants(c, wt, fc, Device::get().info().arch());
   if (fast.size() < 20) throw_internal("bench kernels", "unexpected fast_path_variants layout");
-  // The attention the executor runs at this context and batch (past attn_long_from positions the
-  // long splits; at batch 1 below them attn_decode.cluster where configured).
-  const bool long_ctx = fc.attn_long_from > 0 && o.context > fc.attn_long_from;
+  // The attention the executor runs at this context and batch (decode_attention_variant).
   const long long qkvd = c.q_dim() + 2 * c.kv_dim();
   const Projection regions[] = {{"qkv", 0, true, qkvd, c.hidden_size, 1},
                                 {"o", 1, false, c.hidden_size, c.q_dim(), 1},
@@ -415,7 +413,7 @@ Json bench_decode_kernels(const ModelConfig& c, DType wt, const KernelBenchOptio
       return v;
     };
     rows.push_back(bench_projection(regions[0], variant(0), b, wt, o));
-    rows.push_back(bench_attention(c, decode_attention_variant(c, fc, wt, Device::get().info().arch(), bt, long_ctx), b, wt, o));
+    rows.push_back(bench_attention(c, decode_attention_variant(c, fc, wt, Device::get().info().arch(), bt, o.context), b, wt, o));
     for (size_t i = 1; i < std::size(regions); ++i) rows.push_back(bench_projection(regions[i], variant(i), b, wt, o));
   }
   return rows;

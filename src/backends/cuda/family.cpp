@@ -177,16 +177,21 @@ std::vector<Family> build_families() {
     f.device_fn = "attn_decode_cluster";
     f.type_params = {"W"};
     f.type_domain = {DType::BF16, DType::F16};
-    f.params = {{"BLOCK", {64, 128, 256, 512}}, {"SPLIT", {16, 32, 64, 128}}, {"HD", {32, 64, 128, 256}},
-                {"GROUP", {1, 2, 3, 4, 5, 6, 8}}, {"CLUSTER", {2, 4, 8}}};
+    // CLUSTER 16 is a non-portable cluster size (sm_90 allows it; the loader opts in).
+    f.params = {{"BLOCK", {64, 128, 256, 512}}, {"SPLIT", {16, 32, 64, 96, 128, 160, 192, 256}}, {"HD", {32, 64, 128, 256}},
+                {"GROUP", {1, 2, 3, 4, 5, 6, 8}}, {"CLUSTER", {2, 4, 8, 16}}};
     f.min_sm = 90;
     f.cluster_dims = "1, CLUSTER, 1";
-    f.description = "short-context decode attention: attn_decode.fused's steps on CLUSTER equal shares of the positions "
+    f.description = "batch-1 decode attention: attn_decode.fused's steps on CLUSTER equal shares of the positions "
                     "(at most SPLIT each), the blocks of a KV head one thread block cluster that merges the partials "
                     "through distributed shared memory instead of global memory, a fence and a counter";
     f.constraint = [](const std::map<std::string, int>& v) -> std::string {
       if (std::string why = attn_outputs_per_thread(v); !why.empty()) return why;
       if ((v.at("GROUP") * v.at("HD")) % v.at("CLUSTER") != 0) return "GROUP * HD must divide among the cluster's blocks";
+      const int bytes = attn_fused_smem_bytes(v.at("SPLIT"), v.at("HD"), v.at("GROUP"));
+      if (bytes > kMaxDynamicSmem)
+        return "needs " + std::to_string(bytes) + " bytes of dynamic shared memory (" + std::to_string(kMaxDynamicSmem / 1024) +
+               " KiB limit)";
       return "";
     };
     v.push_back(std::move(f));

@@ -127,6 +127,25 @@ std::optional<Variant> cluster_attn_variant(const ModelConfig& c, const FastConf
   if (!f.constraint(values).empty()) return std::nullopt;
   return make_variant(f, values, {wt}, arch);
 }
+// attn_decode.cluster for batch-1 steps past attn_long_from, when configured and possible: the
+// largest SPLIT (16 to 256) whose rows fit the GPU's shared memory; it covers CLUSTER * SPLIT
+// positions (none when that is no more than the short range).
+std::optional<Variant> cluster_long_attn_variant(const ModelConfig& c, const FastConfig& cfg, DType wt,
+                                                 const std::string& arch) {
+  const int cl = cfg.attn_cluster_long;
+  if (cl == 0 || cfg.attn_long_from <= 0) return std::nullopt;
+  const Family& f = find_family("attn_decode", "cluster");
+  if (!arch_constraint(f, arch).empty()) return std::nullopt;
+  const int hd = int(c.head_dim), group = int(c.num_heads / c.num_kv_heads);
+  int split = cfg.attn_cluster_long_split > 0 ? cfg.attn_cluster_long_split : 256;
+  while (split > 16 && attn_fused_smem_bytes(split, hd, group) > max_dynamic_smem(arch)) split /= 2;
+  if (split * cl <= cfg.attn_long_from || attn_fused_smem_bytes(split, hd, group) > max_dynamic_smem(arch))
+    return std::nullopt;
+  const std::map<std::string, int> values = {
+      {"BLOCK", attn_block(c, cfg)}, {"SPLIT", split}, {"HD", hd}, {"GROUP", group}, {"CLUSTER", cl}};
+  if (!f.constraint(values).empty()) return std::nullopt;
+  return make_variant(f, values, {wt}, arch);
+}
 Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch) {
   return make_variant(find_family("attn_combine", "split"), {{"SPLIT", attn_split(c, cfg, arch)}, {"HD", int(c.head_dim)}}, {},
                       arch);
@@ -174,11 +193,28 @@ Variant fast_decode_gemv(const FastConfig& cfg, const GemvChoice& gemv, const Mm
   return fast_gemv_variant(gemv, epi, batch, wt, arch);
 }
 
+AttnRange decode_attention_range(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
+                                 long long longest) {
+  if (cfg.attn_long_from <= 0 || longest <= cfg.attn_long_from) return AttnRange::Short;
+  if (batch == 1)
+    if (auto cv = cluster_long_attn_variant(c, cfg, wt, arch))
+      if (longest <= (long long)cv->param("CLUSTER") * cv->param("SPLIT")) return AttnRange::ClusterLong;
+  return AttnRange::Long;
+}
+
 Variant decode_attention_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
-                                 bool long_ctx) {
-  if (batch == 1 && !long_ctx)
-    if (auto cv = cluster_attn_variant(c, cfg, wt, arch)) return *cv;
-  return fused_attn_variant(c, cfg, wt, arch, long_ctx);
+                                 long long longest) {
+  switch (decode_attention_range(c, cfg, wt, arch, batch, longest)) {
+    case AttnRange::Short:
+      if (batch == 1)
+        if (auto cv = cluster_attn_variant(c, cfg, wt, arch)) return *cv;
+      return fused_attn_variant(c, cfg, wt, arch, false);
+    case AttnRange::ClusterLong:
+      return *cluster_long_attn_variant(c, cfg, wt, arch);
+    case AttnRange::Long:
+      break;
+  }
+  return fused_attn_variant(c, cfg, wt, arch, true);
 }
 
 long long decode_attention_blocks(const Variant& v, long long max_seq) {
@@ -246,6 +282,7 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
   v.push_back(fused_attn_variant(c, cfg, wt, arch));
   if (cfg.attn_long_from > 0) v.push_back(fused_attn_variant(c, cfg, wt, arch, true));
   if (auto cv = cluster_attn_variant(c, cfg, wt, arch)) v.push_back(*cv);
+  if (auto cv = cluster_long_attn_variant(c, cfg, wt, arch)) v.push_back(*cv);
   v.push_back(attn_variant(c, cfg, arch));
   v.push_back(combine_variant(c, cfg, arch));
   return v;
@@ -627,7 +664,7 @@ class FastExecutor final : public Executor {
                        kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(), part_o_.as<float>(), part_ml_.as<float>(),
                        attn_counters_.as<unsigned>(), attn_.as<float>(), in_.positions(), in_.slots(), n,
                        c.num_heads, c.num_kv_heads, lim_.max_seq, max_splits_, 1.0f / std::sqrt(float(c.head_dim))};
-    const Variant va = decode_attention_variant(c, cfg_, wt_, arch_, batch_template(n), long_ctx_);
+    const Variant va = decode_attention_variant(c, cfg_, wt_, arch_, batch_template(n), longest_);
     const size_t smem = size_t(attn_fused_smem_bytes(va.param("SPLIT"), va.param("HD"), va.param("GROUP")));
     launch_kernel(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(decode_attention_blocks(va, lim_.max_seq)), unsigned(n)},
                   unsigned(va.threads()), smem, s_, &ap, cfg_.pdl);
@@ -679,7 +716,7 @@ class FastExecutor final : public Executor {
   void run_decode(long long n) {
     long long longest = 0;
     for (int32_t p : last_positions_) longest = std::max<long long>(longest, p + 1);
-    long_ctx_ = cfg_.attn_long_from > 0 && longest > cfg_.attn_long_from;
+    longest_ = longest;
     if (profile_) {
       record_decode(n);
       flush_profile();
@@ -691,7 +728,7 @@ class FastExecutor final : public Executor {
       tokens_ready_ = true;
       return;
     }
-    const int key = int(n) * 2 + (long_ctx_ ? 1 : 0);
+    const int key = int(n) * 3 + int(decode_attention_range(g_.config, cfg_, wt_, arch_, batch_template(n), longest_));
     auto it = graphs_.find(key);
     if (it == graphs_.end()) {
       // First step of this batch size: run it directly (loads every kernel), then capture it.
@@ -796,8 +833,8 @@ class FastExecutor final : public Executor {
   PinnedBuffer host_ahead_;   // their greedy tokens: two slots of kMaxBatch
   CUevent ahead_done_[2] = {nullptr, nullptr};
   long long ahead_count_ = 0, ahead_n_ = 0;  // steps enqueued; tokens of the last (0: none to chain)
-  std::map<int, CUgraphExec> graphs_;  // by batch template * 2 + long_ctx_
-  bool long_ctx_ = false;  // this decode step's attention uses attn_split_long (FastConfig::attn_long_from)
+  std::map<int, CUgraphExec> graphs_;  // by batch template * 3 + the attention's AttnRange
+  long long longest_ = 0;  // positions of this decode step's longest sequence (picks the attention)
   bool profile_ = false;
   std::vector<Mark> marks_;
   std::map<std::string, ProfileEntry> profile_sum_;
@@ -827,6 +864,8 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
                                                          {"attn_split_long", &FastConfig::attn_split_long},
                                                          {"attn_long_from", &FastConfig::attn_long_from},
                                                          {"attn_cluster", &FastConfig::attn_cluster},
+                                                         {"attn_cluster_long", &FastConfig::attn_cluster_long},
+                                                         {"attn_cluster_long_split", &FastConfig::attn_cluster_long_split},
                                                          {"mlp_fused_batch", &FastConfig::mlp_fused_batch},
                                                          {"qkv_post_block", &FastConfig::qkv_post_block},
                                                          {"top_k_block", &FastConfig::top_k_block}};
@@ -873,8 +912,8 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
       cfg.mlp = MlpChoice{f[0], f[1], f[2], f[3], f[4]};
     } else if (auto i = ints.find(key); i != ints.end()) {
       cfg.*(i->second) = number(key, val);
-      if (key == "attn_cluster" && cfg.attn_cluster != 0 && cfg.attn_cluster != 2 && cfg.attn_cluster != 4 && cfg.attn_cluster != 8)
-        throw_input("fast config override", "'attn_cluster' must be 0, 2, 4 or 8");
+      if ((key == "attn_cluster" || key == "attn_cluster_long") && !valid_attn_cluster(cfg.*(i->second)))
+        throw_input("fast config override", "'" + key + "' must be 0, 2, 4, 8 or 16");
       if (key == "top_k_block" && cfg.top_k_block != 256 && cfg.top_k_block != 512 && cfg.top_k_block != 1024)
         throw_input("fast config override", "'top_k_block' must be 256, 512 or 1024");
     } else if (auto b = bools.find(key); b != bools.end()) {

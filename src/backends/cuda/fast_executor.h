@@ -75,6 +75,16 @@ struct FastConfig {
   // is better for Qwen3-4B, -4.9%); at batch 4-8 it was slower for Qwen3-4B (+17-27%), so batches
   // keep the splits (bench/results/2026-11-30-cluster-attention/). 0: never.
   int attn_cluster = 8;
+  // Batch-1 steps past attn_long_from positions run attn_decode.cluster as well, with this many
+  // blocks per KV head (2, 4, 8 or 16; 0: never), while CLUSTER blocks of attn_cluster_long_split
+  // rows (0: the most the GPU's shared memory holds, at most 256) cover the context; longer steps
+  // keep attn_decode.fused's long splits (a third CUDA graph per batch size). On the H200, 8
+  // blocks of 256 rows (2048 positions) decoded 5.1-9.0% faster than the long splits at 512-1152
+  // positions for the three target models; 16 blocks or shorter splits were slower there, and
+  // at 2048-2176 positions 16 blocks were 3% slower to 7% faster by model and split
+  // (bench/results/2026-11-30-cluster-long/).
+  int attn_cluster_long = 8;
+  int attn_cluster_long_split = 0;
   bool cuda_graph = true;
   bool pdl = true;
   // Top-k sampling selects its k candidates on the device (topk.radix) instead of copying every
@@ -85,6 +95,9 @@ struct FastConfig {
   // token ids are the previous step's argmax, written on the device by the lm_head's epilogue.
   bool decode_ahead = true;
 };
+
+// Blocks per KV head attn_decode.cluster may run with (0: not at all).
+inline bool valid_attn_cluster(int n) { return n == 0 || n == 2 || n == 4 || n == 8 || n == 16; }
 
 // The largest k the device top-k serves (larger ones copy the logits to the host), and the most
 // rows per step (a decode batch).
@@ -116,7 +129,8 @@ int batch_template(long long n);
 // Applies a developer override, e.g. AGENTCOMPILE_FAST_CONFIG="o=128:2:1:4,attn_split=64,pdl=0":
 // GEMV regions (qkv, o, gate_up, down, lm_head) take block:rows:unroll:splitk, their batched
 // tensor-core points (qkv_mma, ...) block:mt:unroll:splitk; mlp block:kc:rows:unroll:bps; attn_block, attn_tile, attn_split, attn_ilp,
-// qkv_post_block, top_k_block, attn_cluster (0, 2, 4, 8), mma_terms, mma_min_batch, mlp_fused_batch, batched_mma, gpu_top_k, cuda_graph and pdl take integers. Throws BadInput on
+// qkv_post_block, top_k_block, attn_cluster and attn_cluster_long (0, 2, 4, 8, 16), attn_cluster_long_split, mma_terms,
+// mma_min_batch, mlp_fused_batch, batched_mma, gpu_top_k, cuda_graph and pdl take integers. Throws BadInput on
 // anything else.
 FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec);
 
@@ -129,12 +143,18 @@ std::string fast_path_unsupported(const Graph& g);
 #include "backends/cuda/family.h"
 namespace ac::cuda {
 std::vector<Variant> fast_path_variants(const ModelConfig& c, DType weights, const FastConfig& cfg, const std::string& arch);
-// The decode attention a step of `batch` tokens runs (long_ctx: its longest sequence holds more
-// than attn_long_from positions): attn_decode.cluster (FastConfig::attn_cluster) or
-// attn_decode.fused with the short or the long splits; and how many blocks per (KV head, token)
-// it launches over a cache of max_seq positions.
+// The decode attention a step of `batch` tokens runs when its longest sequence holds `longest`
+// positions: up to attn_long_from (or always, when that is 0) the short range, attn_decode.cluster
+// at batch 1 (FastConfig::attn_cluster) or attn_decode.fused's short splits; past it the long
+// range, attn_decode.cluster with attn_cluster_long blocks at batch 1 while they cover the
+// context (AttnRange::ClusterLong), else the fused kernel's long splits. Each range is a CUDA
+// graph of its own. Also: how many blocks per (KV head, token) a variant launches over a cache
+// of max_seq positions.
+enum class AttnRange { Short = 0, ClusterLong = 1, Long = 2 };
+AttnRange decode_attention_range(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
+                                 long long longest);
 Variant decode_attention_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
-                                 bool long_ctx);
+                                 long long longest);
 long long decode_attention_blocks(const Variant& v, long long max_seq);
 
 // Epilogues of gemv.fused (kernels/cuda/gemv/gemv.cuh).

@@ -65,6 +65,12 @@ const LoadedKernel& load_kernel(const Variant& v) {
   k->registers = attr(CU_FUNC_ATTRIBUTE_NUM_REGS);
   k->static_smem = attr(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
   k->local_bytes = attr(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+  // A compiled-in cluster of more than 8 blocks (attn_decode.cluster's CLUSTER 16) launches only
+  // once the function opts in to non-portable cluster sizes.
+  const int cluster = std::max(1, attr(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH)) *
+                      std::max(1, attr(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT)) *
+                      std::max(1, attr(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH));
+  if (cluster > 8) CU_CHECK(drv().cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
   (void)dev;
   return *loaded.emplace(name, std::move(k)).first->second;
 }

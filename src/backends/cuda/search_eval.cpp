@@ -377,7 +377,7 @@ class AttentionEvaluator final : public Evaluator {
   // shrink to fit the head shape).
   std::vector<Variant> variants(const Candidate& c) const { return fast_path_variants(c_, wt_, config(c), arch_); }
   Variant attention(const Candidate& c) const {
-    return decode_attention_variant(c_, config(c), wt_, arch_, batch_template(batch_), false);
+    return decode_attention_variant(c_, config(c), wt_, arch_, batch_template(batch_), 0);
   }
 
   void begin(const RegionWork&) override {
@@ -822,7 +822,7 @@ CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResul
       const FastConfig defaults;
       const std::string arch = Device::get().info().arch();
       if (context <= defaults.attn_long_from &&
-          decode_attention_variant(c, defaults, wt, arch, batch_template(batch), false).family->name == "cluster") {
+          decode_attention_variant(c, defaults, wt, arch, batch_template(batch), 0).family->name == "cluster") {
         const Family& cl = find_family("attn_decode", "cluster");
         std::vector<SpaceParam> params;
         for (const auto& d : cl.params)
@@ -832,7 +832,7 @@ CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResul
           cfg.attn_block = p.at("BLOCK");
           cfg.attn_cluster = p.at("CLUSTER");
           try {
-            const Variant v = decode_attention_variant(c, cfg, wt, arch, batch_template(batch), false);
+            const Variant v = decode_attention_variant(c, cfg, wt, arch, batch_template(batch), 0);
             if (v.family->name != "cluster") return "CLUSTER blocks of at most 128 rows do not cover the short contexts";
             if (v.param("BLOCK") != cfg.attn_block) return "BLOCK does not divide the query group's outputs";
           } catch (const Error& e) {
