@@ -15,10 +15,10 @@ export AGENTCOMPILE_KERNEL_CACHE=${AGENTCOMPILE_KERNEL_CACHE:-/tmp/ac-kernel-cac
 res=/tmp/ac-bench-plans; rm -rf "$res"; mkdir -p "$res"
 dest=${OUT:-/tmp/out}
 work=${AC_BENCH_WORK:-/tmp/ac-bench}; mkdir -p "$work/models"
-bin=build-device/agentcompile
+bin=${BIN:-build-device/agentcompile}  # BIN: another build's binary (e.g. build-device-head/agentcompile)
 [ -x "$bin" ] || { echo "error: $bin: not built" >&2; exit 2; }
 root=${AC_BUILD_ROOT:-/tmp/lead}; [ -e "$root" ] || ln -s "$(pwd)" "$root"
-export AGENTCOMPILE_COMMIT=${AGENTCOMPILE_COMMIT:-$(cat build-device/COMMIT 2>/dev/null || echo unknown)}
+export AGENTCOMPILE_COMMIT=${AGENTCOMPILE_COMMIT:-$(cat "$(dirname "$bin")"/COMMIT 2>/dev/null || echo unknown)}
 [ -n "${PEERS_IN:-}" ] || { echo "error: PEERS_IN (peer records) is required" >&2; exit 2; }
 {
   date -u

@@ -203,10 +203,10 @@ TEST_P(CudaFastPreset, MatchesCpuReference) {
   cluster.attn_cluster_long = 16;  // and past 60 positions 16 blocks per KV head (the cluster's long range)
   auto excl = cuda::make_fast_executor(g, lim, cluster);
   check_greedy(*excl, "cluster attention, 16 blocks past 60 positions");
-  cluster.attn_cluster_long = 2;  // three ranges: 8 blocks to 60 positions, 2 blocks of 32 rows to 64, then long splits
+  cluster.attn_cluster_long = 2;  // three ranges: 8 blocks to 60 positions, 2 blocks of 32 rows to 64, then of 512
   cluster.attn_cluster_long_split = 32;
   auto ex3 = cuda::make_fast_executor(g, lim, cluster);
-  check_greedy(*ex3, "cluster attention, 2 blocks of 32 rows from 61 to 64 positions, long splits after");
+  check_greedy(*ex3, "cluster attention, 2 blocks of 32 rows from 61 to 64 positions, of 512 after");
   // Prefill logits (teacher forcing through the cuBLAS path) on a fresh fast executor.
   auto ref = teacher_forced_logits(*cpu, all);
   auto ex2 = make_cuda_executor(g, lim, fast);

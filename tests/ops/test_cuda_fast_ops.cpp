@@ -337,12 +337,14 @@ TEST_P(CudaDecodeAttention, FusedKernelMatchesNormRopeWriteAndAttend) {
   // equal share of the positions (none for most blocks at position 0), merged in the cluster's
   // shared memory. Two blocks of at most 128 rows cannot hold token 0's 300 positions: its
   // outputs are NaN, token 1's still right. Sixteen blocks (a non-portable cluster size) and two
-  // blocks of 256 rows (the long range's split, past 48 KiB of shared memory) hold them.
+  // blocks of 256, 384 or 512 rows (long splits, past 48 KiB of shared memory; the last two with
+  // attn_split_pass's four accumulators) hold them.
   const int group = int(c.heads / c.kv_heads);
   if (cuda::arch_constraint(cuda::find_family("attn_decode", "cluster"), arch()).empty())
-    for (auto [cl, cap] : {std::pair{2, 128}, std::pair{4, 128}, std::pair{8, 128}, std::pair{16, 128}, std::pair{2, 256}}) {
+    for (auto [cl, cap] : {std::pair{2, 128}, std::pair{4, 128}, std::pair{8, 128}, std::pair{16, 128}, std::pair{2, 256},
+                           std::pair{2, 384}, std::pair{2, 512}}) {
       if ((group * c.hd) % cl != 0) continue;
-      int csplit = 16;
+      int csplit = cap > 256 ? cap : 16;  // 384 and 512 as they are
       while (csplit * cl < max_seq && csplit < cap) csplit *= 2;
       if (cuda::attn_fused_smem_bytes(csplit, int(c.hd), group) > cuda::max_dynamic_smem(arch())) continue;
       const auto& kern = cuda::load_kernel(cuda::make_variant(cuda::find_family("attn_decode", "cluster"),

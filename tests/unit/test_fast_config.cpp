@@ -97,7 +97,8 @@ TEST(FastConfigOverride, ClusterAttentionForShortContexts) {
   EXPECT_EQ(cuda::decode_attention_blocks(at(1, 0), 4096), 8);
   EXPECT_EQ(at(2, 100).family->name, "fused");
   EXPECT_EQ(cuda::decode_attention_blocks(at(2, 100), 4096), 4096 / on.attn_split);
-  EXPECT_EQ(at(1, 385).param("SPLIT"), on.attn_split_long);
+  EXPECT_EQ(at(1, 385).family->name, "cluster");  // the long range's cluster (ClusterAttentionForLongContexts)
+  EXPECT_EQ(at(2, 385).param("SPLIT"), on.attn_split_long);
   EXPECT_EQ(cuda::decode_attention_variant(m, on, DType::BF16, "sm_80", 1, 10).family->name, "fused");
 }
 
@@ -110,6 +111,8 @@ TEST(FastConfigOverride, ClusterAttentionForLongContexts) {
   EXPECT_EQ(cuda::apply_fast_config_override({}, "attn_cluster_long=16").attn_cluster_long, 16);
   EXPECT_EQ(cuda::apply_fast_config_override({}, "attn_cluster=16").attn_cluster, 16);
   EXPECT_THROW(cuda::apply_fast_config_override({}, "attn_cluster_long=12"), Error);
+  EXPECT_THROW(cuda::apply_fast_config_override({}, "attn_cluster_long_split=1000"), Error);
+  EXPECT_EQ(cuda::apply_fast_config_override({}, "attn_cluster_long_split=96").attn_cluster_long_split, 96);
   const ModelConfig m = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
   const ModelConfig big = parse_model_config(find_synth_preset("llama-3.2-1b")->config, "llama-3.2-1b");
   cuda::FastConfig cfg;
@@ -119,10 +122,16 @@ TEST(FastConfigOverride, ClusterAttentionForLongContexts) {
     return cuda::decode_attention_range(mc, cfg, DType::BF16, arch, batch, longest);
   };
   EXPECT_EQ(range(m, 1, 2048), R::ClusterLong);  // the default: 8 blocks of 256 rows
-  EXPECT_EQ(range(m, 1, 2049), R::Long);
-  cfg.attn_cluster_long_split = 96;
+  EXPECT_EQ(range(m, 1, 2049), R::Long);  // head dim 128: 512 rows do not fit
+  EXPECT_EQ(range(big, 1, 2049), R::ClusterLonger);  // head dim 64: then 8 of 512
+  EXPECT_EQ(cuda::decode_attention_variant(big, cfg, DType::BF16, "sm_90", 1, 2176).param("SPLIT"), 512);
+  EXPECT_EQ(range(big, 1, 4096), R::ClusterLonger);
+  EXPECT_EQ(range(big, 1, 4097), R::Long);
+  EXPECT_EQ(range(big, 1, 2049, "sm_80"), R::Long);  // no clusters there
+  cfg.attn_cluster_long_split = 96;  // the first range's split
   EXPECT_EQ(range(m, 1, 768), R::ClusterLong);
   EXPECT_EQ(range(m, 1, 769), R::Long);
+  EXPECT_EQ(range(big, 1, 769), R::ClusterLonger);
   EXPECT_EQ(cuda::decode_attention_variant(m, cfg, DType::BF16, "sm_90", 1, 500).param("SPLIT"), 96);
   cfg.attn_cluster_long_split = 0;
   cfg.attn_cluster_long = 16;
@@ -130,20 +139,24 @@ TEST(FastConfigOverride, ClusterAttentionForLongContexts) {
   EXPECT_EQ(range(m, 1, 385), R::ClusterLong);
   EXPECT_EQ(range(m, 1, 4096), R::ClusterLong);  // head dim 128: 16 blocks of 256 rows (139 KiB each)
   EXPECT_EQ(range(m, 1, 4097), R::Long);
+  EXPECT_EQ(range(big, 1, 8192), R::ClusterLonger);  // head dim 64: 16 of 512
   EXPECT_EQ(range(m, 2, 1000), R::Long);
   EXPECT_EQ(range(m, 1, 1000, "sm_80"), R::Long);
-  EXPECT_EQ(range(big, 1, 4096), R::ClusterLong);
   const cuda::Variant v = cuda::decode_attention_variant(m, cfg, DType::BF16, "sm_90", 1, 2176);
   EXPECT_EQ(v.family->name, "cluster");
   EXPECT_EQ(v.param("CLUSTER"), 16);
   EXPECT_EQ(v.param("SPLIT"), 256);
   EXPECT_EQ(cuda::decode_attention_blocks(v, 40960), 16);
-  EXPECT_EQ(cuda::decode_attention_variant(m, cfg, DType::BF16, "sm_90", 1, 5000).family->name, "fused");
-  // Every variant the config launches includes it (compiled ahead, shipped with plans).
-  int clusters = 0;
-  for (const cuda::Variant& x : cuda::fast_path_variants(m, DType::BF16, cfg, "sm_90"))
-    clusters += x.family->name == "cluster" && x.param("CLUSTER") == 16;
-  EXPECT_EQ(clusters, 1);
+  EXPECT_EQ(cuda::decode_attention_variant(m, cfg, DType::BF16, "sm_90", 1, 7000).family->name, "fused");
+  // Every variant the config launches includes them (compiled ahead, shipped with plans).
+  const auto count16 = [&](const ModelConfig& mc) {
+    int n = 0;
+    for (const cuda::Variant& x : cuda::fast_path_variants(mc, DType::BF16, cfg, "sm_90"))
+      n += x.family->name == "cluster" && x.param("CLUSTER") == 16;
+    return n;
+  };
+  EXPECT_EQ(count16(m), 1);
+  EXPECT_EQ(count16(big), 2);
   // Off (0, or attn_long_from 0): the long splits, or the short range everywhere.
   cfg.attn_cluster_long = 0;
   EXPECT_EQ(range(m, 1, 1000), R::Long);

@@ -1,4 +1,4 @@
-// Decode attention for short contexts, merged within a thread block cluster (sm_90): grid
+// Batch-1 decode attention merged within a thread block cluster (sm_90): grid
 // (kv_heads, CLUSTER, n), the CLUSTER blocks of a (KV head, token) one cluster. Each block takes
 // an equal share of the token's positions (ceil(len / CLUSTER) rows, at most SPLIT) and runs
 // attn_decode.fused's steps 1-3 on it; the partials then stay in each block's shared memory and
@@ -6,8 +6,10 @@
 // GROUP * HD / CLUSTER of the outputs. That replaces the fused kernel's merge — partials written
 // to global memory, a fence, an atomic counter, and the last block reading every split back from
 // L2 — which is a third of the attention's time on the critical path of a layer at W2's
-// contexts (bench/results/2026-11-30-ablation/). Longer contexts (more rows than CLUSTER * SPLIT)
-// are the fused kernel's: the executor switches at attn_long_from; a launch past that writes NaN.
+// contexts (bench/results/2026-11-30-ablation/). The executor runs one variant per range of
+// contexts (decode_attention_range: short SPLITs to attn_long_from, longer ones to 2048 positions
+// and beyond); contexts of more rows than CLUSTER * SPLIT are the fused kernel's, and a launch
+// past that writes NaN.
 #pragma once
 #include "attention/decode_fused.cuh"
 
@@ -73,7 +75,9 @@ __device__ void attn_decode_cluster(const FusedAttnParams& p) {
                                                    vbase, pos);
   float acc[OUTS];
   if (rows > 0) {  // block-uniform
-    attn_split_pass<BLOCK, SPLIT, HD, GROUP, 1, KPAD>(qs, ks, vs, sc, m_s, l_s, rows, acc);
+    // Blocks of more than 256 rows (the long range's longest splits) use four accumulators per
+    // dot product and P·V sum (attn_split_pass's ILP 4): as measured with them.
+    attn_split_pass<BLOCK, SPLIT, HD, GROUP, (SPLIT > 256 ? 4 : 1), KPAD>(qs, ks, vs, sc, m_s, l_s, rows, acc);
   } else {
 #pragma unroll
     for (int o = 0; o < OUTS; ++o) acc[o] = 0.0f;

@@ -178,8 +178,8 @@ std::vector<Family> build_families() {
     f.type_params = {"W"};
     f.type_domain = {DType::BF16, DType::F16};
     // CLUSTER 16 is a non-portable cluster size (sm_90 allows it; the loader opts in).
-    f.params = {{"BLOCK", {64, 128, 256, 512}}, {"SPLIT", {16, 32, 64, 96, 128, 160, 192, 256}}, {"HD", {32, 64, 128, 256}},
-                {"GROUP", {1, 2, 3, 4, 5, 6, 8}}, {"CLUSTER", {2, 4, 8, 16}}};
+    f.params = {{"BLOCK", {64, 128, 256, 512}}, {"SPLIT", {16, 32, 64, 96, 128, 160, 192, 256, 384, 512}},
+                {"HD", {32, 64, 128, 256}}, {"GROUP", {1, 2, 3, 4, 5, 6, 8}}, {"CLUSTER", {2, 4, 8, 16}}};
     f.min_sm = 90;
     f.cluster_dims = "1, CLUSTER, 1";
     f.description = "batch-1 decode attention: attn_decode.fused's steps on CLUSTER equal shares of the positions "

@@ -127,24 +127,35 @@ std::optional<Variant> cluster_attn_variant(const ModelConfig& c, const FastConf
   if (!f.constraint(values).empty()) return std::nullopt;
   return make_variant(f, values, {wt}, arch);
 }
-// attn_decode.cluster for batch-1 steps past attn_long_from, when configured and possible: the
-// largest SPLIT (16 to 256) whose rows fit the GPU's shared memory; it covers CLUSTER * SPLIT
-// positions (none when that is no more than the short range).
-std::optional<Variant> cluster_long_attn_variant(const ModelConfig& c, const FastConfig& cfg, DType wt,
-                                                 const std::string& arch) {
+// attn_decode.cluster for batch-1 steps past attn_long_from, when configured and possible, shortest
+// reach first: blocks of attn_cluster_long_split rows (0: 256, halved until they fit), then of 512
+// rows where the GPU's shared memory holds them, each covering CLUSTER * SPLIT positions (a split
+// that covers no more than the one before, or than the short range, is left out). Two splits
+// because on the H200 the longer one was faster only beyond the shorter one's reach; 512 rows
+// because head dim 128's 384 (212 of the SM's 228 KiB) were -5.6% to +2.9% by model and plan
+// (bench/results/2026-11-30-cluster-long/).
+std::vector<Variant> cluster_long_attn_variants(const ModelConfig& c, const FastConfig& cfg, DType wt,
+                                                const std::string& arch) {
   const int cl = cfg.attn_cluster_long;
-  if (cl == 0 || cfg.attn_long_from <= 0) return std::nullopt;
+  if (cl == 0 || cfg.attn_long_from <= 0) return {};
   const Family& f = find_family("attn_decode", "cluster");
-  if (!arch_constraint(f, arch).empty()) return std::nullopt;
+  if (!arch_constraint(f, arch).empty()) return {};
   const int hd = int(c.head_dim), group = int(c.num_heads / c.num_kv_heads);
-  int split = cfg.attn_cluster_long_split > 0 ? cfg.attn_cluster_long_split : 256;
-  while (split > 16 && attn_fused_smem_bytes(split, hd, group) > max_dynamic_smem(arch)) split /= 2;
-  if (split * cl <= cfg.attn_long_from || attn_fused_smem_bytes(split, hd, group) > max_dynamic_smem(arch))
-    return std::nullopt;
-  const std::map<std::string, int> values = {
-      {"BLOCK", attn_block(c, cfg)}, {"SPLIT", split}, {"HD", hd}, {"GROUP", group}, {"CLUSTER", cl}};
-  if (!f.constraint(values).empty()) return std::nullopt;
-  return make_variant(f, values, {wt}, arch);
+  const auto fits = [&](int split) { return attn_fused_smem_bytes(split, hd, group) <= max_dynamic_smem(arch); };
+  int first = cfg.attn_cluster_long_split > 0 ? cfg.attn_cluster_long_split : 256;
+  while (cfg.attn_cluster_long_split == 0 && first > 16 && !fits(first)) first /= 2;
+  const int splits[] = {first, 512};
+  std::vector<Variant> out;
+  int reach = cfg.attn_long_from;
+  for (int split : splits) {
+    if (!fits(split) || split * cl <= reach) continue;
+    const std::map<std::string, int> values = {
+        {"BLOCK", attn_block(c, cfg)}, {"SPLIT", split}, {"HD", hd}, {"GROUP", group}, {"CLUSTER", cl}};
+    if (!f.constraint(values).empty()) continue;
+    out.push_back(make_variant(f, values, {wt}, arch));
+    reach = split * cl;
+  }
+  return out;
 }
 Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch) {
   return make_variant(find_family("attn_combine", "split"), {{"SPLIT", attn_split(c, cfg, arch)}, {"HD", int(c.head_dim)}}, {},
@@ -196,9 +207,12 @@ Variant fast_decode_gemv(const FastConfig& cfg, const GemvChoice& gemv, const Mm
 AttnRange decode_attention_range(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
                                  long long longest) {
   if (cfg.attn_long_from <= 0 || longest <= cfg.attn_long_from) return AttnRange::Short;
-  if (batch == 1)
-    if (auto cv = cluster_long_attn_variant(c, cfg, wt, arch))
-      if (longest <= (long long)cv->param("CLUSTER") * cv->param("SPLIT")) return AttnRange::ClusterLong;
+  if (batch == 1) {
+    const std::vector<Variant> cv = cluster_long_attn_variants(c, cfg, wt, arch);
+    for (size_t i = 0; i < cv.size(); ++i)
+      if (longest <= (long long)cv[i].param("CLUSTER") * cv[i].param("SPLIT"))
+        return i == 0 ? AttnRange::ClusterLong : AttnRange::ClusterLonger;
+  }
   return AttnRange::Long;
 }
 
@@ -210,7 +224,9 @@ Variant decode_attention_variant(const ModelConfig& c, const FastConfig& cfg, DT
         if (auto cv = cluster_attn_variant(c, cfg, wt, arch)) return *cv;
       return fused_attn_variant(c, cfg, wt, arch, false);
     case AttnRange::ClusterLong:
-      return *cluster_long_attn_variant(c, cfg, wt, arch);
+      return cluster_long_attn_variants(c, cfg, wt, arch).at(0);
+    case AttnRange::ClusterLonger:
+      return cluster_long_attn_variants(c, cfg, wt, arch).at(1);
     case AttnRange::Long:
       break;
   }
@@ -282,7 +298,7 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
   v.push_back(fused_attn_variant(c, cfg, wt, arch));
   if (cfg.attn_long_from > 0) v.push_back(fused_attn_variant(c, cfg, wt, arch, true));
   if (auto cv = cluster_attn_variant(c, cfg, wt, arch)) v.push_back(*cv);
-  if (auto cv = cluster_long_attn_variant(c, cfg, wt, arch)) v.push_back(*cv);
+  for (Variant& cv : cluster_long_attn_variants(c, cfg, wt, arch)) v.push_back(std::move(cv));
   v.push_back(attn_variant(c, cfg, arch));
   v.push_back(combine_variant(c, cfg, arch));
   return v;
@@ -728,7 +744,7 @@ class FastExecutor final : public Executor {
       tokens_ready_ = true;
       return;
     }
-    const int key = int(n) * 3 + int(decode_attention_range(g_.config, cfg_, wt_, arch_, batch_template(n), longest_));
+    const int key = int(n) * 4 + int(decode_attention_range(g_.config, cfg_, wt_, arch_, batch_template(n), longest_));
     auto it = graphs_.find(key);
     if (it == graphs_.end()) {
       // First step of this batch size: run it directly (loads every kernel), then capture it.
@@ -833,7 +849,7 @@ class FastExecutor final : public Executor {
   PinnedBuffer host_ahead_;   // their greedy tokens: two slots of kMaxBatch
   CUevent ahead_done_[2] = {nullptr, nullptr};
   long long ahead_count_ = 0, ahead_n_ = 0;  // steps enqueued; tokens of the last (0: none to chain)
-  std::map<int, CUgraphExec> graphs_;  // by batch template * 3 + the attention's AttnRange
+  std::map<int, CUgraphExec> graphs_;  // by batch template * 4 + the attention's AttnRange
   long long longest_ = 0;  // positions of this decode step's longest sequence (picks the attention)
   bool profile_ = false;
   std::vector<Mark> marks_;
@@ -914,6 +930,12 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
       cfg.*(i->second) = number(key, val);
       if ((key == "attn_cluster" || key == "attn_cluster_long") && !valid_attn_cluster(cfg.*(i->second)))
         throw_input("fast config override", "'" + key + "' must be 0, 2, 4, 8 or 16");
+      if (key == "attn_cluster_long_split" && cfg.attn_cluster_long_split != 0) {
+        const auto& dom = find_family("attn_decode", "cluster").params;
+        const auto split = std::find_if(dom.begin(), dom.end(), [](const auto& d) { return d.name == "SPLIT"; });
+        if (std::find(split->values.begin(), split->values.end(), cfg.attn_cluster_long_split) == split->values.end())
+          throw_input("fast config override", "'attn_cluster_long_split' must be 0 or one of attn_decode.cluster's SPLITs");
+      }
       if (key == "top_k_block" && cfg.top_k_block != 256 && cfg.top_k_block != 512 && cfg.top_k_block != 1024)
         throw_input("fast config override", "'top_k_block' must be 256, 512 or 1024");
     } else if (auto b = bools.find(key); b != bools.end()) {

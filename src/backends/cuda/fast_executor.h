@@ -77,12 +77,13 @@ struct FastConfig {
   int attn_cluster = 8;
   // Batch-1 steps past attn_long_from positions run attn_decode.cluster as well, with this many
   // blocks per KV head (2, 4, 8 or 16; 0: never), while CLUSTER blocks of attn_cluster_long_split
-  // rows (0: the most the GPU's shared memory holds, at most 256) cover the context; longer steps
-  // keep attn_decode.fused's long splits (a third CUDA graph per batch size). On the H200, 8
-  // blocks of 256 rows (2048 positions) decoded 5.1-9.0% faster than the long splits at 512-1152
-  // positions for the three target models; 16 blocks or shorter splits were slower there, and
-  // at 2048-2176 positions 16 blocks were 3% slower to 7% faster by model and split
-  // (bench/results/2026-11-30-cluster-long/).
+  // rows (0: 256) cover the context, then past their reach blocks of 512 rows where the GPU's
+  // shared memory holds them (head dims up to 64 or so on sm_90; two more CUDA graphs per batch
+  // size); longer steps keep attn_decode.fused's long splits. On the H200, 8 blocks of 256 rows
+  // (2048 positions) decoded 5.1-9.0% faster than the long splits at 512-1152 positions for the
+  // three target models (16 blocks or shorter splits were slower there), and Llama-3.2-1B's 8
+  // blocks of 512 rows 5.0% faster at W3's 2048-2176 positions; head dim 128 fits only 384 rows,
+  // which were -5.6% to +2.9% by model and plan there (bench/results/2026-11-30-cluster-long/).
   int attn_cluster_long = 8;
   int attn_cluster_long_split = 0;
   bool cuda_graph = true;
@@ -147,10 +148,11 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType weights, con
 // positions: up to attn_long_from (or always, when that is 0) the short range, attn_decode.cluster
 // at batch 1 (FastConfig::attn_cluster) or attn_decode.fused's short splits; past it the long
 // range, attn_decode.cluster with attn_cluster_long blocks at batch 1 while they cover the
-// context (AttnRange::ClusterLong), else the fused kernel's long splits. Each range is a CUDA
-// graph of its own. Also: how many blocks per (KV head, token) a variant launches over a cache
-// of max_seq positions.
-enum class AttnRange { Short = 0, ClusterLong = 1, Long = 2 };
+// context (AttnRange::ClusterLong: blocks of 256 rows; ClusterLonger: of 512, where the shared
+// memory holds them), else the fused kernel's long splits. Each range is a CUDA graph of
+// its own. Also: how many blocks per (KV head, token) a variant launches over a cache of max_seq
+// positions.
+enum class AttnRange { Short = 0, ClusterLong = 1, ClusterLonger = 2, Long = 3 };
 AttnRange decode_attention_range(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
                                  long long longest);
 Variant decode_attention_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
