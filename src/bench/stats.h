@@ -5,14 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "agentcompile/core/stats.h"
+
 namespace ac::bench {
 
-inline double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
+using ac::median;  // agentcompile/core/stats.h
 
 using Clock = std::chrono::steady_clock;
 inline double ms_since(Clock::time_point t0) {

@@ -12,6 +12,7 @@
 #include "agentcompile/compiler/spans.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/rng.h"
+#include "agentcompile/core/stats.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/runtime/engine.h"
 #include "agentcompile/runtime/plan_executor.h"
@@ -26,12 +27,6 @@ namespace ac {
 namespace {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // ---- plan assembly ----
 
@@ -334,8 +329,8 @@ class E2eStage {
       p.push_back(gr.prefill_ms);
       d.push_back(gr.decode_ms_per_token);
     }
-    pre = median_of(p);
-    dec = median_of(d);
+    pre = median(p);
+    dec = median(d);
   }
 
   // Median decode step time at max_batch sequences, per generated token (us).
@@ -365,7 +360,7 @@ class E2eStage {
       e.forward(st);
       t.push_back(1e6 * seconds_since(t0) / b);
     }
-    return median_of(t);
+    return median(t);
   }
 
   const ExecutorLimits& limits() const { return lim_; }
@@ -600,7 +595,7 @@ std::pair<double, double> side_by_side(E2eStage& e2e, const Graph& g, const Plan
     ca.push_back(ra.cost_us);
     cb.push_back(last_b.cost_us);
   }
-  return {median_of(ca), median_of(cb)};
+  return {median(ca), median(cb)};
 }
 
 // Regions are timed alone (or in short chains), so a plan of searched routes can still run

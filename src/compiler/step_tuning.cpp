@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "agentcompile/core/error.h"
-#include "bench/stats.h"
+#include "agentcompile/core/stats.h"
 
 namespace ac {
 
@@ -167,8 +167,8 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
     t.trials.push_back(sa);
     t.trials.push_back(sb);
   }
-  t.start_ms = bench::median(a);
-  t.tuned_ms = bench::median(b);
+  t.start_ms = median(a);
+  t.tuned_ms = median(b);
   const bool failed = std::find(b.begin(), b.end(), 0.0) != b.end() || std::find(a.begin(), a.end(), 0.0) != a.end();
   if (failed || !(t.tuned_ms < t.start_ms * (1 - o.margin))) {
     char buf[160];

@@ -4,19 +4,13 @@
 #include <chrono>
 
 #include "agentcompile/core/error.h"
+#include "agentcompile/core/stats.h"
 
 namespace ac {
 
 namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
 }  // namespace
 
 void check_context(const ModelConfig& cfg, int64_t prompt_tokens, int64_t max_tokens) {

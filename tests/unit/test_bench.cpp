@@ -11,10 +11,12 @@
 #include "agentcompile/bench/validator.h"
 #include "agentcompile/bench/workloads.h"
 #include "agentcompile/core/error.h"
+#include "agentcompile/core/stats.h"
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/runtime/backends.h"
 #include "bench/runner.h"
+#include "bench/stats.h"
 
 using namespace ac;
 using namespace ac::bench;
@@ -31,6 +33,16 @@ ErrorKind error_kind(F f) {
     return e.kind();
   }
   return ErrorKind(0);
+}
+
+// The one median every stage uses (agentcompile/core/stats.h): middle value, mean of the middle
+// two, 0 for none; unsorted input, and bench::median is the same function.
+TEST(Stats, Median) {
+  EXPECT_EQ(ac::median({}), 0.0);
+  EXPECT_EQ(ac::median({3.0}), 3.0);
+  EXPECT_EQ(ac::median({5.0, 1.0, 3.0}), 3.0);
+  EXPECT_EQ(ac::median({4.0, 1.0, 3.0, 2.0}), 2.5);
+  EXPECT_EQ(bench::median({2.0, 9.0}), 5.5);
 }
 
 TEST(BenchWorkloads, StandardAndCustom) {

@@ -14,6 +14,7 @@
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/hash.h"
 #include "agentcompile/core/rng.h"
+#include "agentcompile/core/stats.h"
 #include "agentcompile/core/threads.h"
 #include "agentcompile/ir/rope.h"
 #include "agentcompile/model/model.h"
@@ -44,11 +45,6 @@ constexpr Slot kSlots[] = {{RegionKind::AttnIn, "qkv", kEpiStore, true},
                            {RegionKind::MlpIn, "gate_up", kEpiSwiglu, true},
                            {RegionKind::MlpOut, "down", kEpiResidual, false},
                            {RegionKind::Head, "lm_head", kEpiArgmax, true}};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 // Random 16-bit values in `wt` (bf16 or f16). Blocks of 1M values, each with its own generator,
 // filled in parallel: the LM head alone is 262M values (seconds on one thread), and the result

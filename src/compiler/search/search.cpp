@@ -13,13 +13,6 @@ namespace ac {
 
 namespace {
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
 std::string fmt_us(double us) {
   char b[32];
   std::snprintf(b, sizeof b, "%.2f us", us);
