@@ -20,5 +20,9 @@ PY
 done
 # A second run is served from the cache.
 "$bin" kernels --compile-all --arch sm_90 --json | python3 -c "import json,sys; v=json.load(sys.stdin); assert all(x['cached'] for x in v), 'not cached'"
+# The developer timeline (AGENTCOMPILE_TIMELINE) compiles every variant with its instrumentation:
+# all compile, none is the cached plain binary (the sources differ).
+AGENTCOMPILE_TIMELINE=$AGENTCOMPILE_KERNEL_CACHE/timeline.csv "$bin" kernels --compile-all --arch sm_90 --json |
+  python3 -c "import json,sys; v=json.load(sys.stdin); assert len(v) >= 20 and all(x['status'] == 'ok' and not x['cached'] for x in v), [x for x in v if x['status'] != 'ok' or x['cached']][:3]"
 "$bin" kernels --compile-all --arch sm_12 >/dev/null 2>&1 && { echo "bad arch accepted"; exit 1; }
 echo "kernels_compile_all: ok"

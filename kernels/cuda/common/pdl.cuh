@@ -3,11 +3,13 @@
 // issues work that does not depend on it (weight loads) first; pdl_launch_dependents() lets the
 // next kernel be scheduled. Both are no-ops without PDL or below sm_90.
 #pragma once
+#include "common/timeline.cuh"
 
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
+  AC_TIMELINE_WAITED();  // nothing unless the developer timeline is compiled in
 }
 
 __device__ __forceinline__ void pdl_launch_dependents() {

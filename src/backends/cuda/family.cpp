@@ -1,4 +1,5 @@
 #include "backends/cuda/family.h"
+#include "backends/cuda/timeline.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -306,6 +307,9 @@ std::string Variant::name() const {
 std::string Variant::source() const {
   const Family& f = *family;
   std::string s = "// agentcompile kernel variant " + name() + " (generated: bindings only)\n";
+  // The developer timeline (backends/cuda/timeline.h) instruments every block around the body.
+  const bool tl = timeline_enabled();
+  if (tl) s += "#define AC_TIMELINE 1\n#include \"common/timeline.cuh\"\n";
   s += "#include \"" + f.header + "\"\n";
   std::string targs;
   for (const auto& d : f.params) {
@@ -318,7 +322,8 @@ std::string Variant::source() const {
   }
   const std::string cluster = f.cluster_dims.empty() ? "" : "__cluster_dims__(" + f.cluster_dims + ") ";
   s += "extern \"C\" __global__ void __launch_bounds__(" + f.threads_param + ") " + cluster + name() + "(const " +
-       f.params_struct + " p) {\n  " + f.device_fn + "<" + targs + ">(p);\n}\n";
+       f.params_struct + " p) {\n  " + (tl ? "AcTimelineScope ac_timeline_scope;\n  " : "") + f.device_fn + "<" + targs +
+       ">(p);\n}\n";
   return s;
 }
 

@@ -16,6 +16,7 @@
 #include "backends/cuda/device.h"
 #include "backends/cuda/kernel_loader.h"
 #include "backends/cuda/step_inputs.h"
+#include "backends/cuda/timeline.h"
 
 extern "C" {
 #include "../../../kernels/cuda/common/params.h"
@@ -733,6 +734,14 @@ class FastExecutor final : public Executor {
     long long longest = 0;
     for (int32_t p : last_positions_) longest = std::max<long long>(longest, p + 1);
     longest_ = longest;
+    // The developer timeline records one step's kernels (backends/cuda/timeline.h).
+    const bool timed = timeline_enabled() && ++decode_steps_ == timeline_step();
+    if (timed) timeline_reset(s_);
+    run_decode_step(n);
+    if (timed) timeline_write(s_);
+  }
+
+  void run_decode_step(long long n) {
     if (profile_) {
       record_decode(n);
       flush_profile();
@@ -851,6 +860,7 @@ class FastExecutor final : public Executor {
   long long ahead_count_ = 0, ahead_n_ = 0;  // steps enqueued; tokens of the last (0: none to chain)
   std::map<int, CUgraphExec> graphs_;  // by batch template * 4 + the attention's AttnRange
   long long longest_ = 0;  // positions of this decode step's longest sequence (picks the attention)
+  long long decode_steps_ = 0;  // decode steps run (the developer timeline records one of them)
   bool profile_ = false;
   std::vector<Mark> marks_;
   std::map<std::string, ProfileEntry> profile_sum_;

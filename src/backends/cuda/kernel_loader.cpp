@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "agentcompile/core/error.h"
+#include "backends/cuda/timeline.h"
 
 namespace ac::cuda {
 
@@ -56,6 +57,7 @@ const LoadedKernel& load_kernel(const Variant& v) {
   CUmodule mod;
   CU_CHECK(drv().cuModuleLoadData(&mod, k->jit.cubin.data()));
   CU_CHECK(drv().cuModuleGetFunction(&k->fn, mod, name.c_str()));
+  timeline_bind(mod, name);  // the developer timeline, when on
   auto attr = [&](CUfunction_attribute a) {
     int x = 0;
     CU_CHECK(drv().cuFuncGetAttribute(&x, a, k->fn));

@@ -1,0 +1,58 @@
+// Developer timeline of a decode step (AGENTCOMPILE_TIMELINE, docs/cuda_fast_path.md): compiled in
+// only when the host defines AC_TIMELINE, which it does for every variant of a process started with
+// that variable. Each block's thread 0 records when the block started, when its wait for the
+// previous kernel returned (pdl_wait; 0: it did not wait) and when every thread of the block was
+// done, in %globaltimer nanoseconds, with the kernel's tag (set by the loader per module), the
+// block's linear index and its SM. The host points ac_timeline_buf at a buffer, counts in
+// *ac_timeline_count and reads the records back after one step.
+#pragma once
+#ifdef AC_TIMELINE
+
+struct AcTimelineRecord {
+  unsigned long long start, wait, end;
+  unsigned tag, block, sm, pad;
+};
+
+__device__ AcTimelineRecord* ac_timeline_buf;
+__device__ unsigned* ac_timeline_count;
+__device__ unsigned ac_timeline_cap;
+__device__ unsigned ac_timeline_tag;
+__shared__ unsigned long long ac_timeline_wait;
+
+__device__ __forceinline__ unsigned long long ac_timeline_now() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// One per block, around the kernel's body (the generated binding): the destructor runs after every
+// return path of the body.
+struct AcTimelineScope {
+  unsigned long long t0 = 0;
+  __device__ AcTimelineScope() {
+    if (threadIdx.x == 0) {
+      t0 = ac_timeline_now();
+      ac_timeline_wait = 0;
+    }
+  }
+  __device__ ~AcTimelineScope() {
+    __syncthreads();
+    if (threadIdx.x != 0 || ac_timeline_buf == nullptr) return;
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    const unsigned i = atomicAdd(ac_timeline_count, 1u);
+    if (i >= ac_timeline_cap) return;
+    const unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    ac_timeline_buf[i] = AcTimelineRecord{t0, ac_timeline_wait, ac_timeline_now(), ac_timeline_tag, block, sm, 0u};
+  }
+};
+
+#define AC_TIMELINE_WAITED() \
+  do {                       \
+    if (threadIdx.x == 0) ac_timeline_wait = ac_timeline_now(); \
+  } while (0)
+#else
+#define AC_TIMELINE_WAITED() \
+  do {                       \
+  } while (0)
+#endif

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Summarises a decode-step timeline (AGENTCOMPILE_TIMELINE=<csv>, backends/cuda/timeline.h).
+
+Each CSV row is one block: kernel, block, sm, start_ns, wait_ns (-1: no wait), end_ns, times from
+the step's first block start. Blocks are grouped into launches in start order (the blocks of a
+dependent launch start only after every block of the one before has started; a repeated block
+index also opens a new launch). Per launch, against the previous launch's last block end:
+  wait lag  first wait return - previous last end (the boundary: flush + release of the wait)
+  span      last end - previous last end (the launch's share of the step)
+and its own: blocks, first/last start, last end - first wait (work after the wait).
+Prints every launch (--per-launch), the mean per kernel kind, and with --layers the mean per
+kernel of a batch-1 decoder layer (launch 0 the embedding, then QKV, attention, output, gate/up,
+down per layer; the first two and the last layer left out) as a markdown table row per kernel.
+  tools/timeline_summary.py timeline.csv [--per-launch] [--layers LABEL]
+"""
+import csv
+import sys
+from collections import defaultdict
+
+
+def short(name):
+    # gemv__fused__w_bf16__block256__rows1__... -> gemv.fused 256:1:...; keeps the distinguishing parameters
+    parts = name.split("__")
+    fam = ".".join(parts[:2])
+    params = [p for p in parts[2:] if not p.startswith("sm")]
+    return fam + "{" + ",".join(params) + "}"
+
+
+def launches(rows):
+    out = []
+    for r in rows:
+        cur = out[-1] if out else None
+        if cur is None or cur["kernel"] != r["kernel"] or r["block"] in cur["blocks"]:
+            cur = {"kernel": r["kernel"], "blocks": set(), "rows": []}
+            out.append(cur)
+        cur["blocks"].add(r["block"])
+        cur["rows"].append(r)
+    return out
+
+
+LAYER = ["QKV", "attention", "output", "gate/up", "down"]
+
+
+def layer_table(ls, label):
+    layers = (len(ls) - 2) // len(LAYER)
+    acc = {n: [0.0] * 6 for n in LAYER}
+    count = 0
+    for layer in range(2, layers - 1):
+        for j, n in enumerate(LAYER):
+            i = 1 + len(LAYER) * layer + j
+            rs = ls[i]["rows"]
+            prev = max(r["end"] for r in ls[i - 1]["rows"])
+            s0 = min(r["start"] for r in rs)
+            waits = sorted(r["wait"] for r in rs if r["wait"] >= 0) or [s0]
+            ends = sorted(r["end"] for r in rs)
+            for k, v in enumerate([len(rs), waits[0] - s0, waits[0] - prev, ends[-1] - waits[0],
+                                   ends[-1] - ends[len(ends) // 2], ends[-1] - prev]):
+                acc[n][k] += v
+        count += 1
+    total = 0.0
+    for n in LAYER:
+        a = [x / count for x in acc[n]]
+        total += a[5]
+        print(f"| {label} | {n} | {a[0]:.0f} | {a[1]:.2f} | {a[2]:.2f} | {a[3]:.2f} | {a[4]:.2f} | {a[5]:.2f} |")
+    print(f"| {label} | **layer** | | | | | | **{total:.2f}** |")
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    rows = []
+    with open(sys.argv[1]) as f:
+        for r in csv.DictReader(f):
+            rows.append({"kernel": r["kernel"], "block": int(r["block"]), "sm": int(r["sm"]),
+                         "start": int(r["start_ns"]) / 1e3, "wait": int(r["wait_ns"]) / 1e3,
+                         "end": int(r["end_ns"]) / 1e3})
+    rows.sort(key=lambda r: r["start"])
+    ls = launches(rows)
+    prev_end = 0.0
+    kinds = defaultdict(lambda: defaultdict(float))
+    per = "--per-launch" in sys.argv
+    if per:
+        print(f"{'#':>4} {'kernel':60} {'blocks':>6} {'start0':>8} {'startN':>8} {'wait0':>8} {'end':>8} {'lag':>6} {'span':>6}")
+    for i, l in enumerate(ls):
+        rs = l["rows"]
+        s0 = min(r["start"] for r in rs)
+        sn = max(r["start"] for r in rs)
+        waits = [r["wait"] for r in rs if r["wait"] >= 0]
+        w0 = min(waits) if waits else s0
+        end = max(r["end"] for r in rs)
+        lag = w0 - prev_end
+        span = end - prev_end
+        k = kinds[short(l["kernel"])]
+        k["n"] += 1
+        k["span"] += span
+        k["lag"] += lag
+        k["work"] += end - w0
+        k["blocks"] += len(rs)
+        k["start_spread"] += sn - s0
+        if per:
+            print(f"{i:4d} {short(l['kernel'])[:60]:60} {len(rs):6d} {s0:8.2f} {sn:8.2f} {w0:8.2f} {end:8.2f} {lag:6.2f} {span:6.2f}")
+        prev_end = end
+    total = prev_end
+    if "--layers" in sys.argv:
+        label = sys.argv[sys.argv.index("--layers") + 1]
+        layer_table(ls, label)
+        return
+    print(f"step: {len(ls)} launches, {len(rows)} blocks, {total:.1f} us from the first block start to the last block end")
+    print(f"{'kernel kind':70} {'launches':>8} {'blocks':>7} {'span us':>8} {'lag us':>7} {'work us':>8} {'share':>6}")
+    for name, k in sorted(kinds.items(), key=lambda kv: -kv[1]["span"]):
+        n = k["n"]
+        print(f"{name[:70]:70} {int(n):8d} {k['blocks'] / n:7.0f} {k['span'] / n:8.2f} {k['lag'] / n:7.2f} "
+              f"{k['work'] / n:8.2f} {100 * k['span'] / total:5.1f}%")
+
+
+if __name__ == "__main__":
+    main()
