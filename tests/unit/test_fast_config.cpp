@@ -121,6 +121,10 @@ TEST(FastConfigOverride, ClusterAttentionForLongContexts) {
   const auto range = [&](const ModelConfig& mc, int batch, long long longest, const char* arch = "sm_90") {
     return cuda::decode_attention_range(mc, cfg, DType::BF16, arch, batch, longest);
   };
+  EXPECT_EQ(cuda::cluster_long_reaches(m, cfg, DType::BF16, "sm_90"), (std::vector<long long>{2048}));
+  EXPECT_EQ(cuda::cluster_long_reaches(big, cfg, DType::BF16, "sm_90"), (std::vector<long long>{2048, 4096}));
+  EXPECT_EQ(cuda::attn_range_of(cfg, 1, 3000, {2048, 4096}), R::ClusterLonger);
+  EXPECT_EQ(cuda::attn_range_of(cfg, 2, 3000, {2048, 4096}), R::Long);
   EXPECT_EQ(range(m, 1, 2048), R::ClusterLong);  // the default: 8 blocks of 256 rows
   EXPECT_EQ(range(m, 1, 2049), R::Long);  // head dim 128: 512 rows do not fit
   EXPECT_EQ(range(big, 1, 2049), R::ClusterLonger);  // head dim 64: then 8 of 512

@@ -205,16 +205,23 @@ Variant fast_decode_gemv(const FastConfig& cfg, const GemvChoice& gemv, const Mm
   return fast_gemv_variant(gemv, epi, batch, wt, arch);
 }
 
+std::vector<long long> cluster_long_reaches(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch) {
+  std::vector<long long> r;
+  for (const Variant& v : cluster_long_attn_variants(c, cfg, wt, arch)) r.push_back((long long)v.param("CLUSTER") * v.param("SPLIT"));
+  return r;
+}
+
+AttnRange attn_range_of(const FastConfig& cfg, int batch, long long longest, const std::vector<long long>& reaches) {
+  if (cfg.attn_long_from <= 0 || longest <= cfg.attn_long_from) return AttnRange::Short;
+  if (batch == 1)
+    for (size_t i = 0; i < reaches.size(); ++i)
+      if (longest <= reaches[i]) return i == 0 ? AttnRange::ClusterLong : AttnRange::ClusterLonger;
+  return AttnRange::Long;
+}
+
 AttnRange decode_attention_range(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
                                  long long longest) {
-  if (cfg.attn_long_from <= 0 || longest <= cfg.attn_long_from) return AttnRange::Short;
-  if (batch == 1) {
-    const std::vector<Variant> cv = cluster_long_attn_variants(c, cfg, wt, arch);
-    for (size_t i = 0; i < cv.size(); ++i)
-      if (longest <= (long long)cv[i].param("CLUSTER") * cv[i].param("SPLIT"))
-        return i == 0 ? AttnRange::ClusterLong : AttnRange::ClusterLonger;
-  }
-  return AttnRange::Long;
+  return attn_range_of(cfg, batch, longest, cluster_long_reaches(c, cfg, wt, arch));
 }
 
 Variant decode_attention_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
@@ -315,6 +322,7 @@ class FastExecutor final : public Executor {
     if (std::string why = fast_path_unsupported(g); !why.empty()) throw_input("cuda fast path", why);
     const ModelConfig& c = g.config;
     wt_ = g.ops.front().weights.at(0)->dtype;
+    cluster_reach_ = cluster_long_reaches(c, cfg_, wt_, arch_);
     upload_weights();
     std::vector<float> inv = rope_inv_freq(c.rope, c.head_dim);
     inv_freq_ = DeviceBuffer(inv.size() * 4);
@@ -753,7 +761,7 @@ class FastExecutor final : public Executor {
       tokens_ready_ = true;
       return;
     }
-    const int key = int(n) * 4 + int(decode_attention_range(g_.config, cfg_, wt_, arch_, batch_template(n), longest_));
+    const int key = int(n) * 4 + int(attn_range_of(cfg_, batch_template(n), longest_, cluster_reach_));
     auto it = graphs_.find(key);
     if (it == graphs_.end()) {
       // First step of this batch size: run it directly (loads every kernel), then capture it.
@@ -861,6 +869,9 @@ class FastExecutor final : public Executor {
   std::map<int, CUgraphExec> graphs_;  // by batch template * 4 + the attention's AttnRange
   long long longest_ = 0;  // positions of this decode step's longest sequence (picks the attention)
   long long decode_steps_ = 0;  // decode steps run (the developer timeline records one of them)
+  // How far the batch-1 long ranges' cluster attention reaches (cluster_long_reaches): computed
+  // once, so that picking a step's graph builds no variants.
+  std::vector<long long> cluster_reach_;
   bool profile_ = false;
   std::vector<Mark> marks_;
   std::map<std::string, ProfileEntry> profile_sum_;

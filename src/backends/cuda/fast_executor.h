@@ -155,6 +155,10 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType weights, con
 enum class AttnRange { Short = 0, ClusterLong = 1, ClusterLonger = 2, Long = 3 };
 AttnRange decode_attention_range(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
                                  long long longest);
+// The same from the long ranges' reaches (positions covered by each cluster variant, shortest
+// first: cluster_long_reaches), for callers that pick a range every step.
+std::vector<long long> cluster_long_reaches(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch);
+AttnRange attn_range_of(const FastConfig& cfg, int batch, long long longest, const std::vector<long long>& reaches);
 Variant decode_attention_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
                                  long long longest);
 long long decode_attention_blocks(const Variant& v, long long max_seq);
