@@ -46,6 +46,15 @@ std::string attn_outputs_per_thread(const std::map<std::string, int>& v) {
   return "";
 }
 
+// attn_decode.fused's and .cluster's split: its K and V rows and scores in dynamic shared memory,
+// at most what the largest GPU allows ("" when they fit).
+std::string attn_split_smem_fits(const std::map<std::string, int>& v) {
+  const int bytes = attn_fused_smem_bytes(v.at("SPLIT"), v.at("HD"), v.at("GROUP"));
+  if (bytes <= kMaxDynamicSmem) return "";
+  return "needs " + std::to_string(bytes) + " bytes of dynamic shared memory (" + std::to_string(kMaxDynamicSmem / 1024) +
+         " KiB limit)";
+}
+
 std::vector<Family> build_families() {
   std::vector<Family> v;
   v.push_back(ref("embed", "embed/reference.cuh", "EmbedParams", "embed_ref", {"W"}));
@@ -189,11 +198,7 @@ std::vector<Family> build_families() {
     f.constraint = [](const std::map<std::string, int>& v) -> std::string {
       if (std::string why = attn_outputs_per_thread(v); !why.empty()) return why;
       if ((v.at("GROUP") * v.at("HD")) % v.at("CLUSTER") != 0) return "GROUP * HD must divide among the cluster's blocks";
-      const int bytes = attn_fused_smem_bytes(v.at("SPLIT"), v.at("HD"), v.at("GROUP"));
-      if (bytes > kMaxDynamicSmem)
-        return "needs " + std::to_string(bytes) + " bytes of dynamic shared memory (" + std::to_string(kMaxDynamicSmem / 1024) +
-               " KiB limit)";
-      return "";
+      return attn_split_smem_fits(v);
     };
     v.push_back(std::move(f));
   }
@@ -216,11 +221,7 @@ std::vector<Family> build_families() {
       // The whole split's K and V rows and scores in dynamic shared memory: at most what the
       // largest GPU allows; a smaller GPU's limit (max_dynamic_smem) is for those who bind a point
       // there to check (the executor halves SPLIT to it, the search leaves larger points out).
-      const int bytes = attn_fused_smem_bytes(v.at("SPLIT"), v.at("HD"), v.at("GROUP"));
-      if (bytes > kMaxDynamicSmem)
-        return "needs " + std::to_string(bytes) + " bytes of dynamic shared memory (" + std::to_string(kMaxDynamicSmem / 1024) +
-               " KiB limit)";
-      return "";
+      return attn_split_smem_fits(v);
     };
     v.push_back(std::move(f));
   }
