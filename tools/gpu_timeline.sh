@@ -2,18 +2,22 @@
 # On the GPU machine: the developer timeline of one W2 decode step per preset (decode step
 # $AGENTCOMPILE_TIMELINE_STEP, default 64, of 128 greedy tokens after the W2 prompt), with the
 # instrumented and the plain decode speed beside it (the instrumentation costs an atomic and a
-# barrier per block), then tools/timeline_summary.py of each. FAST_CONFIG: an override for both.
+# barrier per block), then tools/timeline_summary.py of each and its kernels' stage marks.
+# FAST_CONFIG: an override for both; BIN: the binary (default build-device/agentcompile).
 #   tools/gpu_timeline.sh -> $OUT/timeline.log, $OUT/timeline-<preset>.csv
 set -uo pipefail
 . tools/gpu_common.sh
+bin=${BIN:-$bin}  # BIN: another build's binary (e.g. build-device-head/agentcompile)
 {
   date -u
-  echo "build-device: $(cat build-device/COMMIT); prompt ${PROMPT_LEN:-128} tokens; step ${AGENTCOMPILE_TIMELINE_STEP:-64}"
+  echo "$bin: $(cat "$(dirname "$bin")/COMMIT"); prompt ${PROMPT_LEN:-128} tokens; step ${AGENTCOMPILE_TIMELINE_STEP:-64}"
   for preset in ${PRESETS:-llama-3.2-1b qwen3-1.7b qwen3-4b}; do
     w2_decode $preset plain "${FAST_CONFIG:-}"
     AGENTCOMPILE_KERNEL_CACHE=/tmp/ac-kernel-cache-tl AGENTCOMPILE_TIMELINE=$out/timeline-$preset.csv \
       w2_decode $preset timeline "${FAST_CONFIG:-}"
-    [ -f "$out/timeline-$preset.csv" ] && python3 tools/timeline_summary.py "$out/timeline-$preset.csv"
+    [ -f "$out/timeline-$preset.csv" ] && python3 tools/timeline_summary.py "$out/timeline-$preset.csv" &&
+      python3 tools/timeline_summary.py "$out/timeline-$preset.csv" --marks attn_decode &&
+      python3 tools/timeline_summary.py "$out/timeline-$preset.csv" --marks gemv
   done
   date -u
 } 2>&1 | tee -a "$out/timeline.log"

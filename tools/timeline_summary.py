@@ -11,7 +11,11 @@ and its own: blocks, first/last start, last end - first wait (work after the wai
 Prints every launch (--per-launch), the mean per kernel kind, and with --layers the mean per
 kernel of a batch-1 decoder layer (launch 0 the embedding, then QKV, attention, output, gate/up,
 down per layer; the first two and the last layer left out) as a markdown table row per kernel.
-  tools/timeline_summary.py timeline.csv [--per-launch] [--layers LABEL]
+With --marks SUBSTR, the stage marks (AC_TIMELINE_MARK in a kernel's body) of the launches whose
+kernel name holds SUBSTR, per kernel: for each mark, the mean over launches of the block mean and of
+the last block's time there, from the launch's first wait return, and of the block mean from each
+block's own wait return (its start when it did not wait).
+  tools/timeline_summary.py timeline.csv [--per-launch] [--layers LABEL] [--marks SUBSTR]
 """
 import csv
 import sys
@@ -65,6 +69,34 @@ def layer_table(ls, label):
     print(f"| {label} | **layer** | | | | | | **{total:.2f}** |")
 
 
+def marks_table(ls, sub):
+    picked = [l for l in ls if sub in l["kernel"]]
+    if not picked:
+        sys.exit(f"no launch of a kernel holding {sub!r}")
+    by_name = defaultdict(list)
+    for l in picked:
+        by_name[short(l["kernel"])].append(l)
+    for name, group in by_name.items():
+        names = sorted({k for l in group for r in l["rows"] for k in r["marks"]}) + ["end"]
+        mean = defaultdict(float)
+        last = defaultdict(float)
+        own = defaultdict(float)
+        for l in group:
+            rs = l["rows"]
+            w0 = min((r["wait"] for r in rs if r["wait"] >= 0), default=min(r["start"] for r in rs))
+            for k in names:
+                at = [(r, r["end"] if k == "end" else r["marks"].get(k, -1)) for r in rs]
+                at = [(r, v) for r, v in at if v >= 0]
+                if at:
+                    mean[k] += sum(v - w0 for _, v in at) / len(at) / len(group)
+                    last[k] += max(v - w0 for _, v in at) / len(group)
+                    own[k] += sum(v - (r["wait"] if r["wait"] >= 0 else r["start"]) for r, v in at) / len(at) / len(group)
+        print(f"{len(group)} launches of {name}; us from the first wait return (and from each block's own)")
+        print(f"{'mark':>6} {'block mean':>10} {'last block':>10} {'own wait':>9}")
+        for k in names:
+            print(f"{k:>6} {mean[k]:10.2f} {last[k]:10.2f} {own[k]:9.2f}")
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -73,7 +105,9 @@ def main():
         for r in csv.DictReader(f):
             rows.append({"kernel": r["kernel"], "block": int(r["block"]), "sm": int(r["sm"]),
                          "start": int(r["start_ns"]) / 1e3, "wait": int(r["wait_ns"]) / 1e3,
-                         "end": int(r["end_ns"]) / 1e3})
+                         "end": int(r["end_ns"]) / 1e3,
+                         "marks": {k[:-3]: int(v) / 1e3 for k, v in r.items()
+                                   if k.startswith("mark") and v not in (None, "", "-1")}})
     rows.sort(key=lambda r: r["start"])
     ls = launches(rows)
     prev_end = 0.0
@@ -101,6 +135,9 @@ def main():
             print(f"{i:4d} {short(l['kernel'])[:60]:60} {len(rs):6d} {s0:8.2f} {sn:8.2f} {w0:8.2f} {end:8.2f} {lag:6.2f} {span:6.2f}")
         prev_end = end
     total = prev_end
+    if "--marks" in sys.argv:
+        marks_table(ls, sys.argv[sys.argv.index("--marks") + 1])
+        return
     if "--layers" in sys.argv:
         label = sys.argv[sys.argv.index("--layers") + 1]
         layer_table(ls, label)

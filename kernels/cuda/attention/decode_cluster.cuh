@@ -20,8 +20,12 @@ __device__ __forceinline__ unsigned cluster_rank() {
 }
 
 // Every thread of every block of the cluster: what each wrote to its shared memory before is
-// visible to the others after.
+// visible to the others after. The barrier's .aligned form requires converged warps; a warp still
+// split by a branch (likely rows == 0's `threadIdx.x < GROUP`) is undefined there, and on the H200
+// a GROUP 5 point's block left while the other still read its shared memory ("cluster target
+// block not present"), so the warp reconverges first.
 __device__ __forceinline__ void cluster_sync_all() {
+  __syncwarp();
   asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
@@ -48,7 +52,7 @@ __device__ void attn_decode_cluster(const FusedAttnParams& p) {
   unsigned short(*vs)[KPAD] = ks + SPLIT;
   float(*sc)[SPLIT] = reinterpret_cast<float(*)[SPLIT]>(attn_smem + 2 * SPLIT * KPAD * 2);
   __shared__ float qs[GROUP][HD];
-  __shared__ float cs[HD / 2], sn[HD / 2];
+  __shared__ AttnRow<HD> row;
   __shared__ float m_s[GROUP], l_s[GROUP];
   __shared__ float part[GROUP * HD];  // this block's unnormalised P·V, read by the whole cluster
 
@@ -69,10 +73,10 @@ __device__ void attn_decode_cluster(const FusedAttnParams& p) {
   unsigned short* vbase = p.v_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
   const long long h0 = kvh * GROUP;
 
-  attn_prefetch_rows<BLOCK, HD, KPAD>(ks, vs, kbase, vbase, begin, cached, cs, sn, p, pos);
+  attn_prefetch_rows<BLOCK, HD, KPAD, W>(ks, vs, kbase, vbase, begin, cached, row, p, pos);
   pdl_wait();
-  attn_query_and_new_kv<BLOCK, HD, GROUP, KPAD, W>(p, t, kvh, rows > 0 && end == len, rows, qs, ks, vs, cs, sn, kbase,
-                                                   vbase, pos);
+  attn_query_and_new_kv<BLOCK, HD, GROUP, KPAD>(p, t, kvh, rows > 0 && end == len, rows, qs, ks, vs, row, kbase, vbase,
+                                                pos);
   float acc[OUTS];
   if (rows > 0) {  // block-uniform
     // Blocks of more than 256 rows (the long range's longest splits) use four accumulators per
@@ -89,6 +93,7 @@ __device__ void attn_decode_cluster(const FusedAttnParams& p) {
 #pragma unroll
   for (int o = 0; o < OUTS; ++o) part[threadIdx.x + o * BLOCK] = acc[o];
   cluster_sync_all();
+  AC_TIMELINE_MARK(4);  // P.V of every block of the cluster
 
   // Block `rank` finishes outputs [rank * PER_BLOCK, (rank + 1) * PER_BLOCK): the softmax of the
   // blocks' maxima and sums, then their partials weighted by it, all from the cluster's blocks.
@@ -113,6 +118,7 @@ __device__ void attn_decode_cluster(const FusedAttnParams& p) {
     }
     p.out[(t * p.heads + h0 + g) * HD + d] = fits ? out / sum : __int_as_float(0x7fc00000);
   }
+  AC_TIMELINE_MARK(5);  // merged
   // No block may leave (its shared memory) while another still reads from it.
   cluster_sync_all();
 }

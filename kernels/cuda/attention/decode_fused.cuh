@@ -19,32 +19,67 @@
 #include "common/reduce.cuh"
 #include "common/types.cuh"
 
-// Per-head RMSNorm (optional) and rope of `src` (HD values) into dst, by one warp; cs/sn hold
-// cos and sin of this position (HD / 2 each).
-template <int HD, typename W>
-__device__ __forceinline__ void norm_rope_warp(const float* src, float* dst, const W* norm, float eps, const float* cs,
+// What step 2 needs besides the QKV projection's output, staged in shared memory in step 1: this
+// position's rope row (cos, sin) and the q/k norm weights (Qwen3's qk_norm; unused without).
+template <int HD>
+struct AttnRow {
+  float cs[HD / 2], sn[HD / 2];
+  float qn[HD], kn[HD];
+};
+
+// One head's HD values as one warp holds them: lane l has the rotation pairs (j, j + HD / 2) for
+// j = l + 32 i, i < PAIRS (lanes past HD / 2 hold zeros).
+template <int HD>
+struct HeadRegs {
+  static constexpr int PAIRS = (HD / 2 + 31) / 32;
+  float a[PAIRS], b[PAIRS];
+};
+
+// All of a head's loads at once (one dependent round trip to L2, not one per loop iteration).
+template <int HD>
+__device__ __forceinline__ void load_head(const float* src, HeadRegs<HD>& h, int lane) {
+#pragma unroll
+  for (int i = 0; i < HeadRegs<HD>::PAIRS; ++i) {
+    const int j = lane + 32 * i;
+    h.a[i] = j < HD / 2 ? src[j] : 0.0f;
+    h.b[i] = j < HD / 2 ? src[j + HD / 2] : 0.0f;
+  }
+}
+
+// Per-head RMSNorm (when `norm`, HD weights in shared memory) and rope of a loaded head, in place,
+// times `scale`; cs/sn hold cos and sin of this position.
+template <int HD>
+__device__ __forceinline__ void norm_rope_regs(HeadRegs<HD>& h, const float* norm, float eps, const float* cs,
                                                const float* sn, float scale, int lane) {
+  constexpr int PAIRS = HeadRegs<HD>::PAIRS;
   float inv = 1.0f;
   if (norm) {
     float ss = 0.0f;
-    for (int j = lane; j < HD; j += 32) ss += src[j] * src[j];
+#pragma unroll
+    for (int i = 0; i < PAIRS; ++i) ss += h.a[i] * h.a[i];
+#pragma unroll
+    for (int i = 0; i < PAIRS; ++i) ss += h.b[i] * h.b[i];
     ss = warp_sum(ss);
-    inv = 1.0f / sqrtf(ss / (float)HD + eps);
+    inv = rsqrtf(ss / (float)HD + eps);  // no slow-path call: values live across it would spill
   }
-  for (int j = lane; j < HD / 2; j += 32) {
-    const float a = norm ? to_f32(norm[j]) * (src[j] * inv) : src[j];
-    const float b = norm ? to_f32(norm[j + HD / 2]) * (src[j + HD / 2] * inv) : src[j + HD / 2];
-    dst[j] = (a * cs[j] - b * sn[j]) * scale;
-    dst[j + HD / 2] = (b * cs[j] + a * sn[j]) * scale;
+#pragma unroll
+  for (int i = 0; i < PAIRS; ++i) {
+    const int j = lane + 32 * i;
+    if (j >= HD / 2) break;
+    const float a = norm ? norm[j] * (h.a[i] * inv) : h.a[i];
+    const float b = norm ? norm[j + HD / 2] * (h.b[i] * inv) : h.b[i];
+    h.a[i] = (a * cs[j] - b * sn[j]) * scale;
+    h.b[i] = (b * cs[j] + a * sn[j]) * scale;
   }
 }
 
 // Step 1 (independent of the previous kernel): cp.async of the `cached` K/V rows from `begin`
-// into the block's shared rows (committed, not waited for), and this position's rope row.
-template <int BLOCK, int HD, int KPAD>
+// into the block's shared rows (committed, not waited for), this position's rope row and the
+// norm weights.
+template <int BLOCK, int HD, int KPAD, typename W>
 __device__ __forceinline__ void attn_prefetch_rows(unsigned short (*ks)[KPAD], unsigned short (*vs)[KPAD],
                                                    const unsigned short* kbase, const unsigned short* vbase,
-                                                   long long begin, int cached, float* cs, float* sn,
+                                                   long long begin, int cached, AttnRow<HD>& row,
                                                    const FusedAttnParams& p, long long pos) {
   constexpr int CHUNKS = HD / 8;
   for (int i = threadIdx.x; i < cached * CHUNKS; i += BLOCK) {
@@ -58,8 +93,14 @@ __device__ __forceinline__ void attn_prefetch_rows(unsigned short (*ks)[KPAD], u
   // the H200: W2 0.2-0.8% faster than signalling after P.V (bench/results/2026-11-30-early-launch/).
   pdl_launch_dependents();
   for (int j = threadIdx.x; j < HD / 2; j += BLOCK) {
-    cs[j] = p.rope_cos[pos * (HD / 2) + j];
-    sn[j] = p.rope_sin[pos * (HD / 2) + j];
+    row.cs[j] = p.rope_cos[pos * (HD / 2) + j];
+    row.sn[j] = p.rope_sin[pos * (HD / 2) + j];
+  }
+  const W* qn = static_cast<const W*>(p.q_norm);
+  const W* kn = static_cast<const W*>(p.k_norm);
+  for (int j = threadIdx.x; j < HD; j += BLOCK) {
+    if (qn) row.qn[j] = to_f32(qn[j]);
+    if (kn) row.kn[j] = to_f32(kn[j]);
   }
   __syncthreads();
 }
@@ -67,34 +108,56 @@ __device__ __forceinline__ void attn_prefetch_rows(unsigned short (*ks)[KPAD], u
 // Step 2 (after the QKV projection): the query group normalised and rotated into qs; with
 // `new_kv`, the token's own key and value too, written to the bf16 cache and to shared row
 // `rows - 1`. Ends with the cached rows in shared memory.
-template <int BLOCK, int HD, int GROUP, int KPAD, typename W>
+template <int BLOCK, int HD, int GROUP, int KPAD>
 __device__ __forceinline__ void attn_query_and_new_kv(const FusedAttnParams& p, long long t, long long kvh, bool new_kv,
                                                       int rows, float (*qs)[HD], unsigned short (*ks)[KPAD],
-                                                      unsigned short (*vs)[KPAD], const float* cs, const float* sn,
+                                                      unsigned short (*vs)[KPAD], const AttnRow<HD>& row,
                                                       unsigned short* kbase, unsigned short* vbase, long long pos) {
   constexpr int WARPS = BLOCK / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const long long q_dim = p.heads * HD, kv_dim = p.kv_heads * HD;
   const float* qkv = p.qkv + t * (q_dim + 2 * kv_dim);
   const long long h0 = kvh * GROUP;
-  const W* qn = static_cast<const W*>(p.q_norm);
-  for (int g = warp; g < GROUP; g += WARPS)
-    norm_rope_warp<HD, W>(qkv + (h0 + g) * HD, qs[g], qn, p.eps, cs, sn, p.scale, lane);
-  if (new_kv && warp == WARPS - 1) {
-    __shared__ float kf[HD];
-    norm_rope_warp<HD, W>(qkv + q_dim + kvh * HD, kf, static_cast<const W*>(p.k_norm), p.eps, cs, sn, 1.0f, lane);
-    __syncwarp();
-    for (int j = lane; j < HD; j += 32) {
-      const unsigned short kb = from_f32<ac_bf16>(kf[j]).bits;
-      const unsigned short vb = from_f32<ac_bf16>(qkv[q_dim + kv_dim + kvh * HD + j]).bits;
-      ks[rows - 1][j] = kb;
-      vs[rows - 1][j] = vb;
-      kbase[pos * HD + j] = kb;
-      vbase[pos * HD + j] = vb;
+  const float* qn = p.q_norm ? row.qn : nullptr;
+  for (int g = warp; g < GROUP; g += WARPS) {
+    HeadRegs<HD> q;
+    load_head<HD>(qkv + (h0 + g) * HD, q, lane);
+    norm_rope_regs<HD>(q, qn, p.eps, row.cs, row.sn, p.scale, lane);
+#pragma unroll
+    for (int i = 0; i < HeadRegs<HD>::PAIRS; ++i) {
+      const int j = lane + 32 * i;
+      if (j < HD / 2) {
+        qs[g][j] = q.a[i];
+        qs[g][j + HD / 2] = q.b[i];
+      }
     }
   }
+  if (new_kv && warp == WARPS - 1) {
+    HeadRegs<HD> k, v;
+    load_head<HD>(qkv + q_dim + kvh * HD, k, lane);
+    load_head<HD>(qkv + q_dim + kv_dim + kvh * HD, v, lane);
+    norm_rope_regs<HD>(k, p.k_norm ? row.kn : nullptr, p.eps, row.cs, row.sn, 1.0f, lane);
+#pragma unroll
+    for (int i = 0; i < HeadRegs<HD>::PAIRS; ++i) {
+      const int j = lane + 32 * i;
+      if (j < HD / 2) {
+        const unsigned short ka = from_f32<ac_bf16>(k.a[i]).bits, kb = from_f32<ac_bf16>(k.b[i]).bits;
+        const unsigned short va = from_f32<ac_bf16>(v.a[i]).bits, vb = from_f32<ac_bf16>(v.b[i]).bits;
+        ks[rows - 1][j] = ka;
+        ks[rows - 1][j + HD / 2] = kb;
+        vs[rows - 1][j] = va;
+        vs[rows - 1][j + HD / 2] = vb;
+        kbase[pos * HD + j] = ka;
+        kbase[pos * HD + j + HD / 2] = kb;
+        vbase[pos * HD + j] = va;
+        vbase[pos * HD + j + HD / 2] = vb;
+      }
+    }
+  }
+  AC_TIMELINE_MARK(0);  // developer timeline: thread 0's query head done
   cp_async_wait_all();
   __syncthreads();
+  AC_TIMELINE_MARK(1);  // the block's query, new row and cached rows ready
 }
 
 // Step 3: scores of (query head, row) pairs over the block's `rows` shared rows (at least one),
@@ -102,7 +165,9 @@ __device__ __forceinline__ void attn_query_and_new_kv(const FusedAttnParams& p, 
 // threadIdx.x + o * BLOCK (query head i / HD, dim i % HD), not yet divided by the sum.
 // ILP = 1: one accumulator per dot product and per P·V sum (the form measured first); ILP = 4:
 // four independent accumulators, so that these latency-bound stages do not wait a shared-memory
-// round trip per row.
+// round trip per row. One score per thread: the lanes of a warp read the same query values
+// (broadcasts) and neighbouring rows. Scores split over 8 lanes and summed with shuffles (a
+// shorter chain, but no broadcasts) were slower: bench/results/2026-12-01-attn-stages/.
 template <int BLOCK, int SPLIT, int HD, int GROUP, int ILP, int KPAD>
 __device__ __forceinline__ void attn_split_pass(const float (*qs)[HD], const unsigned short (*ks)[KPAD],
                                                 const unsigned short (*vs)[KPAD], float (*sc)[SPLIT], float* m_s,
@@ -146,6 +211,7 @@ __device__ __forceinline__ void attn_split_pass(const float (*qs)[HD], const uns
     sc[g][r] = s;
   }
   __syncthreads();
+  AC_TIMELINE_MARK(2);  // scores
   for (int g = warp; g < GROUP; g += WARPS) {
     float mx = AC_NEG_INF;
     for (int r = lane; r < rows; r += 32) mx = fmaxf(mx, sc[g][r]);
@@ -163,6 +229,7 @@ __device__ __forceinline__ void attn_split_pass(const float (*qs)[HD], const uns
     }
   }
   __syncthreads();
+  AC_TIMELINE_MARK(3);  // softmax
 #pragma unroll
   for (int o = 0; o < OUTS; ++o) {
     const int i = threadIdx.x + o * BLOCK;
@@ -202,7 +269,7 @@ __device__ void attn_decode_fused(const FusedAttnParams& p) {
   unsigned short(*vs)[KPAD] = ks + SPLIT;
   float(*sc)[SPLIT] = reinterpret_cast<float(*)[SPLIT]>(attn_smem + 2 * SPLIT * KPAD * 2);
   __shared__ float qs[GROUP][HD];
-  __shared__ float cs[HD / 2], sn[HD / 2];
+  __shared__ AttnRow<HD> row;
   __shared__ float m_s[GROUP], l_s[GROUP];
   __shared__ bool last;
 
@@ -221,10 +288,9 @@ __device__ void attn_decode_fused(const FusedAttnParams& p) {
   unsigned short* vbase = p.v_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
   const long long h0 = kvh * GROUP;
 
-  attn_prefetch_rows<BLOCK, HD, KPAD>(ks, vs, kbase, vbase, begin, cached, cs, sn, p, pos);
+  attn_prefetch_rows<BLOCK, HD, KPAD, W>(ks, vs, kbase, vbase, begin, cached, row, p, pos);
   pdl_wait();
-  attn_query_and_new_kv<BLOCK, HD, GROUP, KPAD, W>(p, t, kvh, split == splits - 1, rows, qs, ks, vs, cs, sn, kbase, vbase,
-                                                   pos);
+  attn_query_and_new_kv<BLOCK, HD, GROUP, KPAD>(p, t, kvh, split == splits - 1, rows, qs, ks, vs, row, kbase, vbase, pos);
   float acc[OUTS];
   attn_split_pass<BLOCK, SPLIT, HD, GROUP, ILP, KPAD>(qs, ks, vs, sc, m_s, l_s, rows, acc);
 

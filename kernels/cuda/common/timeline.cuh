@@ -3,14 +3,18 @@
 // that variable. Each block's thread 0 records when the block started, when its wait for the
 // previous kernel returned (pdl_wait; 0: it did not wait) and when every thread of the block was
 // done, in %globaltimer nanoseconds, with the kernel's tag (set by the loader per module), the
-// block's linear index and its SM. The host points ac_timeline_buf at a buffer, counts in
-// *ac_timeline_count and reads the records back after one step.
+// block's linear index and its SM; a kernel may also mark up to AC_TIMELINE_MARKS points of its
+// body (AC_TIMELINE_MARK(i): thread 0's time there, 0 where not reached). The host points
+// ac_timeline_buf at a buffer, counts in *ac_timeline_count and reads the records back after one
+// step.
 #pragma once
 #ifdef AC_TIMELINE
 
+#define AC_TIMELINE_MARKS 6
 struct AcTimelineRecord {
   unsigned long long start, wait, end;
   unsigned tag, block, sm, pad;
+  unsigned long long mark[AC_TIMELINE_MARKS];
 };
 
 __device__ AcTimelineRecord* ac_timeline_buf;
@@ -18,6 +22,7 @@ __device__ unsigned* ac_timeline_count;
 __device__ unsigned ac_timeline_cap;
 __device__ unsigned ac_timeline_tag;
 __shared__ unsigned long long ac_timeline_wait;
+__shared__ unsigned long long ac_timeline_mark[AC_TIMELINE_MARKS];
 
 __device__ __forceinline__ unsigned long long ac_timeline_now() {
   unsigned long long t;
@@ -33,17 +38,21 @@ struct AcTimelineScope {
     if (threadIdx.x == 0) {
       t0 = ac_timeline_now();
       ac_timeline_wait = 0;
+      for (int i = 0; i < AC_TIMELINE_MARKS; ++i) ac_timeline_mark[i] = 0;
     }
   }
   __device__ ~AcTimelineScope() {
     __syncthreads();
+    const unsigned long long t1 = ac_timeline_now();  // before the record's atomic round trip
     if (threadIdx.x != 0 || ac_timeline_buf == nullptr) return;
     unsigned sm;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
     const unsigned i = atomicAdd(ac_timeline_count, 1u);
     if (i >= ac_timeline_cap) return;
     const unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    ac_timeline_buf[i] = AcTimelineRecord{t0, ac_timeline_wait, ac_timeline_now(), ac_timeline_tag, block, sm, 0u};
+    AcTimelineRecord r{t0, ac_timeline_wait, t1, ac_timeline_tag, block, sm, 0u, {}};
+    for (int k = 0; k < AC_TIMELINE_MARKS; ++k) r.mark[k] = ac_timeline_mark[k];
+    ac_timeline_buf[i] = r;
   }
 };
 
@@ -51,8 +60,15 @@ struct AcTimelineScope {
   do {                       \
     if (threadIdx.x == 0) ac_timeline_wait = ac_timeline_now(); \
   } while (0)
+#define AC_TIMELINE_MARK(i) \
+  do {                      \
+    if (threadIdx.x == 0) ac_timeline_mark[i] = ac_timeline_now(); \
+  } while (0)
 #else
 #define AC_TIMELINE_WAITED() \
   do {                       \
+  } while (0)
+#define AC_TIMELINE_MARK(i) \
+  do {                      \
   } while (0)
 #endif

@@ -195,9 +195,11 @@ __device__ void gemv(const GemvParams& p) {
   const bool deferred = SPLITK == 1 && p.gamma != nullptr;
   if (SPLITK == 1) gemv_stage_x_deferred<BLOCK, BATCH, W>(p, xs, ss_part, kchunk);
   else gemv_stage_x<BLOCK, BATCH, W>(p, xs, k0, k1, kchunk);
+  AC_TIMELINE_MARK(0);  // developer timeline: x' staged
 
   float acc[MATS][ROWS][BATCH];
   gemv_stream<ROWS, UNROLL, MATS, BATCH, W>(acc, wa, wb, w0, w1, row0, N, K, k0, nchunks, xs, kchunk, lane, [] {});
+  AC_TIMELINE_MARK(1);  // thread 0's rows accumulated
 
   // Epilogue: lane 0 of each warp owns its rows' results.
   __shared__ float best_v[BATCH][WARPS * ROWS];

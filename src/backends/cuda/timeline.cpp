@@ -13,9 +13,11 @@ namespace ac::cuda {
 
 namespace {
 // kernels/cuda/common/timeline.cuh's AcTimelineRecord.
+constexpr int kMarks = 6;  // AC_TIMELINE_MARKS
 struct Record {
   unsigned long long start, wait, end;
   unsigned tag, block, sm, pad;
+  unsigned long long mark[kMarks];
 };
 constexpr unsigned kCapacity = 1u << 20;
 
@@ -88,11 +90,15 @@ void timeline_write(CUstream s) {
   for (const Record& x : r) t0 = std::min(t0, x.start);
   std::sort(r.begin(), r.end(), [](const Record& a, const Record& b) { return a.start < b.start; });
   std::ofstream out(timeline_path());
-  out << "kernel,block,sm,start_ns,wait_ns,end_ns\n";
+  out << "kernel,block,sm,start_ns,wait_ns,end_ns";
+  for (int k = 0; k < kMarks; ++k) out << ",mark" << k << "_ns";
+  out << '\n';
   for (const Record& x : r) {
     const std::string& name = x.tag < st.names.size() ? st.names[x.tag] : std::string("?");
     out << name << ',' << x.block << ',' << x.sm << ',' << (x.start - t0) << ','
-        << (x.wait ? (long long)(x.wait - t0) : -1) << ',' << (x.end - t0) << '\n';
+        << (x.wait ? (long long)(x.wait - t0) : -1) << ',' << (x.end - t0);
+    for (int k = 0; k < kMarks; ++k) out << ',' << (x.mark[k] ? (long long)(x.mark[k] - t0) : -1);
+    out << '\n';
   }
   if (!out) throw_internal("timeline", "cannot write " + timeline_path());
 }

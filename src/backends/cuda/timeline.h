@@ -22,7 +22,7 @@ long long timeline_step();
 void timeline_bind(CUmodule mod, const std::string& name);
 // Before the recorded step: zero the record count on stream s. After it: wait for s and write the
 // records (kernel name, block, SM, start / wait / end in ns from the step's first start) to the
-// CSV; throws Internal on a failed write.
+// CSV (and the marks, AC_TIMELINE_MARK); throws Internal on a failed write.
 void timeline_reset(CUstream s);
 void timeline_write(CUstream s);
 
