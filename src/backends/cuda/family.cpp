@@ -217,8 +217,9 @@ std::vector<Family> build_families() {
     // registers each), as ptxas chose on its own before the query path held a head in registers
     // (40 since: 6 blocks of 256 per SM instead of 8; W5 on Qwen3-1.7B measured 7% slower,
     // bench/results/2026-12-01-bench-plans/). Points with more than two outputs per thread keep
-    // their registers (32 would spill their accumulators).
-    f.min_blocks = "(GROUP * HD / BLOCK <= 2 ? 2048 / BLOCK : 1)";
+    // their registers (32 would spill their accumulators). At most 16 blocks: sm_86 allows no more
+    // per SM (ptxas ignores the bound, with a warning, past what the GPU allows).
+    f.min_blocks = "(GROUP * HD / BLOCK <= 2 ? (2048 / BLOCK < 16 ? 2048 / BLOCK : 16) : 1)";
     f.description = "decode attention in one kernel: cached K/V prefetched (cp.async) before the wait on the "
                     "QKV projection, q/k norm + rope + KV-cache write, one pass per split, the last block of a "
                     "KV head merges the splits; ILP: independent accumulators in the dot products and P.V sums";

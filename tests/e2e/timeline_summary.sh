@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# tools/timeline_summary.py on a hand-made decode-step timeline (the CSV that
+# AGENTCOMPILE_TIMELINE writes): launches grouped in start order, the per-kind summary, and the
+# stage marks per kernel from the launch's first wait return and from each block's own. No GPU.
+set -euo pipefail
+src=${AC_SRC:?}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cat > "$tmp/t.csv" <<'CSV'
+kernel,block,sm,start_ns,wait_ns,end_ns,mark0_ns,mark1_ns,mark2_ns,mark3_ns,mark4_ns,mark5_ns
+gemv__fused__w_bf16__block256__sm90,0,0,0,1000,5000,2000,4000,-1,-1,-1,-1
+gemv__fused__w_bf16__block256__sm90,1,1,100,1500,6000,2500,4500,-1,-1,-1,-1
+attn_decode__cluster__w_bf16__block256__sm90,0,2,5500,6500,9000,7000,-1,-1,-1,-1,-1
+attn_decode__cluster__w_bf16__block256__sm90,1,3,5600,6500,9500,7200,-1,-1,-1,-1,-1
+CSV
+python3 "$src/tools/timeline_summary.py" "$tmp/t.csv" > "$tmp/sum.txt"
+grep -q "^step: 2 launches, 4 blocks, 9.5 us" "$tmp/sum.txt" || fail "summary: $(cat "$tmp/sum.txt")"
+
+python3 "$src/tools/timeline_summary.py" "$tmp/t.csv" --marks attn_decode > "$tmp/attn.txt"
+python3 - "$tmp/attn.txt" <<'PY'
+import sys
+rows = {l.split()[0]: [float(x) for x in l.split()[1:]] for l in open(sys.argv[1]) if l.split() and l.split()[0] in ("mark0", "end")}
+assert rows["mark0"] == [0.6, 0.7, 0.6], rows  # (0.5 + 0.7) / 2, the last, from each block's own wait (the same)
+assert rows["end"] == [2.75, 3.0, 2.75], rows
+PY
+python3 "$src/tools/timeline_summary.py" "$tmp/t.csv" --marks gemv > "$tmp/gemv.txt"
+python3 - "$tmp/gemv.txt" <<'PY'
+import sys
+rows = {l.split()[0]: [float(x) for x in l.split()[1:]] for l in open(sys.argv[1]) if l.split() and (l.split()[0] == "end" or l.split()[0][4:].isdigit())}
+assert sorted(rows) == ["end", "mark0", "mark1"], rows  # marks never reached are not listed
+assert rows["mark0"] == [1.25, 1.5, 1.0], rows  # block 1 waited 0.5 us longer: its own 1.0
+assert rows["mark1"] == [3.25, 3.5, 3.0], rows
+PY
+if python3 "$src/tools/timeline_summary.py" "$tmp/t.csv" --marks nosuchkernel > "$tmp/none.txt" 2>&1; then
+  fail "--marks of no launch exited 0"
+fi
+grep -q "no launch of a kernel holding 'nosuchkernel'" "$tmp/none.txt" || fail "no-launch message: $(cat "$tmp/none.txt")"
+echo "timeline_summary: ok"
