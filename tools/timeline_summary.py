@@ -42,6 +42,11 @@ def launches(rows):
     return out
 
 
+def first_wait(rs):
+    # A launch's first released wait (its first block start when no block waited).
+    return min((r["wait"] for r in rs if r["wait"] >= 0), default=min(r["start"] for r in rs))
+
+
 LAYER = ["QKV", "attention", "output", "gate/up", "down"]
 
 
@@ -55,9 +60,9 @@ def layer_table(ls, label):
             rs = ls[i]["rows"]
             prev = max(r["end"] for r in ls[i - 1]["rows"])
             s0 = min(r["start"] for r in rs)
-            waits = sorted(r["wait"] for r in rs if r["wait"] >= 0) or [s0]
+            w0 = first_wait(rs)
             ends = sorted(r["end"] for r in rs)
-            for k, v in enumerate([len(rs), waits[0] - s0, waits[0] - prev, ends[-1] - waits[0],
+            for k, v in enumerate([len(rs), w0 - s0, w0 - prev, ends[-1] - w0,
                                    ends[-1] - ends[len(ends) // 2], ends[-1] - prev]):
                 acc[n][k] += v
         count += 1
@@ -83,7 +88,7 @@ def marks_table(ls, sub):
         own = defaultdict(float)
         for l in group:
             rs = l["rows"]
-            w0 = min((r["wait"] for r in rs if r["wait"] >= 0), default=min(r["start"] for r in rs))
+            w0 = first_wait(rs)
             for k in names:
                 at = [(r, r["end"] if k == "end" else r["marks"].get(k, -1)) for r in rs]
                 at = [(r, v) for r, v in at if v >= 0]
@@ -119,8 +124,7 @@ def main():
         rs = l["rows"]
         s0 = min(r["start"] for r in rs)
         sn = max(r["start"] for r in rs)
-        waits = [r["wait"] for r in rs if r["wait"] >= 0]
-        w0 = min(waits) if waits else s0
+        w0 = first_wait(rs)
         end = max(r["end"] for r in rs)
         lag = w0 - prev_end
         span = end - prev_end
