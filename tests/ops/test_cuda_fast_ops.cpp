@@ -247,7 +247,11 @@ TEST_P(CudaDecodeAttention, SplitsAndCombineMatchCpu) {
 INSTANTIATE_TEST_SUITE_P(Points, CudaDecodeAttention,
                          ::testing::Values(AttnCase{16, 8, 128, 128, 64, 128}, AttnCase{32, 8, 64, 128, 32, 64},
                                            AttnCase{4, 2, 32, 64, 32, 64}, AttnCase{8, 8, 128, 128, 64, 256},
-                                           AttnCase{10, 2, 64, 64, 32, 512}, AttnCase{24, 4, 128, 256, 32, 64}));
+                                           AttnCase{10, 2, 64, 64, 32, 512}, AttnCase{24, 4, 128, 256, 32, 64},
+                                           // splits of at most 32 rows: the fused kernel's warp pass
+                                           // (attn_warp_pass), head dims 64 / 128 / 256
+                                           AttnCase{16, 8, 128, 256, 32, 32}, AttnCase{32, 8, 64, 128, 16, 16},
+                                           AttnCase{8, 4, 256, 256, 32, 32}));
 
 // The fused decode attention: q/k norm + rope of the step's token, its k/v written to the cache,
 // split attention over [0, position] and the merge by the last block, for two sequences at once.

@@ -51,7 +51,7 @@ __device__ void attn_decode_cluster(const FusedAttnParams& p) {
   unsigned short(*ks)[KPAD] = reinterpret_cast<unsigned short(*)[KPAD]>(attn_smem);
   unsigned short(*vs)[KPAD] = ks + SPLIT;
   float(*sc)[SPLIT] = reinterpret_cast<float(*)[SPLIT]>(attn_smem + 2 * SPLIT * KPAD * 2);
-  __shared__ float qs[GROUP][HD];
+  __shared__ __align__(16) float qs[GROUP][HD];  // read as float4 by attn_warp_pass
   __shared__ AttnRow<HD> row;
   __shared__ float m_s[GROUP], l_s[GROUP];
   __shared__ float part[GROUP * HD];  // this block's unnormalised P·V, read by the whole cluster
@@ -75,23 +75,29 @@ __device__ void attn_decode_cluster(const FusedAttnParams& p) {
 
   attn_prefetch_rows<BLOCK, HD, KPAD, W>(ks, vs, kbase, vbase, begin, cached, row, p, pos);
   pdl_wait();
-  attn_query_and_new_kv<BLOCK, HD, GROUP, KPAD>(p, t, kvh, rows > 0 && end == len, rows, qs, ks, vs, row, kbase, vbase,
-                                                pos);
-  float acc[OUTS];
-  if (rows > 0) {  // block-uniform
-    // Blocks of more than 256 rows (the long range's longest splits) use four accumulators per
-    // dot product and P·V sum (attn_split_pass's ILP 4): as measured with them.
-    attn_split_pass<BLOCK, SPLIT, HD, GROUP, (SPLIT > 256 ? 4 : 1), KPAD>(qs, ks, vs, sc, m_s, l_s, rows, acc);
+  attn_query_and_new_kv<BLOCK, HD, GROUP, KPAD, W>(p, t, kvh, rows > 0 && end == len, rows, qs, ks, vs, row, kbase,
+                                                   vbase, pos);
+  // Block-uniform. At most 32 rows (W2's contexts on 8-block clusters): one warp per query head;
+  // W2 decode 1.0-1.1% faster than attn_split_pass there (bench/results/2026-12-01-warp-pass/).
+  if (HD % 64 == 0 && rows <= 32) {
+    if constexpr (HD % 64 == 0) attn_warp_pass<BLOCK, HD, GROUP, KPAD>(qs, ks, vs, m_s, l_s, rows, part);
   } else {
+    float acc[OUTS];
+    if (rows > 0) {
+      // Blocks of more than 256 rows (the long range's longest splits) use four accumulators per
+      // dot product and P·V sum (attn_split_pass's ILP 4): as measured with them.
+      attn_split_pass<BLOCK, SPLIT, HD, GROUP, (SPLIT > 256 ? 4 : 1), KPAD>(qs, ks, vs, sc, m_s, l_s, rows, acc);
+    } else {
 #pragma unroll
-    for (int o = 0; o < OUTS; ++o) acc[o] = 0.0f;
-    if (threadIdx.x < GROUP) {
-      m_s[threadIdx.x] = AC_NEG_INF;
-      l_s[threadIdx.x] = 0.0f;
+      for (int o = 0; o < OUTS; ++o) acc[o] = 0.0f;
+      if (threadIdx.x < GROUP) {
+        m_s[threadIdx.x] = AC_NEG_INF;
+        l_s[threadIdx.x] = 0.0f;
+      }
     }
-  }
 #pragma unroll
-  for (int o = 0; o < OUTS; ++o) part[threadIdx.x + o * BLOCK] = acc[o];
+    for (int o = 0; o < OUTS; ++o) part[threadIdx.x + o * BLOCK] = acc[o];
+  }
   cluster_sync_all();
   AC_TIMELINE_MARK(4);  // P.V of every block of the cluster
 

@@ -3,11 +3,12 @@
 // the kernel is arranged to wait on as few dependent memory round trips as possible:
 //   1. before waiting for the QKV projection (programmatic dependent launch), the block starts
 //      copying its split's cached K/V rows (earlier steps wrote them) and its rope row into shared
-//      memory with cp.async, and lets the next kernel launch;
+//      memory with cp.async, asks L2 for the q/k norm weights, and lets the next kernel launch;
 //   2. after the wait it normalises and rotates its query group (q_norm + rope); the block whose
 //      split holds the token's own position also does the new key, writes k and v to the bf16
 //      cache and puts them in its last shared row;
-//   3. scores, softmax and P·V over the whole split at once;
+//   3. scores, softmax and P·V over the whole split at once (splits of at most 32 rows: one warp
+//      per query head, attn_warp_pass);
 //   4. one split: the result is written directly; otherwise the last block of a (token, KV head)
 //      to finish merges the splits' partials (no separate combine kernel).
 // Steps 1-3 are the helpers below, shared with attn_decode.cluster (decode_cluster.cuh), which
@@ -20,11 +21,10 @@
 #include "common/types.cuh"
 
 // What step 2 needs besides the QKV projection's output, staged in shared memory in step 1: this
-// position's rope row (cos, sin) and the q/k norm weights (Qwen3's qk_norm; unused without).
+// position's rope row (cos, sin).
 template <int HD>
 struct AttnRow {
   float cs[HD / 2], sn[HD / 2];
-  float qn[HD], kn[HD];
 };
 
 // One head's HD values as one warp holds them: lane l has the rotation pairs (j, j + HD / 2) for
@@ -46,11 +46,23 @@ __device__ __forceinline__ void load_head(const float* src, HeadRegs<HD>& h, int
   }
 }
 
-// Per-head RMSNorm (when `norm`, HD weights in shared memory) and rope of a loaded head, in place,
-// times `scale`; cs/sn hold cos and sin of this position.
+// A head's norm weights (16-bit) as load_head holds a head.
+template <int HD, typename W>
+__device__ __forceinline__ void load_norm(const void* w, HeadRegs<HD>& h, int lane) {
+  const W* n = static_cast<const W*>(w);
+#pragma unroll
+  for (int i = 0; i < HeadRegs<HD>::PAIRS; ++i) {
+    const int j = lane + 32 * i;
+    h.a[i] = j < HD / 2 ? to_f32(n[j]) : 0.0f;
+    h.b[i] = j < HD / 2 ? to_f32(n[j + HD / 2]) : 0.0f;
+  }
+}
+
+// Per-head RMSNorm (when `norm`, by the weights nw as load_norm holds them) and rope of a loaded
+// head, in place, times `scale`; cs/sn hold cos and sin of this position.
 template <int HD>
-__device__ __forceinline__ void norm_rope_regs(HeadRegs<HD>& h, const float* norm, float eps, const float* cs,
-                                               const float* sn, float scale, int lane) {
+__device__ __forceinline__ void norm_rope_regs(HeadRegs<HD>& h, bool norm, const HeadRegs<HD>& nw, float eps,
+                                               const float* cs, const float* sn, float scale, int lane) {
   constexpr int PAIRS = HeadRegs<HD>::PAIRS;
   float inv = 1.0f;
   if (norm) {
@@ -66,16 +78,16 @@ __device__ __forceinline__ void norm_rope_regs(HeadRegs<HD>& h, const float* nor
   for (int i = 0; i < PAIRS; ++i) {
     const int j = lane + 32 * i;
     if (j >= HD / 2) break;
-    const float a = norm ? norm[j] * (h.a[i] * inv) : h.a[i];
-    const float b = norm ? norm[j + HD / 2] * (h.b[i] * inv) : h.b[i];
+    const float a = norm ? nw.a[i] * (h.a[i] * inv) : h.a[i];
+    const float b = norm ? nw.b[i] * (h.b[i] * inv) : h.b[i];
     h.a[i] = (a * cs[j] - b * sn[j]) * scale;
     h.b[i] = (b * cs[j] + a * sn[j]) * scale;
   }
 }
 
 // Step 1 (independent of the previous kernel): cp.async of the `cached` K/V rows from `begin`
-// into the block's shared rows (committed, not waited for), this position's rope row and the
-// norm weights.
+// into the block's shared rows (committed, not waited for), this position's rope row, and the
+// q/k norm weights asked into L2.
 template <int BLOCK, int HD, int KPAD, typename W>
 __device__ __forceinline__ void attn_prefetch_rows(unsigned short (*ks)[KPAD], unsigned short (*vs)[KPAD],
                                                    const unsigned short* kbase, const unsigned short* vbase,
@@ -96,11 +108,13 @@ __device__ __forceinline__ void attn_prefetch_rows(unsigned short (*ks)[KPAD], u
     row.cs[j] = p.rope_cos[pos * (HD / 2) + j];
     row.sn[j] = p.rope_sin[pos * (HD / 2) + j];
   }
-  const W* qn = static_cast<const W*>(p.q_norm);
-  const W* kn = static_cast<const W*>(p.k_norm);
-  for (int j = threadIdx.x; j < HD; j += BLOCK) {
-    if (qn) row.qn[j] = to_f32(qn[j]);
-    if (kn) row.kn[j] = to_f32(kn[j]);
+  // The q/k norm weights are loaded after the wait, with the head (registers): ask L2 for them now.
+  // Staged in shared memory here instead, they made batch-8 decode 0.2-8% slower
+  // (bench/results/2026-12-01-warp-pass/): this barrier then waited for DRAM.
+  if (threadIdx.x < 2 * (HD * 2 + 127) / 128) {
+    const int lines = (HD * 2 + 127) / 128, i = threadIdx.x;
+    const char* w = static_cast<const char*>(i < lines ? p.q_norm : p.k_norm);
+    if (w) asm volatile("prefetch.global.L2 [%0];" ::"l"(w + 128 * (i % lines)));
   }
   __syncthreads();
 }
@@ -108,7 +122,7 @@ __device__ __forceinline__ void attn_prefetch_rows(unsigned short (*ks)[KPAD], u
 // Step 2 (after the QKV projection): the query group normalised and rotated into qs; with
 // `new_kv`, the token's own key and value too, written to the bf16 cache and to shared row
 // `rows - 1`. Ends with the cached rows in shared memory.
-template <int BLOCK, int HD, int GROUP, int KPAD>
+template <int BLOCK, int HD, int GROUP, int KPAD, typename W>
 __device__ __forceinline__ void attn_query_and_new_kv(const FusedAttnParams& p, long long t, long long kvh, bool new_kv,
                                                       int rows, float (*qs)[HD], unsigned short (*ks)[KPAD],
                                                       unsigned short (*vs)[KPAD], const AttnRow<HD>& row,
@@ -118,11 +132,11 @@ __device__ __forceinline__ void attn_query_and_new_kv(const FusedAttnParams& p, 
   const long long q_dim = p.heads * HD, kv_dim = p.kv_heads * HD;
   const float* qkv = p.qkv + t * (q_dim + 2 * kv_dim);
   const long long h0 = kvh * GROUP;
-  const float* qn = p.q_norm ? row.qn : nullptr;
   for (int g = warp; g < GROUP; g += WARPS) {
-    HeadRegs<HD> q;
+    HeadRegs<HD> q, qn;
     load_head<HD>(qkv + (h0 + g) * HD, q, lane);
-    norm_rope_regs<HD>(q, qn, p.eps, row.cs, row.sn, p.scale, lane);
+    if (p.q_norm) load_norm<HD, W>(p.q_norm, qn, lane);
+    norm_rope_regs<HD>(q, p.q_norm != nullptr, qn, p.eps, row.cs, row.sn, p.scale, lane);
 #pragma unroll
     for (int i = 0; i < HeadRegs<HD>::PAIRS; ++i) {
       const int j = lane + 32 * i;
@@ -133,10 +147,11 @@ __device__ __forceinline__ void attn_query_and_new_kv(const FusedAttnParams& p, 
     }
   }
   if (new_kv && warp == WARPS - 1) {
-    HeadRegs<HD> k, v;
+    HeadRegs<HD> k, v, kn;
     load_head<HD>(qkv + q_dim + kvh * HD, k, lane);
     load_head<HD>(qkv + q_dim + kv_dim + kvh * HD, v, lane);
-    norm_rope_regs<HD>(k, p.k_norm ? row.kn : nullptr, p.eps, row.cs, row.sn, 1.0f, lane);
+    if (p.k_norm) load_norm<HD, W>(p.k_norm, kn, lane);
+    norm_rope_regs<HD>(k, p.k_norm != nullptr, kn, p.eps, row.cs, row.sn, 1.0f, lane);
 #pragma unroll
     for (int i = 0; i < HeadRegs<HD>::PAIRS; ++i) {
       const int j = lane + 32 * i;
@@ -254,6 +269,79 @@ __device__ __forceinline__ void attn_split_pass(const float (*qs)[HD], const uns
   }
 }
 
+// Step 3 for blocks of at most 32 rows, one warp per query head and no block barrier inside:
+// lane r scores row r (four accumulators), the softmax is two warp reductions in registers, and
+// P·V gives each lane HD / 32 neighbouring dimensions, the probabilities broadcast by shuffles.
+// attn_split_pass spends a barrier and a shared-memory pass per stage on what one warp holds.
+// Writes the unnormalised P·V of head g to out[g * HD + d] (out may be qs: each warp reads only
+// its own head, and all its lanes have scored before any writes) and its max and sum to
+// m_s[g], l_s[g]; rows == 0 gives max -inf, sum 0 and zeros. Callers synchronise after it.
+template <int BLOCK, int HD, int GROUP, int KPAD>
+__device__ __forceinline__ void attn_warp_pass(const float (*qs)[HD], const unsigned short (*ks)[KPAD],
+                                               const unsigned short (*vs)[KPAD], float* m_s, float* l_s, int rows,
+                                               float* out) {
+  static_assert(HD % 64 == 0, "each lane's P.V dimensions are whole 32-bit words");
+  constexpr int WARPS = BLOCK / 32, DPL = HD / 32;  // dimensions per lane
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int g = warp; g < GROUP; g += WARPS) {
+    float s = AC_NEG_INF;
+    if (lane < rows) {
+      float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+#pragma unroll
+      for (int c = 0; c < HD; c += 8) {
+        const uint4 kv = *reinterpret_cast<const uint4*>(&ks[lane][c]);
+        const float4 qa = *reinterpret_cast<const float4*>(&qs[g][c]);
+        const float4 qb = *reinterpret_cast<const float4*>(&qs[g][c + 4]);
+        s0 = fmaf(qa.x, __uint_as_float(kv.x << 16), s0);
+        s1 = fmaf(qa.y, __uint_as_float(kv.x & 0xffff0000u), s1);
+        s2 = fmaf(qa.z, __uint_as_float(kv.y << 16), s2);
+        s3 = fmaf(qa.w, __uint_as_float(kv.y & 0xffff0000u), s3);
+        s0 = fmaf(qb.x, __uint_as_float(kv.z << 16), s0);
+        s1 = fmaf(qb.y, __uint_as_float(kv.z & 0xffff0000u), s1);
+        s2 = fmaf(qb.z, __uint_as_float(kv.w << 16), s2);
+        s3 = fmaf(qb.w, __uint_as_float(kv.w & 0xffff0000u), s3);
+      }
+      s = (s0 + s1) + (s2 + s3);
+    }
+    const float mx = warp_max(s);
+    const float e = lane < rows ? expf(s - mx) : 0.0f;
+    const float l = warp_sum(e);
+    float acc[DPL];
+#pragma unroll
+    for (int j = 0; j < DPL; ++j) acc[j] = 0.0f;
+#pragma unroll 4
+    for (int r = 0; r < rows; ++r) {
+      const float pr = __shfl_sync(0xffffffffu, e, r);
+      unsigned v[DPL / 2];  // this lane's dimensions of row r in one shared-memory load
+      if constexpr (DPL == 2) {
+        v[0] = *reinterpret_cast<const unsigned*>(&vs[r][lane * DPL]);
+      } else if constexpr (DPL == 4) {
+        const uint2 t = *reinterpret_cast<const uint2*>(&vs[r][lane * DPL]);
+        v[0] = t.x, v[1] = t.y;
+      } else {
+#pragma unroll
+        for (int j = 0; j < DPL / 2; j += 4) {
+          const uint4 t = *reinterpret_cast<const uint4*>(&vs[r][lane * DPL + 2 * j]);
+          v[j] = t.x, v[j + 1] = t.y, v[j + 2] = t.z, v[j + 3] = t.w;
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < DPL / 2; ++j) {
+        const unsigned w = v[j];
+        acc[2 * j] = fmaf(pr, __uint_as_float(w << 16), acc[2 * j]);
+        acc[2 * j + 1] = fmaf(pr, __uint_as_float(w & 0xffff0000u), acc[2 * j + 1]);
+      }
+    }
+    __syncwarp();  // every lane has read qs[g] before out (possibly qs[g]) is written
+#pragma unroll
+    for (int j = 0; j < DPL; ++j) out[g * HD + lane * DPL + j] = acc[j];
+    if (lane == 0) {
+      m_s[g] = mx;
+      l_s[g] = l;
+    }
+  }
+}
+
 template <int BLOCK, int SPLIT, int HD, int GROUP, int ILP, typename W>
 __device__ void attn_decode_fused(const FusedAttnParams& p) {
   static_assert(ILP == 1 || ILP == 4, "ILP is 1 or 4");
@@ -268,7 +356,7 @@ __device__ void attn_decode_fused(const FusedAttnParams& p) {
   unsigned short(*ks)[KPAD] = reinterpret_cast<unsigned short(*)[KPAD]>(attn_smem);
   unsigned short(*vs)[KPAD] = ks + SPLIT;
   float(*sc)[SPLIT] = reinterpret_cast<float(*)[SPLIT]>(attn_smem + 2 * SPLIT * KPAD * 2);
-  __shared__ float qs[GROUP][HD];
+  __shared__ __align__(16) float qs[GROUP][HD];  // read as float4 by attn_warp_pass
   __shared__ AttnRow<HD> row;
   __shared__ float m_s[GROUP], l_s[GROUP];
   __shared__ bool last;
@@ -290,9 +378,16 @@ __device__ void attn_decode_fused(const FusedAttnParams& p) {
 
   attn_prefetch_rows<BLOCK, HD, KPAD, W>(ks, vs, kbase, vbase, begin, cached, row, p, pos);
   pdl_wait();
-  attn_query_and_new_kv<BLOCK, HD, GROUP, KPAD>(p, t, kvh, split == splits - 1, rows, qs, ks, vs, row, kbase, vbase, pos);
+  attn_query_and_new_kv<BLOCK, HD, GROUP, KPAD, W>(p, t, kvh, split == splits - 1, rows, qs, ks, vs, row, kbase, vbase, pos);
   float acc[OUTS];
-  attn_split_pass<BLOCK, SPLIT, HD, GROUP, ILP, KPAD>(qs, ks, vs, sc, m_s, l_s, rows, acc);
+  if constexpr (SPLIT <= 32 && HD % 64 == 0) {  // ILP makes no difference here
+    attn_warp_pass<BLOCK, HD, GROUP, KPAD>(qs, ks, vs, m_s, l_s, rows, &qs[0][0]);
+    __syncthreads();
+#pragma unroll
+    for (int o = 0; o < OUTS; ++o) acc[o] = (&qs[0][0])[threadIdx.x + o * BLOCK];
+  } else {
+    attn_split_pass<BLOCK, SPLIT, HD, GROUP, ILP, KPAD>(qs, ks, vs, sc, m_s, l_s, rows, acc);
+  }
 
   // 4. Output, or partials and the merge by the last block of this (token, KV head).
   if (splits == 1) {

@@ -213,13 +213,10 @@ std::vector<Family> build_families() {
     f.type_domain = {DType::BF16, DType::F16};
     f.params = {{"BLOCK", {64, 128, 256, 512}}, {"SPLIT", {16, 32, 64, 128, 256}}, {"HD", {32, 64, 128, 256}},
                 {"GROUP", {1, 2, 3, 4, 5, 6, 8}}, {"ILP", {1, 4}}};
-    // Batched decode runs many of its blocks at once: room for a full SM's worth of threads (32
-    // registers each), as ptxas chose on its own before the query path held a head in registers
-    // (40 since: 6 blocks of 256 per SM instead of 8; W5 on Qwen3-1.7B measured 7% slower,
-    // bench/results/2026-12-01-bench-plans/). Points with more than two outputs per thread keep
-    // their registers (32 would spill their accumulators). At most 16 blocks: sm_86 allows no more
-    // per SM (ptxas ignores the bound, with a warning, past what the GPU allows).
-    f.min_blocks = "(GROUP * HD / BLOCK <= 2 ? (2048 / BLOCK < 16 ? 2048 / BLOCK : 16) : 1)";
+    // Blocks of 64 or 128 threads get room for 64 registers (ptxas alone chose 32 and spilled,
+    // e.g. HD 32 at BLOCK 64). Larger blocks have no bound: a full SM of 256-thread blocks (32
+    // registers) made batch-8 decode 0.4-2% slower (bench/results/2026-12-01-warp-pass/).
+    f.min_blocks = [](const std::map<std::string, int>& v) { return v.at("BLOCK") <= 128 ? 1024 / v.at("BLOCK") : 0; };
     f.description = "decode attention in one kernel: cached K/V prefetched (cp.async) before the wait on the "
                     "QKV projection, q/k norm + rope + KV-cache write, one pass per split, the last block of a "
                     "KV head merges the splits; ILP: independent accumulators in the dot products and P.V sums";
@@ -329,7 +326,8 @@ std::string Variant::source() const {
     targs += (targs.empty() ? "" : ", ") + f.type_params[i];
   }
   const std::string cluster = f.cluster_dims.empty() ? "" : "__cluster_dims__(" + f.cluster_dims + ") ";
-  const std::string bounds = f.threads_param + (f.min_blocks.empty() ? "" : ", " + f.min_blocks);
+  const int min_blocks = f.min_blocks ? f.min_blocks(values) : 0;
+  const std::string bounds = f.threads_param + (min_blocks > 0 ? ", " + std::to_string(min_blocks) : "");
   s += "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + cluster + name() + "(const " +
        f.params_struct + " p) {\n  " + (tl ? "AcTimelineScope ac_timeline_scope;\n  " : "") + f.device_fn + "<" + targs +
        ">(p);\n}\n";

@@ -32,9 +32,9 @@ struct Family {
   bool needs_sm90a = false;              // uses wgmma/TMA features only sm_90a has
   int min_sm = 0;                        // lowest compute capability (90: thread block clusters), 0: any
   std::string cluster_dims;              // "": none; else __cluster_dims__ of the kernel, e.g. "1, CLUSTER, 1"
-  // "": none; else the second __launch_bounds__ argument (blocks per SM ptxas must fit), an
-  // expression over the parameters, e.g. "2048 / BLOCK" (a register budget of 32 per thread).
-  std::string min_blocks;
+  // Null, or the second __launch_bounds__ argument (blocks per SM ptxas must fit) of a point, 0 for
+  // none: ptxas given only the block size aims at a full SM and may spill to get there.
+  std::function<int(const std::map<std::string, int>&)> min_blocks;
   std::string description;
   // Extra constraint over the bound parameters; returns why it is invalid, "" when valid.
   std::function<std::string(const std::map<std::string, int>&)> constraint;
