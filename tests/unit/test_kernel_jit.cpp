@@ -54,14 +54,14 @@ TEST(KernelFamily, VariantNameEncodesEveryBindingAndSourceOnlyBinds) {
 TEST(KernelJit, CompilesReportsResourcesAndCaches) {
   TempCache tc;
   Variant v = rms_variant();
-  // A source no other test of the process compiled: NVRTC answered a repeat compile in the same
-  // process (after the GPU tests, on the H200) without running ptxas again, so without the
-  // resource lines this test reads.
-  JitRequest req{v.name(), v.source() + "// " + tc.dir.string() + "\n", "sm_90", {}};
+  JitRequest req{v.name(), v.source(), "sm_90", {}};
   JitResult a = jit_compile(req);
   ASSERT_TRUE(a.ok) << a.error;
   EXPECT_FALSE(a.from_cache);
-  EXPECT_GT(a.registers, 0);
+  // On the H200, run after the GPU tests in one process, this compile has come back in 36-109 ms
+  // with no resource lines in its log (alone it passes; a source of its own did not change that:
+  // bench/results/2026-12-01-warp-pass/). Not understood yet: the log shows what NVRTC returned.
+  EXPECT_GT(a.registers, 0) << a.log;
   EXPECT_EQ(a.spill_bytes, 0);
   EXPECT_GE(a.shared_bytes, 32);  // BLOCK/32 floats of scratch
   EXPECT_GT(a.cubin.size(), 1000u);
@@ -70,9 +70,9 @@ TEST(KernelJit, CompilesReportsResourcesAndCaches) {
   EXPECT_EQ(a.cubin, b.cubin);
   EXPECT_EQ(a.registers, b.registers);
   // Another option or architecture is another key.
-  JitResult c = jit_compile(JitRequest{v.name(), req.source, "sm_80", {}});
+  JitResult c = jit_compile(JitRequest{v.name(), v.source(), "sm_80", {}});
   EXPECT_NE(c.key, a.key);
-  JitResult d = jit_compile(JitRequest{v.name(), req.source, "sm_90", {"-DAC_EXTRA=1"}});
+  JitResult d = jit_compile(JitRequest{v.name(), v.source(), "sm_90", {"-DAC_EXTRA=1"}});
   EXPECT_NE(d.key, a.key);
 }
 
