@@ -58,9 +58,9 @@ TEST(KernelJit, CompilesReportsResourcesAndCaches) {
   JitResult a = jit_compile(req);
   ASSERT_TRUE(a.ok) << a.error;
   EXPECT_FALSE(a.from_cache);
-  // On the H200, run after the GPU tests in one process, this compile has come back in 36-109 ms
-  // with no resource lines in its log (alone it passes; a source of its own did not change that:
-  // bench/results/2026-12-01-warp-pass/). Not understood yet: the log shows what NVRTC returned.
+  // On the H200, after the GPU tests in one process, this compile came back in 36-109 ms with no
+  // resource lines in its log: most likely a cubin from the CUDA compute cache, which the backend
+  // now turns off (cuda_libs.cpp; not yet re-run there). The log shows what NVRTC returned.
   EXPECT_GT(a.registers, 0) << a.log;
   EXPECT_EQ(a.spill_bytes, 0);
   EXPECT_GE(a.shared_bytes, 32);  // BLOCK/32 floats of scratch
@@ -74,6 +74,14 @@ TEST(KernelJit, CompilesReportsResourcesAndCaches) {
   EXPECT_NE(c.key, a.key);
   JitResult d = jit_compile(JitRequest{v.name(), v.source(), "sm_90", {"-DAC_EXTRA=1"}});
   EXPECT_NE(d.key, a.key);
+}
+
+// The CUDA compute cache would hand NVRTC a cubin without running ptxas (no resource lines): the
+// backend turns it off for the process before main (cuda_libs.cpp).
+TEST(KernelJit, CudaComputeCacheIsOffForTheProcess) {
+  const char* v = std::getenv("CUDA_CACHE_DISABLE");
+  ASSERT_NE(v, nullptr);
+  EXPECT_STREQ(v, "1");
 }
 
 TEST(KernelJit, CorruptEntriesAreRebuiltNeverLoaded) {

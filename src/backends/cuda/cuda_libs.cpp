@@ -1,6 +1,7 @@
 #include "backends/cuda/cuda_libs.h"
 
 #include <dlfcn.h>
+#include <stdlib.h>
 
 #include <mutex>
 #include <string>
@@ -11,6 +12,15 @@
 namespace ac::cuda {
 
 namespace {
+
+// NVRTC's cubin step goes through the CUDA compute cache (~/.nv/ComputeCache): for PTX it has seen
+// before (in any process), it returns the cached cubin without running ptxas, so the log has no
+// "--ptxas-options=-v" resource lines and a variant's registers and spills read as unknown (seen on
+// the H200: KernelJit.CompilesReportsResourcesAndCaches after the GPU tests; the same is reported
+// for cuda-python, NVIDIA/cuda-python#1124). Kernels are cached on disk by agentcompile itself
+// (kernel_cache.h), with their resources, so the compute cache is off for the process: set before
+// main, while no other thread can read the environment.
+const bool kComputeCacheOff = [] { return ::setenv("CUDA_CACHE_DISABLE", "1", 1) == 0; }();
 
 // The toolkit's own folder first (the binary is built against it), then the loader's search path.
 void* open_library(const std::vector<std::string>& names, std::string& tried) {
