@@ -35,30 +35,19 @@ struct HeadRegs {
   float a[PAIRS], b[PAIRS];
 };
 
-// All of a head's loads at once (one dependent round trip to L2, not one per loop iteration).
-template <int HD>
-__device__ __forceinline__ void load_head(const float* src, HeadRegs<HD>& h, int lane) {
+// All of a head's loads at once (one dependent round trip to L2, not one per loop iteration): a
+// head of the QKV projection's output (f32), or its norm weights (16-bit).
+template <int HD, typename T>
+__device__ __forceinline__ void load_head(const T* src, HeadRegs<HD>& h, int lane) {
 #pragma unroll
   for (int i = 0; i < HeadRegs<HD>::PAIRS; ++i) {
     const int j = lane + 32 * i;
-    h.a[i] = j < HD / 2 ? src[j] : 0.0f;
-    h.b[i] = j < HD / 2 ? src[j + HD / 2] : 0.0f;
+    h.a[i] = j < HD / 2 ? to_f32(src[j]) : 0.0f;
+    h.b[i] = j < HD / 2 ? to_f32(src[j + HD / 2]) : 0.0f;
   }
 }
 
-// A head's norm weights (16-bit) as load_head holds a head.
-template <int HD, typename W>
-__device__ __forceinline__ void load_norm(const void* w, HeadRegs<HD>& h, int lane) {
-  const W* n = static_cast<const W*>(w);
-#pragma unroll
-  for (int i = 0; i < HeadRegs<HD>::PAIRS; ++i) {
-    const int j = lane + 32 * i;
-    h.a[i] = j < HD / 2 ? to_f32(n[j]) : 0.0f;
-    h.b[i] = j < HD / 2 ? to_f32(n[j + HD / 2]) : 0.0f;
-  }
-}
-
-// Per-head RMSNorm (when `norm`, by the weights nw as load_norm holds them) and rope of a loaded
+// Per-head RMSNorm (when `norm`, by the weights nw as load_head holds them) and rope of a loaded
 // head, in place, times `scale`; cs/sn hold cos and sin of this position.
 template <int HD>
 __device__ __forceinline__ void norm_rope_regs(HeadRegs<HD>& h, bool norm, const HeadRegs<HD>& nw, float eps,
@@ -135,7 +124,7 @@ __device__ __forceinline__ void attn_query_and_new_kv(const FusedAttnParams& p, 
   for (int g = warp; g < GROUP; g += WARPS) {
     HeadRegs<HD> q, qn;
     load_head<HD>(qkv + (h0 + g) * HD, q, lane);
-    if (p.q_norm) load_norm<HD, W>(p.q_norm, qn, lane);
+    if (p.q_norm) load_head<HD>(static_cast<const W*>(p.q_norm), qn, lane);
     norm_rope_regs<HD>(q, p.q_norm != nullptr, qn, p.eps, row.cs, row.sn, p.scale, lane);
 #pragma unroll
     for (int i = 0; i < HeadRegs<HD>::PAIRS; ++i) {
@@ -150,7 +139,7 @@ __device__ __forceinline__ void attn_query_and_new_kv(const FusedAttnParams& p, 
     HeadRegs<HD> k, v, kn;
     load_head<HD>(qkv + q_dim + kvh * HD, k, lane);
     load_head<HD>(qkv + q_dim + kv_dim + kvh * HD, v, lane);
-    if (p.k_norm) load_norm<HD, W>(p.k_norm, kn, lane);
+    if (p.k_norm) load_head<HD>(static_cast<const W*>(p.k_norm), kn, lane);
     norm_rope_regs<HD>(k, p.k_norm != nullptr, kn, p.eps, row.cs, row.sn, 1.0f, lane);
 #pragma unroll
     for (int i = 0; i < HeadRegs<HD>::PAIRS; ++i) {
