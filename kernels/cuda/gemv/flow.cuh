@@ -24,10 +24,15 @@ __device__ __forceinline__ unsigned flow_load_acquire(const unsigned* p) {
   return v;
 }
 
-// Thread 0 waits until *counter >= target; the block continues together.
+// Thread 0 waits until *counter >= target; the block continues together. A wait of seconds (the
+// real ones take microseconds) means a counter that will never get there: the kernel traps, so
+// the launch fails with an error instead of hanging the GPU.
 __device__ __forceinline__ void flow_wait(const unsigned* counter, unsigned target) {
   if (threadIdx.x == 0)
-    while (flow_load_acquire(counter) < target) __nanosleep(32);
+    for (unsigned spins = 0; flow_load_acquire(counter) < target; ++spins) {
+      if (spins == (1u << 24)) __trap();
+      __nanosleep(32);
+    }
   __syncthreads();
 }
 
