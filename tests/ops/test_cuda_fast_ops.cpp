@@ -151,10 +151,10 @@ TEST(CudaGemvFlow, GateUpThenDownPerSliceMatchesCpu) {
     const auto dn = cuda::fast_gemv_variant(cuda::GemvChoice{256, 2, 2, c.splitk}, cuda::kEpiResidualAwait, c.batch_tmpl,
                                             DType::BF16, arch());
     const cuda::LaunchShape gs = cuda::gemv_launch_shape(gu, c.I, c.H), ds = cuda::gemv_launch_shape(dn, c.H, c.I);
-    const long long slice = ((c.I + c.splitk - 1) / c.splitk + 7) / 8 * 8;
+    const long long slice = cuda::gemv_kchunk(c.I, c.splitk);
     const unsigned slices = unsigned((c.I + slice - 1) / slice);
     auto dh = to_device(h), dwg = to_device(wg), dwu = to_device(wu), dwd = to_device(wd), dg = to_device(gamma);
-    cuda::DeviceBuffer act_d = poisoned(act.size()), flow(16 * 4), unused(4);
+    cuda::DeviceBuffer act_d = poisoned(act.size()), flow(16 * 4);
     CU_CHECK(cuda::drv().cuMemsetD32Async(flow.ptr(), 0, 16, stream()));
     GemvParams pg{dh.as<float>(), dg.as<void>(), 1e-6f, dwg.as<void>(), dwu.as<void>(), nullptr, act_d.as<float>(),
                   nullptr, nullptr, nullptr, nullptr, c.B, c.I, c.H, flow.as<unsigned>(), slice, slices, 0u};

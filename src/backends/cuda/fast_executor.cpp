@@ -254,7 +254,7 @@ LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K) {
                        mma_smem(block, mt, v.param("EPI") == kEpiSwiglu ? 2 : 1)};
   }
   const int splitk = v.param("SPLITK"), block = v.param("BLOCK"), rows = v.param("ROWS");
-  const long long kchunk = ((K + splitk - 1) / splitk + 7) / 8 * 8;
+  const long long kchunk = gemv_kchunk(K, splitk);
   const long long rows_per_block = block / 32 * rows;
   return LaunchShape{unsigned((N + rows_per_block - 1) / rows_per_block), unsigned(splitk), unsigned(block),
                      size_t(v.param("BATCH")) * size_t(kchunk) * 4};
@@ -751,9 +751,8 @@ class FastExecutor final : public Executor {
       if (down_epi == kEpiResidualAwait) {  // the down GEMV's K slices are the flow's slices
         const Variant dn = fast_decode_gemv(cfg_, cfg_.down, cfg_.down_mma, down_epi, batch_template(n), c.intermediate_size,
                                             wt_, arch_);
-        const long long splitk = dn.param("SPLITK");
         flow.counters = flow_.as<unsigned>();
-        flow.slice = ((c.intermediate_size + splitk - 1) / splitk + 7) / 8 * 8;
+        flow.slice = gemv_kchunk(c.intermediate_size, dn.param("SPLITK"));
         flow.slices = unsigned((c.intermediate_size + flow.slice - 1) / flow.slice);
       }
       flow.producers = gemv(cfg_.gate_up, cfg_.gate_up_mma, gate_up_epi, n, resid_.as<float>(), wptr(L.post_norm, 0),

@@ -188,6 +188,9 @@ struct LaunchShape {
   size_t smem = 0;
 };
 LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K);
+// gemv.fused's K slice per block at split-K `splitk` (kernels/cuda/gemv/gemv.cuh's kchunk): also
+// the slice flow's rows per slice when the down GEMV is split so.
+inline long long gemv_kchunk(long long K, long long splitk) { return ((K + splitk - 1) / splitk + 7) / 8 * 8; }
 
 // The gemv.mma variant for a batch template (1, 2, 4, 8), or none (gemv.fused runs) when the
 // tensor-core kernel cannot: f16 weights, K % 32 != 0, below sm_80.
