@@ -113,67 +113,6 @@ INSTANTIATE_TEST_SUITE_P(
         // argmax with norm (lm_head), a vocabulary that is not a multiple of anything
         GemvCase{256, 2, 2, 1, 1, 3, 1, 151936, 2048, true, false}, GemvCase{128, 1, 4, 1, 8, 3, 5, 32001, 512, true, false}));
 
-// The slice flow between gate/up and down (gemv/flow.cuh, FastConfig::mlp_flow): gate/up signals
-// its finished rows per K slice of down, each down block waits for its slice only (launched with
-// programmatic dependent launch, so it may start while gate/up runs), and the residual stream ends
-// as h + W_down (silu(W_gate x') * (W_up x')), x' = RMSNorm(h). Three times in a row: the last
-// down block must leave the counters at zero. Gate/up grids of many blocks (more than one wave of
-// a small model's rows), split-K 4 and 8 (8 leaves slices that do not divide the rows evenly),
-// batch 1 and 2.
-TEST(CudaGemvFlow, GateUpThenDownPerSliceMatchesCpu) {
-  AC_REQUIRE_GPU();
-  struct Case {
-    long long B, H, I;
-    int splitk, batch_tmpl;
-  };
-  for (const Case c : {Case{1, 512, 5632, 4, 1}, Case{2, 256, 3000, 8, 2}, Case{1, 2048, 6144, 4, 1}}) {
-    SCOPED_TRACE("B" + std::to_string(c.B) + " H" + std::to_string(c.H) + " I" + std::to_string(c.I) + " splitk" +
-                 std::to_string(c.splitk));
-    std::vector<float> h = random_vec(size_t(c.B * c.H), 31, 2.0f), wg_r, wu_r, wd_r, g_r;
-    auto wg = store_as(random_vec(size_t(c.I * c.H), 32, 0.05f), DType::BF16, wg_r);
-    auto wu = store_as(random_vec(size_t(c.I * c.H), 33, 0.05f), DType::BF16, wu_r);
-    auto wd = store_as(random_vec(size_t(c.H * c.I), 34, 0.05f), DType::BF16, wd_r);
-    auto gamma = store_as(random_vec(size_t(c.H), 35, 0.2f), DType::BF16, g_r);
-    for (auto& v : g_r) v += 1.0f;
-    gamma = store_as(g_r, DType::BF16, g_r);
-    // CPU: h + W_down swiglu(W_gate x', W_up x'), x' = rms_norm(h).
-    std::vector<float> xn(h.size()), gate(size_t(c.B * c.I)), up(gate.size()), act(gate.size()), down(h.size());
-    cpu::rms_norm(h.data(), c.B, c.H, g_r.data(), 1e-6f, xn.data());
-    cpu::linear(xn.data(), c.B, c.H, wg_r.data(), nullptr, c.I, gate.data());
-    cpu::linear(xn.data(), c.B, c.H, wu_r.data(), nullptr, c.I, up.data());
-    cpu::swiglu(gate.data(), up.data(), c.B * c.I, act.data());
-    cpu::linear(act.data(), c.B, c.I, wd_r.data(), nullptr, c.H, down.data());
-    std::vector<float> want = h;
-    for (size_t i = 0; i < want.size(); ++i) want[i] += down[i];
-
-    const auto gu = cuda::fast_gemv_variant(cuda::GemvChoice{256, 1, 2, 1}, cuda::kEpiSwigluSignal, c.batch_tmpl,
-                                            DType::BF16, arch());
-    const auto dn = cuda::fast_gemv_variant(cuda::GemvChoice{256, 2, 2, c.splitk}, cuda::kEpiResidualAwait, c.batch_tmpl,
-                                            DType::BF16, arch());
-    const cuda::LaunchShape gs = cuda::gemv_launch_shape(gu, c.I, c.H), ds = cuda::gemv_launch_shape(dn, c.H, c.I);
-    const long long slice = cuda::gemv_kchunk(c.I, c.splitk);
-    const unsigned slices = unsigned((c.I + slice - 1) / slice);
-    auto dh = to_device(h), dwg = to_device(wg), dwu = to_device(wu), dwd = to_device(wd), dg = to_device(gamma);
-    cuda::DeviceBuffer act_d = poisoned(act.size()), flow(16 * 4);
-    CU_CHECK(cuda::drv().cuMemsetD32Async(flow.ptr(), 0, 16, stream()));
-    GemvParams pg{dh.as<float>(), dg.as<void>(), 1e-6f, dwg.as<void>(), dwu.as<void>(), nullptr, act_d.as<float>(),
-                  nullptr, nullptr, nullptr, nullptr, c.B, c.I, c.H, flow.as<unsigned>(), slice, slices, 0u};
-    GemvParams pd{act_d.as<float>(), nullptr, 1e-6f, dwd.as<void>(), nullptr, nullptr, dh.as<float>(),
-                  nullptr, nullptr, nullptr, nullptr, c.B, c.H, c.I, flow.as<unsigned>(), slice, slices,
-                  gs.grid_x * gs.grid_y};
-    ASSERT_EQ(ds.grid_y, unsigned(c.splitk));
-    for (int rep = 0; rep < 3; ++rep) {
-      dh.upload(h.data(), h.size() * 4, stream());
-      cuda::launch_kernel(cuda::load_kernel(gu), cuda::Dim3{gs.grid_x, gs.grid_y}, gs.threads, gs.smem, stream(), &pg, true);
-      cuda::launch_kernel(cuda::load_kernel(dn), cuda::Dim3{ds.grid_x, ds.grid_y}, ds.threads, ds.smem, stream(), &pd, true);
-      EXPECT_LE(rel_l2(to_host<float>(act_d, act.size()), act), 1e-5) << "rep " << rep;
-      EXPECT_LE(rel_l2(to_host<float>(dh, want.size()), want), 1e-5) << "rep " << rep;
-      const std::vector<uint32_t> counters = to_host<uint32_t>(flow, 16);
-      for (uint32_t v : counters) ASSERT_EQ(v, 0u) << "rep " << rep << ": counters not reset";
-    }
-  }
-}
-
 // gemv.mma (tensor cores, batch 2-8): the same checks and bound; rows that are not a multiple
 // of the 16-row tile, ragged batches, 2 and 3 bf16 terms of x, K slices in split-K (with the
 // norm too, which the executor never launches but the kernel allows).

@@ -183,33 +183,6 @@ TEST(FastConfigOverride, SwitchesDecodeAhead) {
   EXPECT_TRUE(cuda::apply_fast_config_override({}, "decode_ahead=0,decode_ahead=1").decode_ahead);
 }
 
-// The slice flow between gate/up and down (gemv/flow.cuh) is off unless asked for, and runs only
-// where both GEMVs are gemv.fused: not at batch templates of gemv.mma, nor where mlp.fused runs
-// the layer's MLP. Its variants are the ones the fast path lists (and so loads and compiles).
-TEST(FastConfigOverride, SliceFlowOnlyBetweenFusedGemvs) {
-  const ModelConfig m = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
-  const cuda::FastConfig off{};
-  EXPECT_FALSE(off.mlp_flow);
-  const auto plain = std::pair{cuda::kEpiSwiglu, cuda::kEpiResidual};
-  const auto flow = std::pair{cuda::kEpiSwigluSignal, cuda::kEpiResidualAwait};
-  EXPECT_EQ(cuda::mlp_epilogues(m, off, 1, DType::BF16, "sm_90"), plain);
-  const cuda::FastConfig on = cuda::apply_fast_config_override({}, "mlp_flow=1");
-  EXPECT_TRUE(on.mlp_flow);
-  EXPECT_EQ(cuda::mlp_epilogues(m, on, 1, DType::BF16, "sm_90"), flow);
-  EXPECT_EQ(cuda::mlp_epilogues(m, on, 2, DType::BF16, "sm_90"), flow);
-  EXPECT_EQ(cuda::mlp_epilogues(m, on, 8, DType::BF16, "sm_90"), plain);  // gemv.mma
-  EXPECT_EQ(cuda::mlp_epilogues(m, cuda::apply_fast_config_override(on, "mlp_fused_batch=1"), 1, DType::BF16, "sm_90"),
-            plain);
-  int signal = 0, await = 0;
-  for (const cuda::Variant& v : cuda::fast_path_variants(m, DType::BF16, on, "sm_90"))
-    if (v.family->op == "gemv" && v.family->name == "fused") {
-      signal += v.param("EPI") == cuda::kEpiSwigluSignal;
-      await += v.param("EPI") == cuda::kEpiResidualAwait;
-    }
-  EXPECT_EQ(signal, 2);  // batch templates 1 and 2
-  EXPECT_EQ(await, 2);
-}
-
 TEST(FastConfigOverride, SetsTensorCorePoints) {
   const cuda::FastConfig c = cuda::apply_fast_config_override({}, "down_mma=256:2:1:4,mma_terms=3,batched_mma=0,mma_min_batch=8");
   EXPECT_EQ(c.down_mma.block, 256);

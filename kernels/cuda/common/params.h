@@ -118,14 +118,6 @@ struct GemvParams {
   unsigned* counter;     // ARGMAX: blocks finished (zero before the first launch; the last block resets it)
   int* token_out;        // ARGMAX: [B] chosen token, -1 when a logit is NaN/Inf
   long long B, N, K;
-  // Slice flow between gate/up and down (gemv/flow.cuh; EPI_SWIGLU_SIGNAL signals, EPI_RESIDUAL_AWAIT
-  // waits; unused otherwise): flow[s] output rows of slice s done (s < flow_slices), then
-  // flow[flow_slices] producer blocks that staged their input, flow[flow_slices + 1] consumer
-  // blocks finished (zero before the first launch; the last consumer block resets all).
-  unsigned* flow = nullptr;
-  long long flow_slice = 0;     // rows per slice: the consumer's K slice (its kchunk)
-  unsigned flow_slices = 0;     // ceil(rows / flow_slice)
-  unsigned flow_producers = 0;  // EPI_RESIDUAL_AWAIT: the producer's blocks
 };
 
 // A decoder layer's MLP as one decode kernel (mlp.fused): h += W_down (silu(W_gate x') * (W_up x')),

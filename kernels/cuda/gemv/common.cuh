@@ -9,15 +9,6 @@
 #define EPI_RESIDUAL 1
 #define EPI_SWIGLU 2
 #define EPI_ARGMAX 3
-// Slice flow (gemv/flow.cuh): SWIGLU that signals finished output rows per slice, and RESIDUAL
-// that waits for the rows of its K slice instead of for the whole previous kernel.
-#define EPI_SWIGLU_SIGNAL 4
-#define EPI_RESIDUAL_AWAIT 5
-
-// The epilogue an EPI computes (the flow variants compute SWIGLU and RESIDUAL).
-__host__ __device__ constexpr int gemv_epi_kind(int epi) {
-  return epi == EPI_SWIGLU_SIGNAL ? EPI_SWIGLU : epi == EPI_RESIDUAL_AWAIT ? EPI_RESIDUAL : epi;
-}
 
 // One output y[b, row] = v (u: SwiGLU's up projection) through the epilogue; the bias is added
 // by the first K slice only.

@@ -9,7 +9,6 @@
 //   SPLITK  K split over gridDim.y (RESIDUAL only: partial sums are added atomically)
 //   BATCH   largest B handled (x rows), 1 for batch-1 decode
 //   EPI     STORE | RESIDUAL (out += y) | SWIGLU (out = silu(W x) * (W2 x)) | ARGMAX (store + pick)
-//           | SWIGLU_SIGNAL / RESIDUAL_AWAIT: SWIGLU / RESIDUAL in a slice flow (gemv/flow.cuh)
 // Grid: (ceil(N / (WARPS * ROWS)), SPLITK); dynamic shared memory: BATCH * kchunk floats,
 // kchunk = ceil(K / SPLITK) rounded up to 8. Requires K % 8 == 0 and 16-bit weights.
 #pragma once
@@ -18,12 +17,11 @@
 #include "common/reduce.cuh"
 #include "common/vec.cuh"
 #include "gemv/common.cuh"
-#include "gemv/flow.cuh"
 
 // Stages this block's K slice of x': xs[b * kchunk + kk] = x'[b, k0 + kk] for kk < kchunk (zero
 // past k1 and for rows b >= B). RMSNorm needs the whole row's sum of squares, so each block
-// reads all of x once for it. CG: x through L2 only (written by a kernel this one did not wait for).
-template <int BLOCK, int BATCH, typename W, bool CG = false>
+// reads all of x once for it.
+template <int BLOCK, int BATCH, typename W>
 __device__ __forceinline__ void gemv_stage_x(const GemvParams& p, float* xs, long long k0, long long k1,
                                              long long kchunk) {
   __shared__ float scratch[BLOCK / 32];
@@ -35,7 +33,7 @@ __device__ __forceinline__ void gemv_stage_x(const GemvParams& p, float* xs, lon
       if (b >= B) break;
       float ss = 0.0f;
       for (long long k = threadIdx.x; k < K; k += BLOCK) {
-        const float v = CG ? __ldcg(p.x + b * K + k) : p.x[b * K + k];
+        const float v = p.x[b * K + k];
         ss += v * v;
       }
       ss = block_sum<BLOCK>(ss, scratch);
@@ -48,7 +46,7 @@ __device__ __forceinline__ void gemv_stage_x(const GemvParams& p, float* xs, lon
     for (long long kk = threadIdx.x; kk < kchunk; kk += BLOCK) {
       float v = 0.0f;
       if (b < B && k0 + kk < k1) {
-        v = CG ? __ldcg(p.x + b * K + k0 + kk) : p.x[b * K + k0 + kk];
+        v = p.x[b * K + k0 + kk];
         if (gamma) v = to_f32(gamma[k0 + kk]) * (v * inv_rms[b]);
       }
       xs[b * kchunk + kk] = v;
@@ -166,11 +164,9 @@ __device__ __forceinline__ void gemv_stream(float (&acc)[MATS][ROWS][BATCH], u32
   }
 }
 
-template <int BLOCK, int ROWS, int UNROLL, int SPLITK, int BATCH, int EPI_IN, typename W>
+template <int BLOCK, int ROWS, int UNROLL, int SPLITK, int BATCH, int EPI, typename W>
 __device__ void gemv(const GemvParams& p) {
   constexpr int WARPS = BLOCK / 32;
-  constexpr int EPI = gemv_epi_kind(EPI_IN);  // what the epilogue computes
-  constexpr bool SIGNAL = EPI_IN == EPI_SWIGLU_SIGNAL, AWAIT = EPI_IN == EPI_RESIDUAL_AWAIT;
   constexpr int MATS = EPI == EPI_SWIGLU ? 2 : 1;
   extern __shared__ float4 xs_raw[];
   float* xs = reinterpret_cast<float*>(xs_raw);  // [BATCH][kchunk]
@@ -191,22 +187,19 @@ __device__ void gemv(const GemvParams& p) {
   // The grid fits on the chip at once, so the next kernel may be scheduled now: its blocks start
   // streaming their weights while this one finishes.
   pdl_launch_dependents();
-  if (AWAIT) flow_wait_slice(p, blockIdx.y);  // only the producer's rows of this K slice
-  else pdl_wait();
+  pdl_wait();
 
   // Stage x' for this K slice: RMSNorm over the full row when gamma is given (with one slice, the
   // 1/rms scales the outputs instead: measured in bench/results/2026-11-30-deferred-norm/).
   __shared__ float ss_part[BATCH][WARPS];
-  const bool deferred = SPLITK == 1 && !AWAIT && p.gamma != nullptr;
-  if (SPLITK == 1 && !AWAIT) gemv_stage_x_deferred<BLOCK, BATCH, W>(p, xs, ss_part, kchunk);
-  else gemv_stage_x<BLOCK, BATCH, W, AWAIT>(p, xs, k0, k1, kchunk);
-  if (SIGNAL) flow_signal_staged(p);  // the consumer may add into x (the residual stream) now
+  const bool deferred = SPLITK == 1 && p.gamma != nullptr;
+  if (SPLITK == 1) gemv_stage_x_deferred<BLOCK, BATCH, W>(p, xs, ss_part, kchunk);
+  else gemv_stage_x<BLOCK, BATCH, W>(p, xs, k0, k1, kchunk);
   AC_TIMELINE_MARK(0);  // developer timeline: x' staged
 
   float acc[MATS][ROWS][BATCH];
   gemv_stream<ROWS, UNROLL, MATS, BATCH, W>(acc, wa, wb, w0, w1, row0, N, K, k0, nchunks, xs, kchunk, lane, [] {});
   AC_TIMELINE_MARK(1);  // thread 0's rows accumulated
-  if (AWAIT) flow_wait(p.flow + p.flow_slices, p.flow_producers);  // every producer read the residual
 
   // Epilogue: lane 0 of each warp owns its rows' results.
   __shared__ float best_v[BATCH][WARPS * ROWS];
@@ -232,6 +225,4 @@ __device__ void gemv(const GemvParams& p) {
     }
 
   if (EPI == EPI_ARGMAX) gemv_argmax_finish<BLOCK, BATCH>(p, &best_v[0][0], &best_i[0][0], WARPS * ROWS);
-  if (SIGNAL) flow_signal_rows(p, ((long long)blockIdx.x * WARPS) * ROWS, ((long long)blockIdx.x + 1) * WARPS * ROWS);
-  if (AWAIT) flow_finish(p);
 }

@@ -94,16 +94,14 @@ std::vector<Family> build_families() {
     f.params_struct = "GemvParams";
     f.device_fn = "gemv";
     f.params = {{"BLOCK", {128, 256}}, {"ROWS", {1, 2, 4}},  {"UNROLL", {1, 2, 4}},
-                {"SPLITK", {1, 2, 4, 8}}, {"BATCH", {1, 2, 4, 8}}, {"EPI", {0, 1, 2, 3, 4, 5}}};
+                {"SPLITK", {1, 2, 4, 8}}, {"BATCH", {1, 2, 4, 8}}, {"EPI", {0, 1, 2, 3}}};
     f.type_params = {"W"};
     f.type_domain = {DType::BF16, DType::F16};
     f.description = "decode GEMV with fused RMSNorm prologue and store/residual/SwiGLU/argmax epilogues, "
-                    "16-byte streaming weight loads, split-K, batch <= BATCH; EPI 4/5: SwiGLU / residual in "
-                    "the slice flow between gate/up and down (a down block waits for its K slice's rows only)";
+                    "16-byte streaming weight loads, split-K, batch <= BATCH";
     f.constraint = [](const std::map<std::string, int>& v) -> std::string {
-      const int epi = v.at("EPI"), kind = epi == 4 ? 2 : epi == 5 ? 1 : epi;  // gemv_epi_kind
-      const int mats = kind == 2 ? 2 : 1;
-      if (v.at("SPLITK") > 1 && kind != 1) return "split-K needs the residual epilogue (atomic adds)";
+      const int mats = v.at("EPI") == 2 ? 2 : 1;
+      if (v.at("SPLITK") > 1 && v.at("EPI") != 1) return "split-K needs the residual epilogue (atomic adds)";
       if (v.at("ROWS") * v.at("UNROLL") * mats > 8) return "more than 8 rows x chunks in flight per lane (registers)";
       if (v.at("ROWS") * v.at("BATCH") * mats > 16) return "more than 16 accumulators per lane";
       return "";

@@ -169,14 +169,13 @@ Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::
 // until accumulators and loads in flight fit the registers without spilling (at batch 1 every
 // valid point is kept as it is).
 Variant fast_gemv_variant(const GemvChoice& ch, int epi, int batch, DType wt, const std::string& arch) {
-  const int mats = epi == kEpiSwiglu || epi == kEpiSwigluSignal ? 2 : 1;
+  const int mats = epi == kEpiSwiglu ? 2 : 1;
   int rows = ch.rows, unroll = ch.unroll;
   while (rows > 1 && rows * batch * mats > 8) rows /= 2;
   while (unroll > 1 && rows * batch * mats * unroll > 8) unroll /= 2;
   return make_variant(find_family("gemv", "fused"),
                       {{"BLOCK", ch.block}, {"ROWS", rows}, {"UNROLL", unroll},
-                       {"SPLITK", epi == kEpiResidual || epi == kEpiResidualAwait ? ch.splitk : 1}, {"BATCH", batch},
-                       {"EPI", epi}},
+                       {"SPLITK", epi == kEpiResidual ? ch.splitk : 1}, {"BATCH", batch}, {"EPI", epi}},
                       {wt}, arch);
 }
 
@@ -292,23 +291,13 @@ LaunchShape mlp_launch_shape(const LoadedKernel& k, const Variant& v, long long 
   return LaunchShape{unsigned(grid), 1, unsigned(v.threads()), smem};
 }
 
-std::pair<int, int> mlp_epilogues(const ModelConfig& c, const FastConfig& cfg, int batch, DType wt, const std::string& arch) {
-  const std::pair<int, int> plain{kEpiSwiglu, kEpiResidual};
-  if (!cfg.mlp_flow || fast_mlp_variant(cfg, batch, c.hidden_size, c.intermediate_size, wt, arch)) return plain;
-  const Variant gu = fast_decode_gemv(cfg, cfg.gate_up, cfg.gate_up_mma, kEpiSwiglu, batch, c.hidden_size, wt, arch);
-  const Variant dn = fast_decode_gemv(cfg, cfg.down, cfg.down_mma, kEpiResidual, batch, c.intermediate_size, wt, arch);
-  if (gu.family->name != "fused" || dn.family->name != "fused") return plain;
-  return {kEpiSwigluSignal, kEpiResidualAwait};
-}
-
 std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const FastConfig& cfg, const std::string& arch) {
   std::vector<Variant> v;
   for (int batch : {1, 2, 4, 8}) {
-    const auto [gate_up_epi, down_epi] = mlp_epilogues(c, cfg, batch, wt, arch);
     v.push_back(fast_decode_gemv(cfg, cfg.qkv, cfg.qkv_mma, kEpiStore, batch, c.hidden_size, wt, arch));
     v.push_back(fast_decode_gemv(cfg, cfg.o, cfg.o_mma, kEpiResidual, batch, c.q_dim(), wt, arch));
-    v.push_back(fast_decode_gemv(cfg, cfg.gate_up, cfg.gate_up_mma, gate_up_epi, batch, c.hidden_size, wt, arch));
-    v.push_back(fast_decode_gemv(cfg, cfg.down, cfg.down_mma, down_epi, batch, c.intermediate_size, wt, arch));
+    v.push_back(fast_decode_gemv(cfg, cfg.gate_up, cfg.gate_up_mma, kEpiSwiglu, batch, c.hidden_size, wt, arch));
+    v.push_back(fast_decode_gemv(cfg, cfg.down, cfg.down_mma, kEpiResidual, batch, c.intermediate_size, wt, arch));
     v.push_back(fast_decode_gemv(cfg, cfg.lm_head, cfg.lm_head_mma, kEpiArgmax, batch, c.hidden_size, wt, arch));
     if (auto m = fast_mlp_variant(cfg, batch, c.hidden_size, c.intermediate_size, wt, arch)) v.push_back(*m);
   }
@@ -324,13 +313,6 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
 }
 
 namespace {
-
-// The slice flow's counters and shape between a layer's gate/up and down (gemv/flow.cuh).
-struct Flow {
-  unsigned* counters = nullptr;
-  long long slice = 0;
-  unsigned slices = 0, producers = 0;
-};
 
 class FastExecutor final : public Executor {
  public:
@@ -386,8 +368,6 @@ class FastExecutor final : public Executor {
     part_idx_ = f32(kMaxBatch * lm_blocks);
     counter_ = DeviceBuffer(4);
     CU_CHECK(drv().cuMemsetD32Async(counter_.ptr(), 0, 1, s_));
-    flow_ = DeviceBuffer(kFlowCounters * 4);  // a slice per K split (at most 8), 2 more
-    CU_CHECK(drv().cuMemsetD32Async(flow_.ptr(), 0, kFlowCounters, s_));
     mlp_counters_ = DeviceBuffer(8);
     CU_CHECK(drv().cuMemsetD32Async(mlp_counters_.ptr(), 0, 2, s_));
     attn_counters_ = DeviceBuffer(size_t(kMaxBatch * c.num_kv_heads) * 4);
@@ -610,17 +590,14 @@ class FastExecutor final : public Executor {
   }
 
   // ---- decode ----
-  // Launches one GEMV region; returns its grid's blocks.
-  unsigned gemv(const GemvChoice& ch, const MmaChoice& mma, int epi, long long n, const float* x, const void* gamma,
-                const void* w, const void* w2, const void* bias, float* out, long long N, long long K, const Flow& f = Flow()) {
+  void gemv(const GemvChoice& ch, const MmaChoice& mma, int epi, long long n, const float* x, const void* gamma,
+            const void* w, const void* w2, const void* bias, float* out, long long N, long long K) {
     const int batch = batch_template(n);
     const Variant v = fast_decode_gemv(cfg_, ch, mma, epi, batch, K, wt_, arch_);
     GemvParams p{x, gamma, float(g_.config.rms_norm_eps), w, w2, bias, out,
-                 part_val_.as<float>(), part_idx_.as<int>(), counter_.as<unsigned>(), in_.tokens(), n, N, K,
-                 f.counters, f.slice, f.slices, f.producers};
+                 part_val_.as<float>(), part_idx_.as<int>(), counter_.as<unsigned>(), in_.tokens(), n, N, K};
     const LaunchShape ls = gemv_launch_shape(v, N, K);
     launch_kernel(load_kernel(v), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, s_, &p, cfg_.pdl);
-    return ls.grid_x * ls.grid_y;
   }
 
   void mlp(const Variant& v, const LayerOps& L, size_t layer, long long n) {
@@ -746,20 +723,11 @@ class FastExecutor final : public Executor {
         mark("mlp_fused", double(3 * c.intermediate_size * c.hidden_size) * es);
         continue;
       }
-      const auto [gate_up_epi, down_epi] = mlp_epilogues(c, cfg_, batch_template(n), wt_, arch_);
-      Flow flow;
-      if (down_epi == kEpiResidualAwait) {  // the down GEMV's K slices are the flow's slices
-        const Variant dn = fast_decode_gemv(cfg_, cfg_.down, cfg_.down_mma, down_epi, batch_template(n), c.intermediate_size,
-                                            wt_, arch_);
-        flow.counters = flow_.as<unsigned>();
-        flow.slice = gemv_kchunk(c.intermediate_size, dn.param("SPLITK"));
-        flow.slices = unsigned((c.intermediate_size + flow.slice - 1) / flow.slice);
-      }
-      flow.producers = gemv(cfg_.gate_up, cfg_.gate_up_mma, gate_up_epi, n, resid_.as<float>(), wptr(L.post_norm, 0),
-                            wptr(L.gate, 0), wptr(L.up, 0), nullptr, gate_.as<float>(), c.intermediate_size, c.hidden_size, flow);
+      gemv(cfg_.gate_up, cfg_.gate_up_mma, kEpiSwiglu, n, resid_.as<float>(), wptr(L.post_norm, 0), wptr(L.gate, 0), wptr(L.up, 0), nullptr,
+           gate_.as<float>(), c.intermediate_size, c.hidden_size);
       mark("gate_up_gemv", double(2 * c.intermediate_size * c.hidden_size) * es);
-      gemv(cfg_.down, cfg_.down_mma, down_epi, n, gate_.as<float>(), nullptr, wptr(L.down, 0), nullptr, nullptr, resid_.as<float>(),
-           c.hidden_size, c.intermediate_size, flow);
+      gemv(cfg_.down, cfg_.down_mma, kEpiResidual, n, gate_.as<float>(), nullptr, wptr(L.down, 0), nullptr, nullptr, resid_.as<float>(),
+           c.hidden_size, c.intermediate_size);
       mark("down_gemv", double(c.hidden_size * c.intermediate_size) * es);
     }
     gemv(cfg_.lm_head, cfg_.lm_head_mma, kEpiArgmax, n, resid_.as<float>(), wptr(ops_.final_norm, 0), wptr(ops_.logits, 0), nullptr,
@@ -888,8 +856,6 @@ class FastExecutor final : public Executor {
   PinnedBuffer host_topk_;
   std::vector<DeviceBuffer> wdown_tiled_;  // mlp.fused's W_down per layer (tile_mlp_down), when enabled
   DeviceBuffer mlp_counters_;  // mlp.fused: blocks that read h / blocks done (reset by its last block)
-  static constexpr size_t kFlowCounters = 16;
-  DeviceBuffer flow_;  // mlp_flow: the slice flow's counters (gemv/flow.cuh; reset by the down GEMV's last block)
   StepInputs in_;  // token ids, positions, slots, logit rows of the step
   PinnedBuffer host_logits_, host_tokens_;
   struct Ahead {
@@ -944,8 +910,7 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
                                                            {"pdl", &FastConfig::pdl},
                                                            {"batched_mma", &FastConfig::batched_mma},
                                                            {"gpu_top_k", &FastConfig::gpu_top_k},
-                                                           {"decode_ahead", &FastConfig::decode_ahead},
-                                                           {"mlp_flow", &FastConfig::mlp_flow}};
+                                                           {"decode_ahead", &FastConfig::decode_ahead}};
   auto number = [&](const std::string& key, const std::string& text) {
     size_t used = 0;
     int v = 0;

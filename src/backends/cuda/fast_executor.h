@@ -58,11 +58,6 @@ struct FastConfig {
   // instead of the gate_up and down GEMVs (not yet measured on the GPU: off by default).
   int mlp_fused_batch = 0;
   MlpChoice mlp;
-  // Slice flow (kernels/cuda/gemv/flow.cuh): where gate/up and down both run gemv.fused, each down
-  // block waits for the gate/up rows of its own K slice (a counter) instead of the whole gate/up
-  // grid, so down starts during gate/up's multi-wave tail. Not yet measured on the GPU, and its
-  // kernels have not run there: off by default.
-  bool mlp_flow = false;
   int qkv_post_block = 128;
   int attn_block = 256, attn_tile = 32, attn_split = 32;
   int attn_ilp = 1;  // attn_decode.fused's ILP (1 or 4: within ±2% of each other end to end on the H200)
@@ -136,7 +131,7 @@ int batch_template(long long n);
 // GEMV regions (qkv, o, gate_up, down, lm_head) take block:rows:unroll:splitk, their batched
 // tensor-core points (qkv_mma, ...) block:mt:unroll:splitk; mlp block:kc:rows:unroll:bps; attn_block, attn_tile, attn_split, attn_ilp,
 // qkv_post_block, top_k_block, attn_cluster and attn_cluster_long (0, 2, 4, 8, 16), attn_cluster_long_split, mma_terms,
-// mma_min_batch, mlp_fused_batch, batched_mma, gpu_top_k, mlp_flow, cuda_graph and pdl take integers. Throws BadInput on
+// mma_min_batch, mlp_fused_batch, batched_mma, gpu_top_k, cuda_graph and pdl take integers. Throws BadInput on
 // anything else.
 FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec);
 
@@ -149,10 +144,6 @@ std::string fast_path_unsupported(const Graph& g);
 #include "backends/cuda/family.h"
 namespace ac::cuda {
 std::vector<Variant> fast_path_variants(const ModelConfig& c, DType weights, const FastConfig& cfg, const std::string& arch);
-// The epilogues of a layer's gate/up and down GEMVs at a batch template: the slice flow's
-// (kEpiSwigluSignal, kEpiResidualAwait) where cfg.mlp_flow asks for it and both run gemv.fused
-// (not gemv.mma or mlp.fused), else (kEpiSwiglu, kEpiResidual).
-std::pair<int, int> mlp_epilogues(const ModelConfig& c, const FastConfig& cfg, int batch, DType wt, const std::string& arch);
 // The decode attention a step of `batch` tokens runs when its longest sequence holds `longest`
 // positions: up to attn_long_from (or always, when that is 0) the short range, attn_decode.cluster
 // at batch 1 (FastConfig::attn_cluster) or attn_decode.fused's short splits; past it the long
@@ -172,10 +163,8 @@ Variant decode_attention_variant(const ModelConfig& c, const FastConfig& cfg, DT
                                  long long longest);
 long long decode_attention_blocks(const Variant& v, long long max_seq);
 
-// Epilogues of gemv.fused (kernels/cuda/gemv/gemv.cuh); the last two are SwiGLU and residual in
-// the slice flow between gate/up and down (kernels/cuda/gemv/flow.cuh, FastConfig::mlp_flow).
-constexpr int kEpiStore = 0, kEpiResidual = 1, kEpiSwiglu = 2, kEpiArgmax = 3, kEpiSwigluSignal = 4,
-              kEpiResidualAwait = 5;
+// Epilogues of gemv.fused (kernels/cuda/gemv/gemv.cuh).
+constexpr int kEpiStore = 0, kEpiResidual = 1, kEpiSwiglu = 2, kEpiArgmax = 3;
 
 // The gemv.fused variant the fast path launches for a region's choice at a batch template
 // (1, 2, 4, 8): at batch > 1 rows per warp, then the unroll, shrink until accumulators and loads
@@ -188,8 +177,7 @@ struct LaunchShape {
   size_t smem = 0;
 };
 LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K);
-// gemv.fused's K slice per block at split-K `splitk` (kernels/cuda/gemv/gemv.cuh's kchunk): also
-// the slice flow's rows per slice when the down GEMV is split so.
+// gemv.fused's K slice per block at split-K `splitk` (kernels/cuda/gemv/gemv.cuh's kchunk).
 inline long long gemv_kchunk(long long K, long long splitk) { return ((K + splitk - 1) / splitk + 7) / 8 * 8; }
 
 // The gemv.mma variant for a batch template (1, 2, 4, 8), or none (gemv.fused runs) when the
