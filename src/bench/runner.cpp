@@ -40,11 +40,12 @@ StepBatch prefill_step(const std::vector<std::vector<int32_t>>& prompts) {
   return st;
 }
 
-StepBatch decode_step(const std::vector<int32_t>& tokens, int32_t position) {
+// One decode step: row r's token at positions[r] of slot r.
+StepBatch decode_step(const std::vector<int32_t>& tokens, const std::vector<int32_t>& positions) {
   StepBatch st;
   st.tokens = tokens;
   for (size_t r = 0; r < tokens.size(); ++r) {
-    st.positions.push_back(position);
+    st.positions.push_back(positions[r]);
     st.slots.push_back(int32_t(r));
     st.logit_rows.push_back(int32_t(r));
   }
@@ -71,17 +72,24 @@ RunOut run_greedy(Executor& ex, const ModelConfig& cfg, const std::vector<std::v
   ex.forward(prefill_step(prompts));
   std::vector<int32_t> next = pick(ex, rows);
   out.prefill_ms = ms_since(t0);
-  int32_t pos = int32_t(prompts[0].size());
+  // Each row continues at its own prompt's length (the rows may differ: a ragged batch).
+  std::vector<int32_t> pos;
+  for (const auto& p : prompts) pos.push_back(int32_t(p.size()));
+  auto advance = [&pos] {
+    const std::vector<int32_t> now = pos;
+    for (int32_t& p : pos) ++p;
+    return now;
+  };
   for (size_t r = 0; r < rows; ++r) out.tokens[r].push_back(next[r]);
   if (gen <= 1) return out;
   // As generate: the host one step behind the device (Executor::decode_ahead).
   DecodeAheadScope ahead(ex);
   auto t1 = Clock::now();
-  ex.decode_ahead(decode_step(next, pos++), false);
+  ex.decode_ahead(decode_step(next, advance()), false);
   int64_t enqueued = 1;  // decode steps enqueued: they give tokens 1 .. enqueued
   for (int64_t s = 1; s < gen; ++s) {
     if (enqueued < gen - 1) {
-      ex.decode_ahead(decode_step(next, pos++), true);
+      ex.decode_ahead(decode_step(next, advance()), true);
       ++enqueued;
     }
     ex.next_greedy(next);
@@ -99,12 +107,12 @@ std::vector<std::vector<int32_t>> teacher_forced_choices(Executor& ex, const std
   std::vector<std::vector<int32_t>> ours(rows);
   if (n <= 0) return ours;
   ex.forward(prefill_step(std::vector<std::vector<int32_t>>(rows, prompt)));
-  int32_t pos = int32_t(prompt.size());
   for (int i = 0;; ++i) {
     std::vector<int32_t> got = pick(ex, rows);
     for (size_t r = 0; r < rows; ++r) ours[r].push_back(got[r]);
     if (i + 1 >= n || size_t(i) >= reference.size()) break;
-    ex.forward(decode_step(std::vector<int32_t>(rows, reference[size_t(i)]), pos++));
+    ex.forward(decode_step(std::vector<int32_t>(rows, reference[size_t(i)]),
+                           std::vector<int32_t>(rows, int32_t(prompt.size()) + i)));
   }
   return ours;
 }

@@ -1,7 +1,7 @@
 #pragma once
-// Greedy generation over a batch of equal-length prompts (one cache slot per row) with timings,
-// and the teacher-forced pass the semantic check uses. Batch 1 goes through the engine's own
-// generate(), the path `agentcompile generate` takes.
+// Greedy generation over a batch of prompts (one cache slot per row; their lengths may differ, each
+// row decodes at its own positions) with timings, and the teacher-forced pass the semantic check
+// uses. Batch 1 goes through the engine's own generate(), the path `agentcompile generate` takes.
 #include <cstdint>
 #include <vector>
 

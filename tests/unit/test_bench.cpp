@@ -136,6 +136,26 @@ TEST(BenchValidator, CpuEngineAgainstRecordedHfReference) {
   EXPECT_EQ(f.first_failure, int(pos));
 }
 
+// bench::run_greedy over a ragged batch (prompts of different lengths, as a server batches them):
+// each row decodes at its own positions and gives exactly the tokens of that prompt alone (the
+// CPU reference is deterministic). The runner once stepped every row at the first row's length.
+TEST(BenchRunner, RaggedRowsDecodeLikeEachRowAlone) {
+  auto model = load_model(kFixtures / "hf" / "qwen3_mha_untied_5x");
+  const Graph g = build_decoder_graph(model->config, model->weights);
+  const std::vector<std::vector<int32_t>> prompts = {{11, 42, 7, 99, 5, 23, 61}, {8, 3, 77, 14}, {5, 90, 31, 2, 64, 18, 40, 9, 71}};
+  const int64_t gen = 10, seq = 9 + gen;
+  auto batched = make_executor("cpu", g, ExecutorLimits{3, seq, 3 * seq, 3});
+  const RunOut all = run_greedy(*batched, model->config, prompts, gen);
+  ASSERT_EQ(all.tokens.size(), prompts.size());
+  EXPECT_EQ(all.step_ms.size(), size_t(gen - 1));
+  for (size_t r = 0; r < prompts.size(); ++r) {
+    auto alone = make_executor("cpu", g, ExecutorLimits{1, seq, seq, 1});
+    const RunOut one = run_greedy(*alone, model->config, {prompts[r]}, gen);
+    ASSERT_EQ(one.tokens.size(), 1u);
+    EXPECT_EQ(all.tokens[r], one.tokens[0]) << "row " << r << " (prompt of " << prompts[r].size() << ")";
+  }
+}
+
 fs::path write_temp(const std::string& name, const std::string& text) {
   const fs::path p = fs::temp_directory_path() / ("ac-test-bench-" + std::to_string(::getpid()) + "-" + name);
   std::ofstream(p) << text;
