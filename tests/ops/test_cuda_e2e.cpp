@@ -42,6 +42,28 @@ Expected load_expected(const fs::path& dir) {
   return e;
 }
 
+// Greedy `tokens` generated after `prompt`, checked against the CPU reference fed the same
+// sequence (teacher forcing): each token is the reference's argmax or within the tie epsilon of
+// it. Returns how many were the argmax.
+size_t expect_reference_greedy(Executor& cpu, int64_t vocab, const std::vector<int32_t>& prompt,
+                               const std::vector<int32_t>& tokens, const std::string& label) {
+  if (tokens.empty()) {
+    ADD_FAILURE() << label << ": no tokens";
+    return 0;
+  }
+  std::vector<int32_t> all = prompt;
+  all.insert(all.end(), tokens.begin(), tokens.end() - 1);
+  const auto ref = teacher_forced_logits(cpu, all);
+  size_t agreed = 0;
+  for (size_t s = 0; s < tokens.size(); ++s) {
+    const auto& row = ref[prompt.size() - 1 + s];
+    const int32_t best = argmax(row.data(), vocab);
+    if (tokens[s] == best) { ++agreed; continue; }
+    EXPECT_LT(row[size_t(best)] - row[size_t(tokens[s])], 0.05f) << label << " step " << s;
+  }
+  return agreed;
+}
+
 using FixtureRoute = std::tuple<std::string, std::string>;
 class CudaFixture : public ::testing::TestWithParam<FixtureRoute> {};
 
@@ -170,16 +192,10 @@ TEST_P(CudaFastPreset, MatchesCpuReference) {
   // the tie epsilon of it.
   auto check_greedy = [&](Executor& ex, const char* label) {
     auto r = generate(ex, model->config, prompt, go, nullptr);
+    EXPECT_EQ(r.tokens.size(), size_t(steps)) << label;
+    const size_t agreed = expect_reference_greedy(*cpu, v, prompt, r.tokens, label);
     std::vector<int32_t> all = prompt;
     all.insert(all.end(), r.tokens.begin(), r.tokens.end() - 1);
-    auto ref = teacher_forced_logits(*cpu, all);
-    size_t agreed = 0;
-    for (int64_t s = 0; s < steps; ++s) {
-      const auto& row = ref[prompt.size() - 1 + size_t(s)];
-      const int32_t best = argmax(row.data(), v);
-      if (r.tokens[size_t(s)] == best) { ++agreed; continue; }
-      EXPECT_LT(row[size_t(best)] - row[size_t(r.tokens[size_t(s)])], 0.05f) << label << " step " << s;
-    }
     std::printf("[ fast ] %s %s: %zu/%lld greedy tokens equal to the reference argmax\n", GetParam().c_str(), label, agreed,
                 (long long)steps);
     return all;
@@ -207,6 +223,25 @@ TEST_P(CudaFastPreset, MatchesCpuReference) {
   cluster.attn_cluster_long_split = 32;
   auto ex3 = cuda::make_fast_executor(g, lim, cluster);
   check_greedy(*ex3, "cluster attention, 2 blocks of 32 rows from 61 to 64 positions, of 512 after");
+  // Batched greedy decode on the defaults (gemv.mma from batch 2 on: the tiny models' K are
+  // multiples of 32), two rows (batch template 2) and three (template 4) of different lengths (a
+  // ragged batch, each row at its own positions):
+  // each row's tokens against the reference fed that row's sequence.
+  auto exb = make_cuda_executor(g, ExecutorLimits{4, seq, 4 * seq, 4 * seq}, fast);
+  for (size_t rows : {2u, 3u}) {
+    std::vector<std::vector<int32_t>> prompts;
+    for (size_t r = 0; r < rows; ++r) prompts.emplace_back(prompt.begin() + std::ptrdiff_t(r), prompt.end() - std::ptrdiff_t(3 * r));
+    const bench::RunOut out = bench::run_greedy(*exb, model->config, prompts, 24);
+    ASSERT_EQ(out.tokens.size(), rows);
+    size_t agreed = 0;
+    for (size_t r = 0; r < rows; ++r) {
+      ASSERT_EQ(out.tokens[r].size(), 24u);
+      agreed += expect_reference_greedy(*cpu, v, prompts[r], out.tokens[r],
+                                        "batch of " + std::to_string(rows) + ", row " + std::to_string(r));
+    }
+    std::printf("[ fast ] %s batch of %zu: %zu/%zu greedy tokens equal to the reference argmax\n", GetParam().c_str(), rows,
+                agreed, rows * 24);
+  }
   // Prefill logits (teacher forcing through the cuBLAS path) on a fresh fast executor.
   auto ref = teacher_forced_logits(*cpu, all);
   auto ex2 = make_cuda_executor(g, lim, fast);

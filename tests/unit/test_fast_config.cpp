@@ -203,7 +203,10 @@ TEST(FastDecodeGemv, TensorCoresForLargerBatchesOfBf16Weights) {
   EXPECT_EQ(family(cfg, 8, 8192, DType::BF16, "sm_90"), "mma");
   EXPECT_EQ(family(cfg, 4, 8192, DType::BF16, "sm_80"), "mma");
   EXPECT_EQ(family(cfg, 1, 8192, DType::BF16, "sm_90"), "fused");
-  EXPECT_EQ(family(cfg, 2, 8192, DType::BF16, "sm_90"), "fused");  // below mma_min_batch
+  EXPECT_EQ(family(cfg, 2, 8192, DType::BF16, "sm_90"), "mma");  // from mma_min_batch (2) on
+  cuda::FastConfig from3 = cfg;
+  from3.mma_min_batch = 3;
+  EXPECT_EQ(family(from3, 2, 8192, DType::BF16, "sm_90"), "fused");  // below mma_min_batch
   EXPECT_EQ(family(cfg, 8, 8192, DType::F16, "sm_90"), "fused");   // bf16 mma only
   EXPECT_EQ(family(cfg, 8, 8200, DType::BF16, "sm_90"), "fused");  // K % 32 != 0
   EXPECT_EQ(family(cfg, 8, 8192, DType::BF16, "sm_75"), "fused");  // no bf16 mma below sm_80

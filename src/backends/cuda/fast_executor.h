@@ -43,11 +43,12 @@ struct FastConfig {
   GemvChoice down{256, 2, 2, 4};
   GemvChoice lm_head{256, 4, 1, 1};
   // Batches of at least mma_min_batch (bf16 weights, K % 32 == 0, sm_80+) run gemv.mma instead of
-  // gemv.fused: at batch 8 it streams weights at 2.3-3.5 TB/s where gemv.fused manages 0.6-0.8;
-  // at batch 2 gemv.fused was faster end to end (bench/results/2026-11-30-mma/README.md).
+  // gemv.fused: at batch 8 it streams weights at 2.3-3.5 TB/s where gemv.fused manages 0.6-0.8
+  // (bench/results/2026-11-30-mma/README.md); since gemv.mma's sweep points, batch 2 too (10.9-14.1%
+  // faster per step than gemv.fused there, bench/results/2026-12-01-batch2-mma/).
   // Defaults: the best points of the batch-8 sweep there, common to most of the three models.
   bool batched_mma = true;
-  int mma_min_batch = 3;
+  int mma_min_batch = 2;
   int mma_terms = 2;
   MmaChoice qkv_mma{512, 1, 1, 1};
   MmaChoice o_mma{256, 1, 1, 4};
@@ -110,7 +111,7 @@ struct TopKShape {
 TopKShape topk_shape(long long vocab, int k);
 
 // The decode GEMV regions by the names plans, overrides and the search use, with their points in
-// FastConfig (gemv.fused at batch 1-2, gemv.mma from mma_min_batch on).
+// FastConfig (gemv.fused at batch 1, gemv.mma from mma_min_batch on).
 struct GemvSlotField {
   const char* name;
   GemvChoice FastConfig::*gemv;
