@@ -13,6 +13,7 @@
 #include "agentcompile/runtime/backends.h"
 #include "agentcompile/runtime/engine.h"
 #include "agentcompile/runtime/plan_executor.h"
+#include "unit/hf_fixture_util.h"
 #include "unit/model_test_util.h"
 #include "backends/cuda/fast_executor.h"
 #include "bench/runner.h"
@@ -22,25 +23,6 @@ using namespace ac;
 using namespace ac::test;
 
 namespace {
-
-struct Expected {
-  std::vector<int32_t> prompt, greedy;
-  std::vector<float> logits, margins;
-};
-
-Expected load_expected(const fs::path& dir) {
-  Expected e;
-  Json j = parse_json_strict(read_file(dir / "expected.json", 1 << 20), "expected.json");
-  e.prompt = j["prompt"].get<std::vector<int32_t>>();
-  e.greedy = j["greedy"].get<std::vector<int32_t>>();
-  SafetensorsFile f(dir / "expected.safetensors");
-  for (const auto& t : f.header().tensors) {
-    std::vector<float> v(size_t(t.numel()));
-    for (size_t i = 0; i < v.size(); ++i) v[i] = load_as_f32(t.data, t.dtype, i);
-    (t.name == "logits" ? e.logits : e.margins) = std::move(v);
-  }
-  return e;
-}
 
 // Greedy `tokens` generated after `prompt`, checked against the CPU reference fed the same
 // sequence (teacher forcing): each token is the reference's argmax or within the tie epsilon of
@@ -71,7 +53,7 @@ TEST_P(CudaFixture, MatchesTransformers) {
   AC_REQUIRE_GPU();
   const auto& [name, route] = GetParam();
   const fs::path dir = fs::path(AC_TEST_FIXTURES) / "hf" / name;
-  Expected e = load_expected(dir);
+  const HfExpected e = load_hf_expected(dir);
   auto model = load_model(dir);
   Graph g = build_decoder_graph(model->config, model->weights);
   if (route == "fast")
@@ -126,7 +108,7 @@ class CudaFixturePlan : public ::testing::TestWithParam<std::string> {};
 TEST_P(CudaFixturePlan, CompiledPlanReproducesTransformersGreedyTokens) {
   AC_REQUIRE_GPU();
   const fs::path dir = fs::path(AC_TEST_FIXTURES) / "hf" / GetParam();
-  Expected e = load_expected(dir);
+  const HfExpected e = load_hf_expected(dir);
   auto model = load_model(dir);
   Graph g = build_decoder_graph(model->config, model->weights);
   if (std::string why = cuda::fast_path_unsupported(g); !why.empty()) GTEST_SKIP() << "fast path: " << why;

@@ -11,36 +11,17 @@
 #include "agentcompile/model/model.h"
 #include "agentcompile/runtime/backends.h"
 #include "agentcompile/runtime/engine.h"
+#include "unit/hf_fixture_util.h"
 
 using namespace ac;
 
 namespace {
 
-struct Expected {
-  std::vector<int32_t> prompt, greedy;
-  std::vector<float> logits;  // [prompt, vocab]
-  std::vector<float> margins;
-};
-
-Expected load_expected(const fs::path& dir) {
-  Expected e;
-  Json j = parse_json_strict(read_file(dir / "expected.json", 1 << 20), "expected.json");
-  e.prompt = j["prompt"].get<std::vector<int32_t>>();
-  e.greedy = j["greedy"].get<std::vector<int32_t>>();
-  SafetensorsFile f(dir / "expected.safetensors");
-  for (const auto& t : f.header().tensors) {
-    std::vector<float> v(size_t(t.numel()));
-    for (size_t i = 0; i < v.size(); ++i) v[i] = load_as_f32(t.data, t.dtype, i);
-    (t.name == "logits" ? e.logits : e.margins) = std::move(v);
-  }
-  return e;
-}
-
 class HfFixture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(HfFixture, CpuMatchesTransformers) {
   const fs::path dir = fs::path(AC_TEST_FIXTURES) / "hf" / GetParam();
-  Expected e = load_expected(dir);
+  const test::HfExpected e = test::load_hf_expected(dir);
   auto model = load_model(dir);
   const int64_t vocab = model->config.vocab_size;
   ASSERT_EQ(e.logits.size(), e.prompt.size() * size_t(vocab));
