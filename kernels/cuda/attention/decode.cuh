@@ -5,6 +5,7 @@
 // a token's splits. Works for decode (one token per sequence) and, slowly, for prefill rows.
 // Grid: (kv_heads, max_splits, n); splits past a token's position exit at once.
 #pragma once
+#include "attention/partials.cuh"
 #include "common/params.h"
 #include "common/pdl.cuh"
 #include "common/reduce.cuh"
@@ -111,18 +112,7 @@ __device__ void attn_decode(const DecodeAttnParams& p) {
     }
     __syncthreads();
   }
-  const long long ms = p.max_splits;
-#pragma unroll
-  for (int o = 0; o < OUTS; ++o) {
-    const int i = threadIdx.x + o * BLOCK;
-    const int g = i / HD, d = i % HD;
-    p.part_o[((t * p.heads + h0 + g) * ms + split) * HD + d] = acc[o];
-  }
-  if (threadIdx.x < GROUP) {
-    const long long j = ((t * p.heads + h0 + threadIdx.x) * ms + split) * 2;
-    p.part_ml[j] = m_run[threadIdx.x];
-    p.part_ml[j + 1] = l_run[threadIdx.x];
-  }
+  attn_store_partial<BLOCK, HD, GROUP>(p, t, h0, split, acc, m_run, l_run);
   pdl_launch_dependents();
 }
 

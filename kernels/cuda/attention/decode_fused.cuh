@@ -14,6 +14,7 @@
 // Steps 1-3 are the helpers below, shared with attn_decode.cluster (decode_cluster.cuh), which
 // merges within a thread block cluster instead of step 4.
 #pragma once
+#include "attention/partials.cuh"
 #include "common/async_copy.cuh"
 #include "common/params.h"
 #include "common/pdl.cuh"
@@ -388,18 +389,8 @@ __device__ void attn_decode_fused(const FusedAttnParams& p) {
     }
     return;
   }
+  attn_store_partial<BLOCK, HD, GROUP>(p, t, h0, split, acc, m_s, l_s);
   const long long ms = p.max_splits;
-#pragma unroll
-  for (int o = 0; o < OUTS; ++o) {
-    const int i = threadIdx.x + o * BLOCK;
-    const int g = i / HD, d = i % HD;
-    p.part_o[((t * p.heads + h0 + g) * ms + split) * HD + d] = acc[o];
-  }
-  if (threadIdx.x < GROUP) {
-    const long long j = ((t * p.heads + h0 + threadIdx.x) * ms + split) * 2;
-    p.part_ml[j] = m_s[threadIdx.x];
-    p.part_ml[j + 1] = l_s[threadIdx.x];
-  }
   __threadfence();
   __syncthreads();
   unsigned* counter = p.counters + t * p.kv_heads + kvh;
