@@ -207,8 +207,8 @@ TEST_P(CudaFastPreset, MatchesCpuReference) {
   check_greedy(*ex3, "cluster attention, 2 blocks of 32 rows from 61 to 64 positions, of 512 after");
   // Batched greedy decode on the defaults (gemv.mma from batch 2 on: the tiny models' K are
   // multiples of 32), two rows (batch template 2) and three (template 4) of different lengths (a
-  // ragged batch, each row at its own positions):
-  // each row's tokens against the reference fed that row's sequence.
+  // ragged batch, each row at its own positions): each row's tokens against the reference fed
+  // that row's sequence.
   auto exb = make_cuda_executor(g, ExecutorLimits{4, seq, 4 * seq, 4 * seq}, fast);
   for (size_t rows : {2u, 3u}) {
     std::vector<std::vector<int32_t>> prompts;

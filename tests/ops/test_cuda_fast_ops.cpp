@@ -125,7 +125,8 @@ INSTANTIATE_TEST_SUITE_P(
         GemvCase{256, 2, 2, 2, 4, 1, 3, 500, 1024, true, false, 2},  // norm over K slices: the full-row pass
         GemvCase{256, 1, 2, 1, 8, 2, 5, 3000, 2048, true, false, 2}, GemvCase{512, 2, 1, 1, 2, 2, 2, 100, 256, true, false, 2},
         GemvCase{256, 1, 4, 1, 8, 3, 8, 151936, 2048, true, false, 2}, GemvCase{128, 2, 2, 1, 8, 3, 5, 32001, 512, true, false, 3},
-        // batch template 2 (gemv.mma from batch 2 on): the QKV and lm_head epilogues, one row of two
+        // batch template 2 (gemv.mma from batch 2 on): the QKV epilogue with one row of the two, the
+        // lm_head's argmax with both
         GemvCase{512, 1, 1, 1, 2, 0, 1, 4096, 2048, true, false, 2}, GemvCase{128, 4, 1, 1, 2, 3, 2, 32001, 2048, true, false, 2}));
 
 TEST(CudaFastOps, QkvPostMatchesNormRopeAndCacheWrite) {
