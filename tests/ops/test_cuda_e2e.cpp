@@ -205,6 +205,26 @@ TEST_P(CudaFastPreset, MatchesCpuReference) {
   cluster.attn_cluster_long_split = 32;
   auto ex3 = cuda::make_fast_executor(g, lim, cluster);
   check_greedy(*ex3, "cluster attention, 2 blocks of 32 rows from 61 to 64 positions, of 512 after");
+  // Every decoder layer in one persistent kernel (batch 1): the default point (8 splits per KV
+  // head, one chunk of rows each), one split (the whole context in chunks of 32 rows, the step's
+  // own row in the last), and a two-stage ring with 16 splits.
+  for (const char* spec : {"persistent=1", "persistent=1,persistent_splits=1",
+                           "persistent=1,persistent_splits=16,persistent_stages=2,persistent_stage_kb=4"}) {
+    const cuda::FastConfig pc = cuda::apply_fast_config_override({}, spec);
+    ASSERT_TRUE(cuda::persistent_plan(model->config, pc, DType::BF16, "sm_90", false)) << spec;
+    auto exp = cuda::make_fast_executor(g, lim, pc);
+    check_greedy(*exp, spec);
+  }
+  {  // a 3-token prompt: with 16 splits the first steps leave most splits empty
+    const cuda::FastConfig pc = cuda::apply_fast_config_override({}, "persistent=1,persistent_splits=16");
+    auto exp = cuda::make_fast_executor(g, lim, pc);
+    const std::vector<int32_t> shortp(prompt.begin(), prompt.begin() + 3);
+    auto r = generate(*exp, model->config, shortp, go, nullptr);
+    ASSERT_EQ(r.tokens.size(), size_t(steps));
+    const size_t agreed = expect_reference_greedy(*cpu, v, shortp, r.tokens, "persistent, 3-token prompt");
+    std::printf("[ fast ] %s persistent, 3-token prompt: %zu/%lld greedy tokens equal to the reference argmax\n",
+                GetParam().c_str(), agreed, (long long)steps);
+  }
   // Batched greedy decode on the defaults (gemv.mma from batch 2 on: the tiny models' K are
   // multiples of 32), two rows (batch template 2) and three (template 4) of different lengths (a
   // ragged batch, each row at its own positions): each row's tokens against the reference fed

@@ -249,6 +249,61 @@ TEST(FastMlpFused, ChosenUpToItsBatchAndValidated) {
   }
 }
 
+// decode_layers.persistent: off by default; on, each op's tile fills a stage (rows 1..8), the ring
+// and the largest input fit the GPU's shared memory, and models it cannot run get none.
+TEST(FastPersistent, PlanFillsStagesAndFits) {
+  EXPECT_FALSE(cuda::persistent_plan(parse_model_config(find_synth_preset("qwen3-1.7b")->config, "q"), cuda::FastConfig{},
+                                     DType::BF16, "sm_90", false));
+  const cuda::FastConfig on = cuda::apply_fast_config_override({}, "persistent=1");
+  for (const char* preset : {"qwen3-1.7b", "qwen3-4b", "llama-3.2-1b", "tiny-qwen3", "tiny-llama"}) {
+    const ModelConfig c = parse_model_config(find_synth_preset(preset)->config, preset);
+    const auto pl = cuda::persistent_plan(c, on, DType::BF16, "sm_90", false);
+    ASSERT_TRUE(pl) << preset;
+    const long long stage = on.persistent_stage_kb * 1024LL;
+    const long long H = c.hidden_size, I = c.intermediate_size, Q = c.q_dim();
+    const struct {
+      const char* p;
+      long long k;
+      int mats;
+    } ops[] = {{"RQKV", H, 1}, {"RO", Q, 1}, {"RGU", H, 2}, {"RDOWN", I, 1}};
+    for (const auto& o : ops) {
+      const long long r = pl->v.param(o.p), bytes = r * o.k * 2 * o.mats;
+      EXPECT_LE(bytes, pl->stage_bytes) << preset << " " << o.p;
+      // As many rows as fit a stage, up to 16 accumulators (even above 8): one more (two) would not fit.
+      if (r * o.mats < 16) {
+        EXPECT_GT((r + (r < 8 ? 1 : 2)) * o.k * 2 * o.mats, stage) << preset << " " << o.p;
+      }
+    }
+    EXPECT_EQ(pl->stage_bytes % 128, 0);
+    EXPECT_EQ(pl->smem, size_t(pl->v.param("STAGES") * pl->stage_bytes + 4 * std::max({H, Q, I}) + 2 * H));
+    EXPECT_LE(pl->smem, size_t(211 * 1024)) << preset;
+    EXPECT_EQ(pl->v.param("GROUP"), c.num_heads / c.num_kv_heads);
+  }
+  const ModelConfig q = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "q");
+  EXPECT_FALSE(cuda::persistent_plan(q, on, DType::BF16, "sm_80", false));   // no bulk copies
+  EXPECT_FALSE(cuda::persistent_plan(q, on, DType::BF16, "sm_90", true));    // biases
+  ModelConfig odd = q;
+  odd.head_dim = 96;
+  EXPECT_FALSE(cuda::persistent_plan(odd, on, DType::BF16, "sm_90", false));
+  // Qwen3-4B's down rows (19 KiB) fill a 32 KiB stage once; a 160 KiB ring of 5 stages plus its
+  // 38 KiB input vector fits, 8 stages are cut down to what fits.
+  const ModelConfig q4 = parse_model_config(find_synth_preset("qwen3-4b")->config, "q4");
+  const auto eight = cuda::persistent_plan(q4, cuda::apply_fast_config_override(on, "persistent_stages=8"), DType::BF16,
+                                           "sm_90", false);
+  ASSERT_TRUE(eight);
+  EXPECT_LT(eight->v.param("STAGES"), 8);
+  EXPECT_LE(eight->smem, size_t(211 * 1024));
+  for (const char* bad : {"persistent=1,persistent_splits=3", "persistent=1,persistent_stage_kb=0",
+                          "persistent=1,persistent_block=256"}) {
+    try {
+      cuda::persistent_plan(q, cuda::apply_fast_config_override({}, bad), DType::BF16, "sm_90", false);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput) << bad;
+    }
+  }
+}
+
 // mlp.fused's W_down layout: unit u holds columns [u*kc, (u+1)*kc) of every row, zero past I.
 TEST(FastMlpFused, TilesDownWeightsByUnit) {
   const long long H = 3, I = 20;

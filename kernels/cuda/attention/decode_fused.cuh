@@ -259,6 +259,28 @@ __device__ __forceinline__ void attn_split_pass(const float (*qs)[HD], const uns
   }
 }
 
+// q . k over HD dimensions: q f32 (16-byte aligned), k a bf16 row (16-byte aligned), both in
+// shared memory; four accumulators, so the row's loads and FMAs do not wait on one another.
+template <int HD>
+__device__ __forceinline__ float attn_score_row(const float* q, const unsigned short* k) {
+  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+#pragma unroll
+  for (int c = 0; c < HD; c += 8) {
+    const uint4 kv = *reinterpret_cast<const uint4*>(k + c);
+    const float4 qa = *reinterpret_cast<const float4*>(q + c);
+    const float4 qb = *reinterpret_cast<const float4*>(q + c + 4);
+    s0 = fmaf(qa.x, __uint_as_float(kv.x << 16), s0);
+    s1 = fmaf(qa.y, __uint_as_float(kv.x & 0xffff0000u), s1);
+    s2 = fmaf(qa.z, __uint_as_float(kv.y << 16), s2);
+    s3 = fmaf(qa.w, __uint_as_float(kv.y & 0xffff0000u), s3);
+    s0 = fmaf(qb.x, __uint_as_float(kv.z << 16), s0);
+    s1 = fmaf(qb.y, __uint_as_float(kv.z & 0xffff0000u), s1);
+    s2 = fmaf(qb.z, __uint_as_float(kv.w << 16), s2);
+    s3 = fmaf(qb.w, __uint_as_float(kv.w & 0xffff0000u), s3);
+  }
+  return (s0 + s1) + (s2 + s3);
+}
+
 // Step 3 for blocks of at most 32 rows, one warp per query head and no block barrier inside:
 // lane r scores row r (four accumulators), the softmax is two warp reductions in registers, and
 // P·V gives each lane HD / 32 neighbouring dimensions, the probabilities broadcast by shuffles.
@@ -274,25 +296,7 @@ __device__ __forceinline__ void attn_warp_pass(const float (*qs)[HD], const unsi
   constexpr int WARPS = BLOCK / 32, DPL = HD / 32;  // dimensions per lane
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (int g = warp; g < GROUP; g += WARPS) {
-    float s = AC_NEG_INF;
-    if (lane < rows) {
-      float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-#pragma unroll
-      for (int c = 0; c < HD; c += 8) {
-        const uint4 kv = *reinterpret_cast<const uint4*>(&ks[lane][c]);
-        const float4 qa = *reinterpret_cast<const float4*>(&qs[g][c]);
-        const float4 qb = *reinterpret_cast<const float4*>(&qs[g][c + 4]);
-        s0 = fmaf(qa.x, __uint_as_float(kv.x << 16), s0);
-        s1 = fmaf(qa.y, __uint_as_float(kv.x & 0xffff0000u), s1);
-        s2 = fmaf(qa.z, __uint_as_float(kv.y << 16), s2);
-        s3 = fmaf(qa.w, __uint_as_float(kv.y & 0xffff0000u), s3);
-        s0 = fmaf(qb.x, __uint_as_float(kv.z << 16), s0);
-        s1 = fmaf(qb.y, __uint_as_float(kv.z & 0xffff0000u), s1);
-        s2 = fmaf(qb.z, __uint_as_float(kv.w << 16), s2);
-        s3 = fmaf(qb.w, __uint_as_float(kv.w & 0xffff0000u), s3);
-      }
-      s = (s0 + s1) + (s2 + s3);
-    }
+    const float s = lane < rows ? attn_score_row<HD>(qs[g], ks[lane]) : AC_NEG_INF;
     const float mx = warp_max(s);
     const float e = lane < rows ? expf(s - mx) : 0.0f;
     const float l = warp_sum(e);

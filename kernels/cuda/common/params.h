@@ -185,3 +185,40 @@ struct FusedAttnParams {
   long long n, heads, kv_heads, max_seq, max_splits;
   float scale;
 };
+
+// ---- the persistent decode family (persistent/decode_layers.cuh) ----
+
+// One decoder layer's weights and KV cache, as decode_layers.persistent reads them.
+struct PersistentLayer {
+  const void* attn_norm;     // [H] W
+  const void* wqkv;          // [q_dim + 2 * kv_dim, H] W (q | k | v rows)
+  const void* q_norm;        // [head_dim] W or null
+  const void* k_norm;        // [head_dim] W or null
+  const void* wo;            // [H, q_dim] W
+  const void* mlp_norm;      // [H] W
+  const void* wgate;         // [I, H] W
+  const void* wup;           // [I, H] W
+  const void* wdown;         // [H, I] W
+  unsigned short* k_cache;   // [slots, kv_heads, max_seq, head_dim] bf16
+  unsigned short* v_cache;
+};
+
+// Every decoder layer of a batch-1 decode step in one kernel (decode_layers.persistent): the
+// residual stream h in, h out (the final norm and lm_head follow as their own kernel).
+struct PersistentParams {
+  const PersistentLayer* layers;  // [L] in device memory
+  float* h;                  // [H] the residual stream
+  float* qkv;                // [q_dim + 2 * kv_dim] a layer's raw q | k | v
+  float* attn;               // [q_dim] a layer's attention output
+  float* act;                // [I] a layer's silu(gate) * up
+  float* part_o;             // [heads, SPLITS, head_dim] the attention's partials
+  float* part_ml;            // [heads, SPLITS, 2] (max, sum)
+  unsigned* counters;        // [L * 5 + kv_heads + 1], zero before the first launch; reset by the last block
+  const float* rope_cos;     // [max_seq, head_dim / 2]
+  const float* rope_sin;
+  const int* positions;      // [1]
+  const int* slots;          // [1]
+  long long L, H, I, heads, kv_heads, max_seq;
+  long long stage_bytes;     // bytes per ring stage (multiple of 128), at least the largest tile
+  float eps, scale;
+};

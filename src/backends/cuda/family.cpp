@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include "agentcompile/core/error.h"
 
@@ -241,6 +242,31 @@ std::vector<Family> build_families() {
     f.description = "merges the splits of attn_decode";
     v.push_back(std::move(f));
   }
+  {
+    Family f;
+    f.op = "decode_layers";
+    f.name = "persistent";
+    f.header = "persistent/decode_layers.cuh";
+    f.params_struct = "PersistentParams";
+    f.device_fn = "decode_layers_persistent";
+    f.type_params = {"W"};
+    f.type_domain = {DType::BF16, DType::F16};
+    const std::vector<int> rows = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16};
+    f.params = {{"BLOCK", {160, 288, 416, 544}}, {"STAGES", {2, 3, 4, 5, 6, 8}}, {"SPLITS", {1, 2, 4, 8, 16}},
+                {"HD", {32, 64, 128}},      {"GROUP", {1, 2, 4, 8}},       {"RQKV", rows},
+                {"RO", rows},               {"RGU", {1, 2, 3, 4, 5, 6, 7, 8}}, {"RDOWN", rows}};
+    f.min_sm = 90;  // bulk copies and transaction barriers
+    f.min_blocks = [](const std::map<std::string, int>&) { return 1; };
+    f.description = "every decoder layer of a batch-1 decode step in one persistent kernel, one block per SM: a "
+                    "producer warp streams the block's weight tiles of all layers into a shared-memory ring with bulk "
+                    "copies while consumer warps wait on per-op counters and run RMSNorm + QKV, the attention "
+                    "(splits merged by the last), the output projection, gate/up with SwiGLU and down";
+    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
+      if (v.at("GROUP") > v.at("BLOCK") / 32 - 1) return "one consumer warp per query head of a KV group";
+      return "";
+    };
+    v.push_back(std::move(f));
+  }
   return v;
 }
 
@@ -344,30 +370,44 @@ size_t space_size(const Family& f) {
 std::vector<Variant> sample_variants(const Family& f, const std::string& arch, size_t max) {
   std::vector<Variant> out;
   if (!arch_constraint(f, arch).empty()) return out;
-  // Enumerate the cross product in a fixed order, then keep an evenly spaced subset.
-  std::vector<std::pair<std::map<std::string, int>, std::vector<DType>>> all;
   size_t type_combos = 1;
   for (size_t i = 0; i < f.type_params.size(); ++i) type_combos *= f.type_domain.size();
   size_t param_combos = 1;
   for (const auto& d : f.params) param_combos *= d.values.size();
-  for (size_t tc = 0; tc < type_combos; ++tc) {
+  // Point `k` of the cross product in a fixed order (types outermost), or none if a constraint fails.
+  auto point = [&](size_t k) -> std::optional<std::pair<std::map<std::string, int>, std::vector<DType>>> {
     std::vector<DType> types;
-    size_t x = tc;
+    size_t x = k / param_combos;
     for (size_t i = 0; i < f.type_params.size(); ++i) {
       types.push_back(f.type_domain[x % f.type_domain.size()]);
       x /= f.type_domain.size();
     }
-    for (size_t pc = 0; pc < param_combos; ++pc) {
-      std::map<std::string, int> vals;
-      size_t y = pc;
-      for (const auto& d : f.params) {
-        vals[d.name] = d.values[y % d.values.size()];
-        y /= d.values.size();
-      }
-      if (f.constraint && !f.constraint(vals).empty()) continue;
-      all.emplace_back(std::move(vals), types);
+    std::map<std::string, int> vals;
+    size_t y = k % param_combos;
+    for (const auto& d : f.params) {
+      vals[d.name] = d.values[y % d.values.size()];
+      y /= d.values.size();
     }
+    if (f.constraint && !f.constraint(vals).empty()) return std::nullopt;
+    return std::make_pair(std::move(vals), std::move(types));
+  };
+  const size_t total = type_combos * param_combos;
+  if (total > (size_t(1) << 20)) {
+    // A large space (decode_layers.persistent's: millions of points) is not listed: points of the
+    // cross product scattered by a multiplicative hash (so every parameter varies), each moved
+    // forward to the next valid one.
+    for (size_t i = 0; i < max; ++i)
+      for (size_t k = size_t((uint64_t(i) * 2654435761u) % total); k < total; ++k)
+        if (auto pt = point(k)) {
+          out.push_back(make_variant(f, pt->first, pt->second, arch));
+          break;
+        }
+    return out;
   }
+  // Enumerate the cross product in a fixed order, then keep an evenly spaced subset.
+  std::vector<std::pair<std::map<std::string, int>, std::vector<DType>>> all;
+  for (size_t k = 0; k < total; ++k)
+    if (auto pt = point(k)) all.push_back(std::move(*pt));
   const size_t n = std::min(max, all.size());
   for (size_t i = 0; i < n; ++i) {
     auto& [vals, types] = all[i * all.size() / n];

@@ -272,6 +272,44 @@ std::optional<Variant> fast_mlp_variant(const FastConfig& cfg, int batch, long l
   }
 }
 
+std::optional<PersistentPlan> persistent_plan(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch,
+                                              bool biased) {
+  if (!cfg.persistent) return std::nullopt;
+  const Family& f = find_family("decode_layers", "persistent");
+  const long long H = c.hidden_size, I = c.intermediate_size, qd = c.q_dim(), hd = c.head_dim;
+  const long long group = c.num_heads / c.num_kv_heads;
+  if (!arch_constraint(f, arch).empty() || biased || (hd != 32 && hd != 64 && hd != 128) || c.num_heads % c.num_kv_heads ||
+      group > cfg.persistent_block / 32 - 1 || H % 8 || I % 8 || qd % 8)
+    return std::nullopt;
+  if (cfg.persistent_stage_kb < 1 || cfg.persistent_stage_kb > 96)
+    throw_input("decode_layers.persistent", "persistent_stage_kb must be 1..96");
+  // Rows per tile: as many as fill a stage (1..16: accumulators per thread), at least one row.
+  const long long stage = (long long)cfg.persistent_stage_kb * 1024;
+  auto rows = [&](long long K, int mats) {
+    const int r = (int)std::clamp<long long>(stage / (mats * K * 2), 1, 16 / mats);  // 16 accumulators per thread
+    return r > 8 ? r / 2 * 2 : r;  // the family's domain: 1..8, then even
+  };
+  const int rqkv = rows(H, 1), ro = rows(qd, 1), rgu = rows(H, 2), rdown = rows(I, 1);
+  long long tile = std::max({rqkv * H, ro * qd, 2 * rgu * H, rdown * I}) * 2;
+  tile = (tile + 127) / 128 * 128;
+  const size_t xs = size_t(std::max({H, qd, I})) * 4 + size_t(H) * 2;  // x', then the norm weights
+  // The static arrays (attention rows, query heads, sums) take up to ~22 KiB besides the ring.
+  const size_t budget = size_t(max_dynamic_smem(arch)) + 16 * 1024 - 22 * 1024;
+  int stages = cfg.persistent_stages;
+  while (stages > 2 && size_t(stages) * size_t(tile) + xs > budget) stages = stages > 6 ? 6 : stages - 1;  // the domain
+  if (size_t(stages) * size_t(tile) + xs > budget) return std::nullopt;
+  try {  // make_variant checks the domains and the constraint; a configured point is input
+    Variant v = make_variant(f,
+                             {{"BLOCK", cfg.persistent_block}, {"STAGES", stages}, {"SPLITS", cfg.persistent_splits},
+                              {"HD", int(hd)}, {"GROUP", int(group)}, {"RQKV", rqkv}, {"RO", ro}, {"RGU", rgu},
+                              {"RDOWN", rdown}},
+                             {wt}, arch);
+    return PersistentPlan{std::move(v), tile, size_t(stages) * size_t(tile) + xs};
+  } catch (const Error& e) {
+    throw_input("decode_layers.persistent", e.reason());
+  }
+}
+
 std::vector<uint16_t> tile_mlp_down(const void* w, long long H, long long I, int kc) {
   const long long units = (I + kc - 1) / kc;
   const auto* bytes = static_cast<const uint8_t*>(w);  // may be unaligned (a mapped safetensors file)
@@ -309,6 +347,8 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
   for (Variant& cv : cluster_long_attn_variants(c, cfg, wt, arch)) v.push_back(std::move(cv));
   v.push_back(attn_variant(c, cfg, arch));
   v.push_back(combine_variant(c, cfg, arch));
+  // Biases are a property of the weights, not the config: listed as if none (the executor asks again).
+  if (auto pl = persistent_plan(c, cfg, wt, arch, false)) v.push_back(pl->v);
   return v;
 }
 
@@ -388,6 +428,7 @@ class FastExecutor final : public Executor {
     for (CUevent& e : ahead_done_) CU_CHECK(drv().cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
     // Compile (or load from the cache) every kernel now, so no step pays for it.
     for (const Variant& v : fast_path_variants(c, wt_, cfg_, arch_)) load_kernel(v);
+    setup_persistent();
     for (const char* op : {"embed", "rms_norm", "cast", "bias"}) ref(op, {}, {wt_});
     for (const char* op : {"add", "swiglu", "gather_rows", "argmax"}) ref(op, {});
     profile_ = std::getenv("AGENTCOMPILE_PROFILE") != nullptr;
@@ -581,6 +622,50 @@ class FastExecutor final : public Executor {
         for (const TensorInfo* w : op->weights) w_.erase(w);
   }
 
+  // decode_layers.persistent (FastConfig::persistent): the layer table, its counters and partials.
+  void setup_persistent() {
+    const ModelConfig& c = g_.config;
+    bool biased = false;
+    for (const LayerOps& L : ops_.layers)
+      for (const Op* op : {L.q, L.k, L.v, L.o, L.gate, L.up, L.down}) biased = biased || op->weights.size() > 1;
+    pl_ = persistent_plan(c, cfg_, wt_, arch_, biased);
+    if (!pl_) return;
+    const LoadedKernel& k = load_kernel(pl_->v);
+    int per_sm = 0;
+    CU_CHECK(drv().cuFuncSetAttribute(k.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(pl_->smem)));
+    CU_CHECK(drv().cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k.fn, pl_->v.threads(), pl_->smem));
+    // Every block must be resident at once (they wait on one another): one per SM.
+    if (per_sm < 1) throw_internal("decode_layers.persistent", k.name + " cannot be resident on an SM");
+    std::vector<PersistentLayer> t;
+    for (size_t l = 0; l < ops_.layers.size(); ++l) {
+      const LayerOps& L = ops_.layers[l];
+      t.push_back(PersistentLayer{wptr(L.input_norm, 0), reinterpret_cast<const void*>(wqkv_[l].ptr()),
+                                  L.q_norm ? wptr(L.q_norm, 0) : nullptr, L.k_norm ? wptr(L.k_norm, 0) : nullptr,
+                                  wptr(L.o, 0), wptr(L.post_norm, 0), wptr(L.gate, 0), wptr(L.up, 0), wptr(L.down, 0),
+                                  kcache_[l].as<unsigned short>(), vcache_[l].as<unsigned short>()});
+    }
+    pl_layers_ = DeviceBuffer(t.size() * sizeof(PersistentLayer));
+    pl_layers_.upload(t.data(), t.size() * sizeof(PersistentLayer), s_);
+    const size_t counters = size_t(c.num_layers) * 5 + size_t(c.num_kv_heads) + 1;
+    pl_counters_ = DeviceBuffer(counters * 4);
+    CU_CHECK(drv().cuMemsetD32Async(pl_counters_.ptr(), 0, counters, s_));
+    const size_t parts = size_t(c.num_heads) * size_t(pl_->v.param("SPLITS"));
+    pl_part_o_ = DeviceBuffer(parts * size_t(c.head_dim) * 4);
+    pl_part_ml_ = DeviceBuffer(parts * 2 * 4);
+    CU_CHECK(drv().cuStreamSynchronize(s_));  // t goes out of scope
+  }
+
+  void persistent_layers() {
+    const ModelConfig& c = g_.config;
+    PersistentParams p{pl_layers_.as<PersistentLayer>(), resid_.as<float>(), qkv_.as<float>(), attn_.as<float>(),
+                       gate_.as<float>(), pl_part_o_.as<float>(), pl_part_ml_.as<float>(), pl_counters_.as<unsigned>(),
+                       rope_cos_.as<float>(), rope_sin_.as<float>(), in_.positions(), in_.slots(), c.num_layers,
+                       c.hidden_size, c.intermediate_size, c.num_heads, c.num_kv_heads, lim_.max_seq, pl_->stage_bytes,
+                       float(c.rms_norm_eps), 1.0f / std::sqrt(float(c.head_dim))};
+    launch_kernel(load_kernel(pl_->v), Dim3{unsigned(dev_.info().sm_count)}, unsigned(pl_->v.threads()), pl_->smem, s_, &p,
+                  cfg_.pdl);
+  }
+
   const void* wptr(const TensorInfo* t) const { return t ? reinterpret_cast<const void*>(w_.at(t).ptr()) : nullptr; }
   const void* wptr(const Op* op, size_t k) const { return k < op->weights.size() ? wptr(op->weights[k]) : nullptr; }
 
@@ -708,7 +793,12 @@ class FastExecutor final : public Executor {
     launch_kernel(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, s_, &ep, cfg_.pdl);
     mark("embed", double(n * c.hidden_size) * es);
     const long long qkvd = c.q_dim() + 2 * c.kv_dim();
-    for (size_t l = 0; l < ops_.layers.size(); ++l) {
+    if (pl_ && n == 1) {
+      persistent_layers();
+      mark("decode_layers", double(ops_.layers.size()) *
+                                double(qkvd * c.hidden_size + c.hidden_size * c.q_dim() + 3 * c.intermediate_size * c.hidden_size) * es);
+    }
+    for (size_t l = 0; l < ops_.layers.size() && !(pl_ && n == 1); ++l) {
       const LayerOps& L = ops_.layers[l];
       gemv(cfg_.qkv, cfg_.qkv_mma, kEpiStore, n, resid_.as<float>(), wptr(L.input_norm, 0), reinterpret_cast<const void*>(wqkv_[l].ptr()),
            nullptr, bqkv_[l].ptr() ? reinterpret_cast<const void*>(bqkv_[l].ptr()) : nullptr, qkv_.as<float>(), qkvd,
@@ -854,6 +944,8 @@ class FastExecutor final : public Executor {
   DeviceBuffer topk_;  // gpu_top_k: [rows * k] values, then [rows * k] ids (at most kGpuTopKMax per row)
   DeviceBuffer topk_parts_, topk_counters_;  // the chunks' candidates (values, then ids); counters
   PinnedBuffer host_topk_;
+  std::optional<PersistentPlan> pl_;  // decode_layers.persistent for batch-1 steps, when on and able
+  DeviceBuffer pl_layers_, pl_counters_, pl_part_o_, pl_part_ml_;
   std::vector<DeviceBuffer> wdown_tiled_;  // mlp.fused's W_down per layer (tile_mlp_down), when enabled
   DeviceBuffer mlp_counters_;  // mlp.fused: blocks that read h / blocks done (reset by its last block)
   StepInputs in_;  // token ids, positions, slots, logit rows of the step
@@ -905,7 +997,12 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
                                                          {"attn_cluster_long_split", &FastConfig::attn_cluster_long_split},
                                                          {"mlp_fused_batch", &FastConfig::mlp_fused_batch},
                                                          {"qkv_post_block", &FastConfig::qkv_post_block},
-                                                         {"top_k_block", &FastConfig::top_k_block}};
+                                                         {"top_k_block", &FastConfig::top_k_block},
+                                                         {"persistent", &FastConfig::persistent},
+                                                         {"persistent_block", &FastConfig::persistent_block},
+                                                         {"persistent_stages", &FastConfig::persistent_stages},
+                                                         {"persistent_splits", &FastConfig::persistent_splits},
+                                                         {"persistent_stage_kb", &FastConfig::persistent_stage_kb}};
   const std::map<std::string, bool FastConfig::*> bools = {{"cuda_graph", &FastConfig::cuda_graph},
                                                            {"pdl", &FastConfig::pdl},
                                                            {"batched_mma", &FastConfig::batched_mma},

@@ -87,6 +87,13 @@ struct FastConfig {
   // which were -5.6% to +2.9% by model and plan there (bench/results/2026-11-30-cluster-long/).
   int attn_cluster_long = 8;
   int attn_cluster_long_split = 0;
+  // Batch-1 decode steps run every decoder layer as one persistent kernel (decode_layers.persistent:
+  // one block per SM whose producer warp streams the block's weight tiles of every layer into a
+  // shared-memory ring across what are kernel boundaries in the chain) instead of the chain of
+  // GEMVs and attention kernels; persistent_stage_kb sizes a ring stage (a tile's rows follow from
+  // it), persistent_splits is the attention's splits per KV head. Not yet measured: off (0).
+  int persistent = 0;
+  int persistent_block = 288, persistent_stages = 5, persistent_splits = 8, persistent_stage_kb = 32;
   bool cuda_graph = true;
   bool pdl = true;
   // Top-k sampling selects its k candidates on the device (topk.radix) instead of copying every
@@ -163,6 +170,20 @@ AttnRange attn_range_of(const FastConfig& cfg, int batch, long long longest, con
 Variant decode_attention_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
                                  long long longest);
 long long decode_attention_blocks(const Variant& v, long long max_seq);
+
+// The decode_layers.persistent point a batch-1 step runs (FastConfig::persistent): the variant,
+// bytes per ring stage (the largest tile, rounded up to 128) and the dynamic shared memory (the
+// ring, then the largest input vector as floats). Stages shrink until that fits the GPU.
+struct PersistentPlan {
+  Variant v;
+  long long stage_bytes = 0;
+  size_t smem = 0;
+};
+// None when persistent is off or the kernel cannot run the model: below sm_90, a head dim other
+// than 32, 64 or 128, more query heads per KV head than consumer warps, biases on the projections
+// (`biased`), dimensions not multiples of 8. Throws BadInput for a point outside the family.
+std::optional<PersistentPlan> persistent_plan(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch,
+                                              bool biased);
 
 // Epilogues of gemv.fused (kernels/cuda/gemv/gemv.cuh).
 constexpr int kEpiStore = 0, kEpiResidual = 1, kEpiSwiglu = 2, kEpiArgmax = 3;

@@ -1,0 +1,71 @@
+// Shared-memory barriers with transaction counts and bulk (TMA) copies from global to shared
+// memory (sm_90): one thread asks for a whole contiguous range, the copy engine moves it, and the
+// barrier's phase completes when the bytes have landed, so a producer warp can keep many copies in
+// flight without holding registers or threads.
+#pragma once
+
+__device__ __forceinline__ unsigned smem_u32(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+
+__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+}
+
+// Makes initialised barriers visible to the copy engine (the async proxy) before first use.
+__device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+
+__device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
+  asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.shared::cta.b64 st, [%0];\n\t}" ::"r"(smem_u32(bar)) : "memory");
+}
+
+// Arrives and announces `bytes` more to land before the phase may complete.
+__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned long long* bar, unsigned bytes) {
+  asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n\t}" ::"r"(smem_u32(bar)),
+               "r"(bytes)
+               : "memory");
+}
+
+// Blocks until the phase of parity `parity` has completed (a fresh barrier is in phase 0, so
+// waiting on parity 1 returns at once: "the previous phase").
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
+  const unsigned a = smem_u32(bar);
+  unsigned done = 0;
+  while (!done)
+    asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(done)
+                 : "r"(a), "r"(parity)
+                 : "memory");
+}
+
+// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global to shared memory;
+// their arrival counts against `bar`'s transaction count.
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem_u32(dst)),
+               "l"(src), "r"(bytes), "r"(smem_u32(bar))
+               : "memory");
+}
+
+// Counters between blocks of one grid: an acquire load (sees what the releasing block wrote
+// before its increment) and a barrier over the first `threads` threads only (named barrier 1),
+// for kernels whose other warps do not take part.
+__device__ __forceinline__ unsigned ld_acquire_u32(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// counter += n with release semantics (what this thread wrote, or saw through a barrier, is
+// visible before the new count), without waiting for the result.
+__device__ __forceinline__ void red_release_add(unsigned* p, unsigned n) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(n) : "memory");
+}
+
+// counter += n, acquire and release: returns the count before.
+__device__ __forceinline__ unsigned atom_acq_rel_add(unsigned* p, unsigned n) {
+  unsigned old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(n) : "memory");
+  return old;
+}
+
+__device__ __forceinline__ void bar_sync_first(unsigned threads) {
+  asm volatile("bar.sync 1, %0;" ::"r"(threads) : "memory");
+}
