@@ -19,6 +19,8 @@
 #include "agentcompile/runtime/sampler.h"
 #include "compiler/step_tuning.h"
 #ifdef AGENTCOMPILE_HAVE_CUDA
+#include "backends/cuda/fast_executor.h"
+#include "backends/cuda/plan_config.h"
 #include "backends/cuda/search_eval.h"
 #endif
 
@@ -578,9 +580,66 @@ std::string report_markdown(const Json& rep) {
   } else {
     md += "\n";
   }
+  const Json pl = rep.contains("persistent_layers") ? rep["persistent_layers"] : Json{{"status", "not recorded"}};
+  md += "- every layer in one persistent kernel: " + pl["status"].get<std::string>();
+  if (pl.contains("chain_ms")) {
+    char b[160];
+    std::snprintf(b, sizeof b, " (medians of %d whole-step timings each: %.4f ms/token, the kernel chain %.4f)",
+                  pl["timings"].get<int>(), pl["persistent_ms"].get<double>(), pl["chain_ms"].get<double>());
+    md += b;
+  }
+  md += "\n";
   md += "\n## Search efficiency\n\n" + rep["efficiency"].dump() + "\n";
   return md;
 }
+
+#ifdef AGENTCOMPILE_HAVE_CUDA
+// Batch-1 decode steps as one persistent kernel (decode_layers.persistent) against the plan's
+// kernel chain: whole-step timings interleaved, three each; kept when its median is faster by the
+// margin and the plan still passes the end-to-end check. On the H200 it won where a layer's
+// weights are large (Qwen3-4B, -6%) and lost where they are small (Llama-3.2-1B, Qwen3-1.7B, +6%:
+// bench/results/2026-12-01-persistent/), so each model measures it. Not recorded in the tuning
+// DB (a few steps). Returns report.json's "persistent_layers".
+Json try_persistent_layers(Plan& plan, E2e& check, E2eStage& e2e, const Graph& g, const std::string& arch, int tokens,
+                           double margin, Clock::time_point deadline) {
+  cuda::FastConfig on = fast_config_of(plan.cuda_fast);
+  on.persistent = 1;
+  std::optional<cuda::PersistentPlan> pp;
+  try {
+    pp = cuda::persistent_plan(g.config, on, g.ops.front().weights.at(0)->dtype, arch, false);
+  } catch (const Error& e) {
+    return {{"status", "not applicable: " + e.reason()}};
+  }
+  if (!pp) return {{"status", "not applicable to this model or GPU"}};
+  Plan with = plan;
+  with.cuda_fast->persistent = 1;
+  std::vector<double> chain, pers;
+  try {
+    for (int i = 0; i < 3 && Clock::now() < deadline; ++i) {
+      chain.push_back(e2e.decode_ms(plan, tokens));
+      pers.push_back(e2e.decode_ms(with, tokens));
+    }
+  } catch (const Error& e) {
+    return {{"status", "not kept: " + e.reason()}, {"variant", pp->v.name()}};
+  }
+  if (chain.empty()) return {{"status", "not tried (time budget spent)"}, {"variant", pp->v.name()}};
+  const double a = median(chain), b = median(pers);
+  Json r = {{"variant", pp->v.name()}, {"chain_ms", a}, {"persistent_ms", b}, {"timings", int(chain.size())}};
+  if (!(b < a * (1 - margin))) {
+    r["status"] = "not kept (not faster by the margin)";
+    return r;
+  }
+  E2e again = e2e.run(with, true);
+  if (!again.ok) {
+    r["status"] = "not kept: the end-to-end check failed (" + again.reason + ")";
+    return r;
+  }
+  plan = with;
+  check = again;
+  r["status"] = "kept";
+  return r;
+}
+#endif
 
 // Median objective costs of plans a and b profiled alternately three times (side by side, so both
 // see the same moment's noise); last_b receives b's last profile.
@@ -830,6 +889,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   // should the check fail, the plan as it was is kept.
   Json step_tuning = {{"status", step_tune ? "not run (no fast-path plan)" : "off (CPU backend, throughput objective or --no-step-tuning)"}};
   std::map<size_t, std::string> step_tuned;  // search -> the candidate the step tuning chose
+  Json persistent_layers = {{"status", step_tune ? "not tried (no fast-path plan)" : "not tried (CUDA latency plans only)"}};
 #ifdef AGENTCOMPILE_HAVE_CUDA
   if (step_tune && built.plan.cuda_fast) {
     report_progress("decode-step tuning");
@@ -876,6 +936,37 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     step_tuning["tokens"] = o.step_tune_tokens;
     step_tuning["margin"] = sto.margin;
     step_tuning["top"] = sto.top;
+    // Then every layer as one persistent kernel against the tuned chain; a warm compile from the
+    // same plan takes the recorded decision (re-checked end to end when it was kept).
+    report_progress("persistent layers");
+    const std::string pkey = "persistent-layers/1|" + step_tuning_key(built.plan, hash, o.step_tune_tokens, e2e.prompt_tokens(), sto);
+    std::optional<Json> rec;
+    if (auto hit = db.step_tuning(env, pkey)) {
+      Json j = Json::parse(hit->first, nullptr, false);
+      if (j.is_object() && j.contains("status")) {
+        j["source"] = "tuning DB, measured " + hit->second;
+        rec = j;
+      }
+    }
+    if (rec) {
+      persistent_layers = *rec;
+      if (persistent_layers["status"] == "kept") {
+        Plan with = built.plan;
+        with.cuda_fast->persistent = 1;
+        E2e again = e2e.run(with, true);
+        if (again.ok) {
+          built.plan = with;
+          check = again;
+        } else {
+          persistent_layers["status"] = "not kept: the end-to-end check failed (" + again.reason + ")";
+        }
+      }
+    } else {
+      persistent_layers = try_persistent_layers(built.plan, check, e2e, g, env.arch, o.step_tune_tokens, sto.margin,
+                                                deadline_total);
+      if (persistent_layers.contains("chain_ms")) db.put_step_tuning(env, pkey, persistent_layers.dump());  // a measured decision
+      persistent_layers["source"] = "measured now";
+    }
   }
 #endif
   Plan& plan = built.plan;
@@ -1001,6 +1092,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
               {"timing_method", timing_method},
               {"fallback_guard", fallback_guard},
               {"step_tuning", step_tuning},
+              {"persistent_layers", persistent_layers},
               {"selection", {{"margin", so.margin}, {"repeats", so.repeats}, {"warmup", so.warmup},
                              {"rule", "fastest correct; ties within the measured noise go to the simpler candidate; a "
                                       "specialised candidate must beat the fallback by max(margin, noise)"}}},

@@ -78,6 +78,7 @@ Json PlanCudaFast::to_json() const {
   if (attn_long_from) j["attn_long_from"] = *attn_long_from;
   if (attn_cluster) j["attn_cluster"] = *attn_cluster;
   if (attn_cluster_long) j["attn_cluster_long"] = *attn_cluster_long;
+  if (persistent) j["persistent"] = *persistent;
   return j;
 }
 
@@ -123,6 +124,7 @@ PlanCudaFast PlanCudaFast::from_json(const Json& j, const std::string& subject) 
       if (n != 0 && n != 2 && n != 4 && n != 8 && n != 16) throw_input(subject, std::string(key) + " must be 0, 2, 4, 8 or 16");
       (std::string(key) == "attn_cluster" ? f.attn_cluster : f.attn_cluster_long) = n;
     }
+  if (j.contains("persistent")) f.persistent = int(json_int(j, subject, "persistent", 0, 1));
   f.cuda_graph = json_opt_bool(j, subject, "cuda_graph").value_or(true);
   f.pdl = json_opt_bool(j, subject, "pdl").value_or(true);
   return f;

@@ -116,7 +116,22 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
   EXPECT_EQ(st["trials"][0]["candidate"], "start");
   EXPECT_GT(st["trials"][0]["decode_ms"].get<double>(), 0.0);
   EXPECT_NE(r.report_md.find("## Decode-step tuning"), std::string::npos);
-  EXPECT_EQ(r.plan.cuda_fast->to_json(), cuda_fast_from_routes(r.plan.routes).to_json());
+  Json routes_part = r.plan.cuda_fast->to_json();
+  routes_part.erase("persistent");  // set after the routes' tuning (below), not by a route
+  EXPECT_EQ(routes_part, cuda_fast_from_routes(r.plan.routes).to_json());
+  // Every layer as one persistent kernel (tiny-llama: head dim 32, so it applies): timed against
+  // the chain, and in the plan exactly when kept.
+  const Json& pl = r.report["persistent_layers"];
+  std::printf("[ compile ] persistent layers %s\n", pl.dump().c_str());
+  ASSERT_TRUE(pl.contains("chain_ms")) << pl.dump();
+  const bool kept = pl["status"] == "kept";
+  EXPECT_EQ(r.plan.cuda_fast->persistent.value_or(0), kept ? 1 : 0);
+  if (kept) {
+    EXPECT_LT(pl["persistent_ms"].get<double>(), pl["chain_ms"].get<double>());
+  } else {
+    EXPECT_EQ(pl["status"], "not kept (not faster by the margin)") << pl.dump();
+  }
+  EXPECT_NE(r.report_md.find("every layer in one persistent kernel: "), std::string::npos);
   if (st["status"] == "tuned") {
     EXPECT_LT(st["tuned_ms"].get<double>(), st["start_ms"].get<double>());
     EXPECT_FALSE(st["changes"].empty());
@@ -132,6 +147,8 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
   EXPECT_EQ(st2["source"].get<std::string>().rfind("tuning DB", 0), 0u) << st2.dump();
   EXPECT_EQ(st2["final"], st["final"]);
   EXPECT_EQ(r2.plan.cuda_fast->to_json(), r.plan.cuda_fast->to_json());
+  EXPECT_EQ(r2.report["persistent_layers"]["status"], pl["status"]);
+  EXPECT_EQ(r2.report["persistent_layers"]["source"].get<std::string>().rfind("tuning DB", 0), 0u);
   EXPECT_LE(r.report["budget"]["overrun_s"].get<double>(), 10.0);
   std::printf("[ compile ] %s\n", r.report["budget"].dump().c_str());
 }

@@ -70,6 +70,16 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   EXPECT_EQ(d.qkv.rows, cuda::FastConfig{}.qkv.rows);
   // No plan: the defaults.
   EXPECT_EQ(fast_config_of(std::nullopt).down.splitk, cuda::FastConfig{}.down.splitk);
+  // The persistent layers: written only when on (plans before it read as off), 0 or 1.
+  EXPECT_FALSE(p.to_json().contains("persistent"));
+  EXPECT_EQ(d.persistent, 0);
+  c.persistent = 1;
+  const Json on = plan_fast_of(c).to_json();
+  EXPECT_EQ(on.at("persistent"), 1);
+  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(on, "cuda_fast")).persistent, 1);
+  Json bad = on;
+  bad["persistent"] = 2;
+  expect_bad_input([&] { PlanCudaFast::from_json(bad, "cuda_fast"); }, {"persistent"});
 }
 
 TEST(CudaSearch, CudaFastFromRoutes) {

@@ -102,6 +102,10 @@ struct PlanCudaFast {
   std::optional<int> attn_cluster;
   // The same past attn_long_from (cuda::FastConfig::attn_cluster_long; 0: the long splits).
   std::optional<int> attn_cluster_long;
+  // Batch-1 decode steps as one persistent kernel (cuda::FastConfig::persistent, 1) instead of the
+  // kernel chain (0 or absent); the compile's decode-step stage sets it when whole steps with it
+  // are faster.
+  std::optional<int> persistent;
   bool cuda_graph = true, pdl = true;
   Json to_json() const;
   static PlanCudaFast from_json(const Json& j, const std::string& subject);
