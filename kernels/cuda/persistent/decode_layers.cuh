@@ -9,7 +9,10 @@
 // activations, which weights do not depend on. The other warps consume: for each op they wait
 // on a counter until the op they depend on is complete on every block, stage its input vector,
 // then take tiles from the ring in order. So the DRAM keeps streaming across what were kernel
-// boundaries, for as long as the ring holds.
+// boundaries, for as long as the ring holds. On the H200 the consumers are the limit instead (the
+// producer idles ~80% of a step: tile work plus five dependency waits per layer), so it beats the
+// chain only where layers are large (bench/results/2026-12-01-persistent/); the compile measures
+// it per model.
 //
 // Work of one layer, in order (the step's tasks are numbered op after op, layer after layer, and
 // task j belongs to block j mod gridDim.x, so each op spreads over all blocks):
@@ -111,7 +114,8 @@ __device__ __forceinline__ void pl_wait(const unsigned* c, unsigned target, PlCl
 
 // After the consumers' global writes: counter c += n, ordered after all of them. One thread
 // releases after the barrier (release is cumulative: it covers what the barrier ordered before
-// it, as a grid-wide barrier does); a fence in every thread cost the step ~10% on the H200.
+// it, as a grid-wide barrier does); a fence in every thread was one of the costs removed between
+// runs 2 and 3 of bench/results/2026-12-01-persistent/ (-9% on Qwen3-1.7B together).
 // Thread 32 signals (thread 0 polls the next op's counter meanwhile: the release waits for this
 // block's writes to land, so the two round trips overlap).
 template <int T>
