@@ -109,6 +109,30 @@ __device__ __forceinline__ void attn_prefetch_rows(unsigned short (*ks)[KPAD], u
   __syncthreads();
 }
 
+// The step's own key (normalised and rotated) and value, as a warp holds them, in bf16 into a
+// shared-memory row each and into their rows of the cache.
+template <int HD>
+__device__ __forceinline__ void store_new_kv(const HeadRegs<HD>& k, const HeadRegs<HD>& v, unsigned short* ks_row,
+                                             unsigned short* vs_row, unsigned short* k_cache_row,
+                                             unsigned short* v_cache_row, int lane) {
+#pragma unroll
+  for (int i = 0; i < HeadRegs<HD>::PAIRS; ++i) {
+    const int j = lane + 32 * i;
+    if (j < HD / 2) {
+      const unsigned short ka = from_f32<ac_bf16>(k.a[i]).bits, kb = from_f32<ac_bf16>(k.b[i]).bits;
+      const unsigned short va = from_f32<ac_bf16>(v.a[i]).bits, vb = from_f32<ac_bf16>(v.b[i]).bits;
+      ks_row[j] = ka;
+      ks_row[j + HD / 2] = kb;
+      vs_row[j] = va;
+      vs_row[j + HD / 2] = vb;
+      k_cache_row[j] = ka;
+      k_cache_row[j + HD / 2] = kb;
+      v_cache_row[j] = va;
+      v_cache_row[j + HD / 2] = vb;
+    }
+  }
+}
+
 // Step 2 (after the QKV projection): the query group normalised and rotated into qs; with
 // `new_kv`, the token's own key and value too, written to the bf16 cache and to shared row
 // `rows - 1`. Ends with the cached rows in shared memory.
@@ -142,22 +166,7 @@ __device__ __forceinline__ void attn_query_and_new_kv(const FusedAttnParams& p, 
     load_head<HD>(qkv + q_dim + kv_dim + kvh * HD, v, lane);
     if (p.k_norm) load_head<HD>(static_cast<const W*>(p.k_norm), kn, lane);
     norm_rope_regs<HD>(k, p.k_norm != nullptr, kn, p.eps, row.cs, row.sn, 1.0f, lane);
-#pragma unroll
-    for (int i = 0; i < HeadRegs<HD>::PAIRS; ++i) {
-      const int j = lane + 32 * i;
-      if (j < HD / 2) {
-        const unsigned short ka = from_f32<ac_bf16>(k.a[i]).bits, kb = from_f32<ac_bf16>(k.b[i]).bits;
-        const unsigned short va = from_f32<ac_bf16>(v.a[i]).bits, vb = from_f32<ac_bf16>(v.b[i]).bits;
-        ks[rows - 1][j] = ka;
-        ks[rows - 1][j + HD / 2] = kb;
-        vs[rows - 1][j] = va;
-        vs[rows - 1][j + HD / 2] = vb;
-        kbase[pos * HD + j] = ka;
-        kbase[pos * HD + j + HD / 2] = kb;
-        vbase[pos * HD + j] = va;
-        vbase[pos * HD + j + HD / 2] = vb;
-      }
-    }
+    store_new_kv<HD>(k, v, ks[rows - 1], vs[rows - 1], kbase + pos * HD, vbase + pos * HD, lane);
   }
   AC_TIMELINE_MARK(0);  // developer timeline: thread 0's query head done
   cp_async_wait_all();

@@ -389,24 +389,8 @@ __device__ __forceinline__ void pl_attention(const PersistentParams& p, const Pe
       pl_load_head<HD>(p.qkv + q_dim + kv_dim + kvh * HD, v, lane);
       if (ly.k_norm) load_head<HD>(static_cast<const W*>(ly.k_norm), kn, lane);
       norm_rope_regs<HD>(k, ly.k_norm != nullptr, kn, p.eps, cs, sn, 1.0f, lane);
-      unsigned short* kw = ly.k_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD + pos * HD;
-      unsigned short* vw = ly.v_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD + pos * HD;
-#pragma unroll
-      for (int k2 = 0; k2 < HeadRegs<HD>::PAIRS; ++k2) {
-        const int j = lane + 32 * k2;
-        if (j < HD / 2) {
-          const unsigned short ka = from_f32<ac_bf16>(k.a[k2]).bits, kb = from_f32<ac_bf16>(k.b[k2]).bits;
-          const unsigned short va = from_f32<ac_bf16>(v.a[k2]).bits, vb = from_f32<ac_bf16>(v.b[k2]).bits;
-          s.knew[j] = ka;
-          s.knew[j + HD / 2] = kb;
-          s.vnew[j] = va;
-          s.vnew[j + HD / 2] = vb;
-          kw[j] = ka;
-          kw[j + HD / 2] = kb;
-          vw[j] = va;
-          vw[j + HD / 2] = vb;
-        }
-      }
+      store_new_kv<HD>(k, v, s.knew, s.vnew, ly.k_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD + pos * HD,
+                       ly.v_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD + pos * HD, lane);
     }
     // Flash-decoding over the task's rows in chunks (one lane per row), online softmax per warp.
     float m = AC_NEG_INF, l = 0.0f, acc[DPL];
