@@ -598,8 +598,20 @@ std::string report_markdown(const Json& rep) {
 // kernel chain: whole-step timings interleaved, three each; kept when its median is faster by the
 // margin and the plan still passes the end-to-end check. On the H200 it won where a layer's
 // weights are large (Qwen3-4B, -6%) and lost where they are small (Llama-3.2-1B, Qwen3-1.7B, +6%:
-// bench/results/2026-12-01-persistent/), so each model measures it. Not recorded in the tuning
-// DB (a few steps). Returns report.json's "persistent_layers".
+// bench/results/2026-12-01-persistent/), so each model measures it (the caller records the
+// decision in the tuning DB). Returns report.json's "persistent_layers".
+// Turns the persistent layers on in `plan` if it still passes the end-to-end check (then `check`
+// is that check); otherwise leaves both as they are and returns why not.
+std::optional<std::string> adopt_persistent_layers(Plan& plan, E2e& check, E2eStage& e2e) {
+  Plan with = plan;
+  with.cuda_fast->persistent = 1;
+  E2e again = e2e.run(with, true);
+  if (!again.ok) return "not kept: the end-to-end check failed (" + again.reason + ")";
+  plan = std::move(with);
+  check = std::move(again);
+  return std::nullopt;
+}
+
 Json try_persistent_layers(Plan& plan, E2e& check, E2eStage& e2e, const Graph& g, const std::string& arch, int tokens,
                            double margin, Clock::time_point deadline) {
   cuda::FastConfig on = fast_config_of(plan.cuda_fast);
@@ -629,14 +641,7 @@ Json try_persistent_layers(Plan& plan, E2e& check, E2eStage& e2e, const Graph& g
     r["status"] = "not kept (not faster by the margin)";
     return r;
   }
-  E2e again = e2e.run(with, true);
-  if (!again.ok) {
-    r["status"] = "not kept: the end-to-end check failed (" + again.reason + ")";
-    return r;
-  }
-  plan = with;
-  check = again;
-  r["status"] = "kept";
+  r["status"] = adopt_persistent_layers(plan, check, e2e).value_or("kept");
   return r;
 }
 #endif
@@ -950,17 +955,8 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     }
     if (rec) {
       persistent_layers = *rec;
-      if (persistent_layers["status"] == "kept") {
-        Plan with = built.plan;
-        with.cuda_fast->persistent = 1;
-        E2e again = e2e.run(with, true);
-        if (again.ok) {
-          built.plan = with;
-          check = again;
-        } else {
-          persistent_layers["status"] = "not kept: the end-to-end check failed (" + again.reason + ")";
-        }
-      }
+      if (persistent_layers["status"] == "kept")
+        if (auto why = adopt_persistent_layers(built.plan, check, e2e)) persistent_layers["status"] = *why;
     } else {
       persistent_layers = try_persistent_layers(built.plan, check, e2e, g, env.arch, o.step_tune_tokens, sto.margin,
                                                 deadline_total);

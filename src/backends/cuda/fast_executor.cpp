@@ -793,12 +793,13 @@ class FastExecutor final : public Executor {
     launch_kernel(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, s_, &ep, cfg_.pdl);
     mark("embed", double(n * c.hidden_size) * es);
     const long long qkvd = c.q_dim() + 2 * c.kv_dim();
-    if (pl_ && n == 1) {
+    const bool persistent = pl_ && n == 1;  // decode_layers.persistent runs every layer
+    if (persistent) {
       persistent_layers();
       mark("decode_layers", double(ops_.layers.size()) *
                                 double(qkvd * c.hidden_size + c.hidden_size * c.q_dim() + 3 * c.intermediate_size * c.hidden_size) * es);
     }
-    for (size_t l = 0; l < ops_.layers.size() && !(pl_ && n == 1); ++l) {
+    for (size_t l = 0; !persistent && l < ops_.layers.size(); ++l) {
       const LayerOps& L = ops_.layers[l];
       gemv(cfg_.qkv, cfg_.qkv_mma, kEpiStore, n, resid_.as<float>(), wptr(L.input_norm, 0), reinterpret_cast<const void*>(wqkv_[l].ptr()),
            nullptr, bqkv_[l].ptr() ? reinterpret_cast<const void*>(bqkv_[l].ptr()) : nullptr, qkv_.as<float>(), qkvd,
