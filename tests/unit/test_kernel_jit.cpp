@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 
 #include "agentcompile/core/error.h"
 #include "agentcompile/model/hf_config.h"
@@ -161,6 +162,26 @@ TEST(KernelJit, PersistentLayersOfTheTargetModelsCompile) {
       EXPECT_EQ(r.spill_bytes, 0) << pl->v.name() << "\n" << r.log;
     }
     EXPECT_LE(r.shared_bytes + pl->smem, size_t(227 * 1024)) << pl->v.name();
+  }
+  // The largest static arrays (8 query heads of 128 per KV head) beside the fullest ring any
+  // stage size gives: the host's estimate of them keeps the total within the SM's shared memory.
+  ModelConfig big = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "g8");
+  big.num_heads = 64;
+  FastConfig eight = cfg;
+  eight.persistent_stages = 8;
+  std::optional<PersistentPlan> fullest;
+  for (int kb = 1; kb <= 96; ++kb) {
+    eight.persistent_stage_kb = kb;
+    auto pl = persistent_plan(big, eight, DType::BF16, "sm_90", false);
+    if (pl && (!fullest || pl->smem > fullest->smem)) fullest = std::move(pl);
+  }
+  ASSERT_TRUE(fullest);
+  ASSERT_EQ(fullest->v.param("GROUP"), 8);
+  {
+    const auto& pl = fullest;
+    JitResult r = jit_compile(JitRequest{pl->v.name(), pl->v.source(), "sm_90", {}});
+    ASSERT_TRUE(r.ok) << pl->v.name() << ": " << r.error;
+    EXPECT_LE(r.shared_bytes + pl->smem, size_t(227 * 1024)) << pl->v.name() << " static " << r.shared_bytes;
   }
 }
 

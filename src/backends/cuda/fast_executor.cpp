@@ -293,11 +293,20 @@ std::optional<PersistentPlan> persistent_plan(const ModelConfig& c, const FastCo
   long long tile = std::max({rqkv * H, ro * qd, 2 * rgu * H, rdown * I}) * 2;
   tile = (tile + 127) / 128 * 128;
   const size_t xs = size_t(std::max({H, qd, I})) * 4 + size_t(H) * 2;  // x', then the norm weights
-  // The static arrays (attention rows, query heads, sums) take up to ~22 KiB besides the ring.
-  const size_t budget = size_t(max_dynamic_smem(arch)) + 16 * 1024 - 22 * 1024;
+  // Besides the ring, the kernel's static arrays (PlAttnSmem, the tiles' warp sums, the stages'
+  // barriers, the norm's partial sums), rounded up to the next KiB (the fixed 22 KiB allowed
+  // before was 128 bytes short of the arrays for 8 query heads of 128 per KV head).
+  const long long cw = cfg.persistent_block / 32 - 1, red = std::max({rqkv, ro, 2 * rgu, rdown});
+  auto static_bytes = [&](int st) {
+    const long long b = 2 * 32 * (hd + 8) * 2 + group * hd * 4 + 2 * hd * 2 + 4 + 2 * cw * red * 4 + 16LL * st + cw * 4;
+    return size_t((b + 1023) / 1024 * 1024);
+  };
+  auto fits = [&](int st) {
+    return size_t(st) * size_t(tile) + xs + static_bytes(st) <= size_t(max_dynamic_smem(arch)) + 16 * 1024;
+  };
   int stages = cfg.persistent_stages;
-  while (stages > 2 && size_t(stages) * size_t(tile) + xs > budget) stages = stages > 6 ? 6 : stages - 1;  // the domain
-  if (size_t(stages) * size_t(tile) + xs > budget) return std::nullopt;
+  while (stages > 2 && !fits(stages)) stages = stages > 6 ? 6 : stages - 1;  // the domain
+  if (!fits(stages)) return std::nullopt;
   try {  // make_variant checks the domains and the constraint; a configured point is input
     Variant v = make_variant(f,
                              {{"BLOCK", cfg.persistent_block}, {"STAGES", stages}, {"SPLITS", cfg.persistent_splits},

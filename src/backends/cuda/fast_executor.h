@@ -91,7 +91,8 @@ struct FastConfig {
   // one block per SM whose producer warp streams the block's weight tiles of every layer into a
   // shared-memory ring across what are kernel boundaries in the chain) instead of the chain of
   // GEMVs and attention kernels; persistent_stage_kb sizes a ring stage (a tile's rows follow from
-  // it), persistent_splits is the attention's splits per KV head. Not yet measured: off (0).
+  // it), persistent_splits is the attention's splits per KV head. Off by default: it loses to the
+  // chain on some models; the compile measures it per model (bench/results/2026-12-01-persistent/).
   int persistent = 0;
   int persistent_block = 288, persistent_stages = 5, persistent_splits = 8, persistent_stage_kb = 32;
   bool cuda_graph = true;
