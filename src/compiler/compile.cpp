@@ -594,12 +594,6 @@ std::string report_markdown(const Json& rep) {
 }
 
 #ifdef AGENTCOMPILE_HAVE_CUDA
-// Batch-1 decode steps as one persistent kernel (decode_layers.persistent) against the plan's
-// kernel chain: whole-step timings interleaved, three each; kept when its median is faster by the
-// margin and the plan still passes the end-to-end check. On the H200 it won where a layer's
-// weights are large (Qwen3-4B, -6%) and lost where they are small (Llama-3.2-1B, Qwen3-1.7B, +6%:
-// bench/results/2026-12-01-persistent/), so each model measures it (the caller records the
-// decision in the tuning DB). Returns report.json's "persistent_layers".
 // Turns the persistent layers on in `plan` if it still passes the end-to-end check (then `check`
 // is that check); otherwise leaves both as they are and returns why not.
 std::optional<std::string> adopt_persistent_layers(Plan& plan, E2e& check, E2eStage& e2e) {
@@ -612,6 +606,12 @@ std::optional<std::string> adopt_persistent_layers(Plan& plan, E2e& check, E2eSt
   return std::nullopt;
 }
 
+// Batch-1 decode steps as one persistent kernel (decode_layers.persistent) against the plan's
+// kernel chain: whole-step timings interleaved, three each; kept when its median is faster by the
+// margin and the plan still passes the end-to-end check. On the H200 it won where a layer's
+// weights are large (Qwen3-4B, -6%) and lost where they are small (Llama-3.2-1B, Qwen3-1.7B, +6%:
+// bench/results/2026-12-01-persistent/), so each model measures it (the caller records the
+// decision in the tuning DB). Returns report.json's "persistent_layers".
 Json try_persistent_layers(Plan& plan, E2e& check, E2eStage& e2e, const Graph& g, const std::string& arch, int tokens,
                            double margin, Clock::time_point deadline) {
   cuda::FastConfig on = fast_config_of(plan.cuda_fast);
