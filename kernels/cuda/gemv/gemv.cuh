@@ -18,6 +18,20 @@
 #include "common/vec.cuh"
 #include "gemv/common.cuh"
 
+// Four values of x (from x[0]) and of gamma (from gamma[k], when gamma is set: offset here, after
+// the null check), 16-byte / 8-byte aligned; past the end (in false) zeros.
+template <typename W>
+__device__ __forceinline__ void gemv_load4(const float* x, const W* gamma, long long k, bool in, float4& v, uint2& g) {
+  v = in ? *reinterpret_cast<const float4*>(x) : make_float4(0.f, 0.f, 0.f, 0.f);
+  g = in && gamma ? *reinterpret_cast<const uint2*>(gamma + k) : make_uint2(0u, 0u);
+}
+template <typename W>
+__device__ __forceinline__ float4 gemv_scale4(float4 v, const uint2& g) {
+  const W w[4] = {W{(unsigned short)(g.x & 0xffffu)}, W{(unsigned short)(g.x >> 16)}, W{(unsigned short)(g.y & 0xffffu)},
+                  W{(unsigned short)(g.y >> 16)}};
+  return make_float4(v.x * to_f32(w[0]), v.y * to_f32(w[1]), v.z * to_f32(w[2]), v.w * to_f32(w[3]));
+}
+
 // Stages this block's K slice of x': xs[b * kchunk + kk] = x'[b, k0 + kk] for kk < kchunk (zero
 // past k1 and for rows b >= B). RMSNorm needs the whole row's sum of squares, so each block
 // reads all of x once for it.
@@ -41,15 +55,31 @@ __device__ __forceinline__ void gemv_stage_x(const GemvParams& p, float* xs, lon
     }
     __syncthreads();
   }
+  // As gemv_stage_x_deferred: the loads of up to 4 float4 per thread before their first use (k0,
+  // k1 and kchunk are multiples of 8).
   const W* gamma = static_cast<const W*>(p.gamma);
+  const long long nv = kchunk / 4;
   for (int b = 0; b < BATCH; ++b)
-    for (long long kk = threadIdx.x; kk < kchunk; kk += BLOCK) {
-      float v = 0.0f;
-      if (b < B && k0 + kk < k1) {
-        v = p.x[b * K + k0 + kk];
-        if (gamma) v = to_f32(gamma[k0 + kk]) * (v * inv_rms[b]);
+    for (long long j0 = threadIdx.x; j0 < nv; j0 += 4 * BLOCK) {
+      float4 v[4];
+      uint2 g[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const long long j = j0 + i * BLOCK;
+        gemv_load4<W>(p.x + b * K + k0 + 4 * j, gamma, k0 + 4 * j, b < B && j < nv && k0 + 4 * j < k1, v[i], g[i]);
       }
-      xs[b * kchunk + kk] = v;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const long long j = j0 + i * BLOCK;
+        if (j < nv) {
+          float4 a = v[i];
+          if (gamma) {
+            const float r = b < B ? inv_rms[b] : 0.0f;
+            a = gemv_scale4<W>(make_float4(a.x * r, a.y * r, a.z * r, a.w * r), g[i]);
+          }
+          *reinterpret_cast<float4*>(xs + b * kchunk + 4 * j) = a;
+        }
+      }
     }
   __syncthreads();
 }
@@ -57,23 +87,35 @@ __device__ __forceinline__ void gemv_stage_x(const GemvParams& p, float* xs, lon
 // gemv.fused's staging when this slice is the whole row (SPLITK 1): xs = gamma * x (or x) in one
 // pass that also sums each warp's squares into ss_part[b][warp]; the RMSNorm's 1/rms is applied
 // to the outputs instead (gemv_inv_rms), so its block reduction is off the path between the wait
-// for the previous kernel and the first FMA. Ends with __syncthreads.
+// for the previous kernel and the first FMA. Each thread issues the loads of up to 4 float4 of x
+// (and their gamma) before using any, so a pass costs one L2 round trip; a scalar loop left its
+// loads between branches and they went out one after another (1-2% of a W2 step on the target
+// models: bench/results/2026-12-01-stage-x-vector/). Requires kchunk % 4 == 0 (a multiple of 8).
+// Ends with __syncthreads.
 template <int BLOCK, int BATCH, typename W>
 __device__ __forceinline__ void gemv_stage_x_deferred(const GemvParams& p, float* xs, float (*ss_part)[BLOCK / 32],
                                                       long long kchunk) {
-  const long long K = p.K;
+  const long long K = p.K, nv = kchunk / 4;
   const int B = (int)p.B;
   const W* gamma = static_cast<const W*>(p.gamma);
   for (int b = 0; b < BATCH; ++b) {
     float ss = 0.0f;
-    for (long long kk = threadIdx.x; kk < kchunk; kk += BLOCK) {
-      float v = 0.0f;
-      if (b < B && kk < K) {
-        v = p.x[b * K + kk];
-        ss += v * v;
-        if (gamma) v *= to_f32(gamma[kk]);
+    for (long long j0 = threadIdx.x; j0 < nv; j0 += 4 * BLOCK) {
+      float4 v[4];
+      uint2 g[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const long long j = j0 + i * BLOCK;
+        gemv_load4<W>(p.x + b * K + 4 * j, gamma, 4 * j, b < B && j < nv && 4 * j < K, v[i], g[i]);
       }
-      xs[b * kchunk + kk] = v;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const long long j = j0 + i * BLOCK;
+        if (j < nv) {
+          ss += v[i].x * v[i].x + v[i].y * v[i].y + v[i].z * v[i].z + v[i].w * v[i].w;
+          *reinterpret_cast<float4*>(xs + b * kchunk + 4 * j) = gamma ? gemv_scale4<W>(v[i], g[i]) : v[i];
+        }
+      }
     }
     ss = warp_sum(ss);
     if (threadIdx.x % 32 == 0) ss_part[b][threadIdx.x / 32] = ss;
