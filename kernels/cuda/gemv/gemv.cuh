@@ -90,8 +90,9 @@ __device__ __forceinline__ void gemv_stage_x(const GemvParams& p, float* xs, lon
 // for the previous kernel and the first FMA. Each thread issues the loads of up to 4 float4 of x
 // (and their gamma) before using any, so a pass costs one L2 round trip; a scalar loop left its
 // loads between branches and they went out one after another (1-2% of a W2 step on the target
-// models: bench/results/2026-12-01-stage-x-vector/). Requires kchunk % 4 == 0 (a multiple of 8).
-// Ends with __syncthreads.
+// models: bench/results/2026-12-01-stage-x-vector/). The 24 registers held here raise some
+// points' counts (fewer blocks per SM), which the search sees; cp.async instead was slower still.
+// Requires kchunk % 4 == 0 (a multiple of 8). Ends with __syncthreads.
 template <int BLOCK, int BATCH, typename W>
 __device__ __forceinline__ void gemv_stage_x_deferred(const GemvParams& p, float* xs, float (*ss_part)[BLOCK / 32],
                                                       long long kchunk) {
