@@ -1,5 +1,6 @@
 // bench e2e: every model x workload on our engine, against the peers' recorded runs.
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 
 #include "agentcompile/bench/peers.h"
@@ -181,6 +182,12 @@ Json run_e2e(const BenchOptions& o) {
     mj["floor_ms"] = floor_ms > 0 ? Json(floor_ms) : Json(nullptr);
     rep["models"].push_back(mj);
     const Graph graph = build_decoder_graph(m.bm.model->config, m.bm.model->weights);
+    if (plan) {  // a plan timed on other kernels than these still runs; the report says so
+      const std::vector<std::string> stale = stale_plan_kernels(*plan, graph);
+      rep["settings"]["plan_stale_kernels"] = stale.size();
+      if (!stale.empty())
+        std::fprintf(stderr, "warning: --plan %s: %s\n", o.plan.c_str(), stale_plan_warning(*plan, graph).c_str());
+    }
     for (size_t i = 0; i < o.workloads.size(); ++i) {
       const Workload& w = o.workloads[i];
       Json row;

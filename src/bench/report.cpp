@@ -57,6 +57,10 @@ std::string header_lines(const Json& r) {
   else if (c.contains("note"))
     s += "- ceilings: " + str(c, "note") + "\n";
   if (r.contains("method")) s += "- method: " + cell(str(r, "method")) + "\n";
+  const double stale = num(r.value("settings", Json::object()), "plan_stale_kernels");  // NaN when absent
+  if (stale > 0)
+    s += "- **plan built from other kernel sources** (" + fmt(stale, "%.0f") +
+         " kernels): its choices were timed on an older engine's kernels; recompile it\n";
   return s + "\n";
 }
 

@@ -37,4 +37,22 @@ std::unique_ptr<Executor> make_plan_executor(const Plan& plan, const Graph& grap
 #endif
 }
 
+std::vector<std::string> stale_plan_kernels(const Plan& plan, const Graph& graph) {
+#ifdef AGENTCOMPILE_HAVE_CUDA
+  if (plan.environment.backend == "cuda") return cuda_stale_plan_kernels(graph, plan);
+#endif
+  (void)plan;
+  (void)graph;
+  return {};
+}
+
+std::string stale_plan_warning(const Plan& plan, const Graph& graph) {
+  const std::vector<std::string> stale = stale_plan_kernels(plan, graph);
+  if (stale.empty()) return "";
+  return std::to_string(stale.size()) + " of its " + std::to_string(plan.kernels.size()) +
+         " kernels were built from other kernel sources than this engine's (e.g. " + stale.front() +
+         "); it runs on this engine's kernels, but its choices were timed on the old ones: recompile it "
+         "(`agentcompile compile`) for its timings to hold";
+}
+
 }  // namespace ac

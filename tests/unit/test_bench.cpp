@@ -251,6 +251,14 @@ TEST(BenchReport, MarkdownTable) {
   row["validation"] = {{"status", "error"}, {"detail", "cuda: out of memory"}};
   const std::string e = markdown_report(err);
   EXPECT_NE(e.find("| W2 | — | — † | — | — | ERROR: cuda: out of memory |"), std::string::npos) << e;
+  // A plan timed on other kernels than the engine's: said in the header; not when it is current.
+  EXPECT_EQ(md.find("other kernel sources"), std::string::npos);
+  Json stale = e2e_report(1.5, true);
+  stale["settings"] = {{"plan", "/p"}, {"plan_stale_kernels", 0}};
+  EXPECT_EQ(markdown_report(stale).find("other kernel sources"), std::string::npos);
+  stale["settings"]["plan_stale_kernels"] = 7;
+  EXPECT_NE(markdown_report(stale).find("plan built from other kernel sources** (7 kernels)"), std::string::npos)
+      << markdown_report(stale);
 }
 
 TEST(BenchReport, KernelsAndModuleTables) {

@@ -3,11 +3,15 @@
 #ifdef AGENTCOMPILE_HAVE_CUDA
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "agentcompile/compiler/compile.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/model/synth_model.h"
+#include "agentcompile/runtime/plan_executor.h"
 #include "backends/cuda/fast_executor.h"
 #include "backends/cuda/kernel_loader.h"
+#include "backends/cuda/nvrtc_jit.h"
 #include "backends/cuda/plan_config.h"
 #include "backends/cuda/search_eval.h"
 #include "unit/model_test_util.h"
@@ -135,14 +139,19 @@ TEST(CudaSearch, CudaFastFromRoutes) {
   EXPECT_EQ(fast_config_of(h).gate_up_mma.mt, 2);
 }
 
-TEST(CudaSearch, PlanKernelBinariesAreWrittenAndChecked) {
-  TempDir tmp;
+// A synthetic model of `preset` written under dir/model and loaded.
+std::unique_ptr<Model> synth_tiny(const fs::path& dir, const std::string& preset) {
   SynthOptions so;
-  so.preset = "tiny-qwen3";
-  so.out = tmp / "model";
+  so.preset = preset;
+  so.out = dir / "model";
   so.quiet = true;
   synth_model(so);
-  auto m = load_model(tmp / "model");
+  return load_model(dir / "model");
+}
+
+TEST(CudaSearch, PlanKernelBinariesAreWrittenAndChecked) {
+  TempDir tmp;
+  auto m = synth_tiny(tmp.path(), "tiny-qwen3");
   const Graph g = build_decoder_graph(m->config, m->weights);
   const std::vector<PlanKernelBinary> ks = cuda_plan_kernels(g, plan_fast_of(cuda::FastConfig{}), "sm_90");
   ASSERT_FALSE(ks.empty());
@@ -164,6 +173,9 @@ TEST(CudaSearch, PlanKernelBinariesAreWrittenAndChecked) {
   const Plan p = Plan::load(tmp / "plan");
   ASSERT_EQ(p.kernels.size(), ks.size());
   ASSERT_TRUE(p.cuda_fast);
+  // A plan just compiled is built from this engine's sources: never reported stale.
+  EXPECT_TRUE(stale_plan_kernels(p, g).empty());
+  EXPECT_EQ(stale_plan_warning(p, g), "");
   // The binaries come back with their source keys, and the loader takes one only for a variant
   // whose source still has that key (no GPU needed to check the choice).
   for (size_t i = 0; i < ks.size(); ++i) {
@@ -180,6 +192,48 @@ TEST(CudaSearch, PlanKernelBinariesAreWrittenAndChecked) {
   EXPECT_EQ(cuda::prebuilt_kernel_for(vs.front()), nullptr);  // stale: compiled as usual
   write_file_atomic(tmp / "plan" / ks.front().kernel.file, "not a cubin");
   expect_bad_input([&] { Plan::load(tmp / "plan"); }, {"does not match its sha256"});
+}
+
+TEST(CudaSearch, PlansFromOtherKernelSourcesAreReported) {
+  TempDir tmp;
+  auto m = synth_tiny(tmp.path(), "tiny-llama");
+  const Graph g = build_decoder_graph(m->config, m->weights);
+  Plan p;
+  p.environment.backend = "cuda";
+  p.environment.arch = "sm_90";
+  cuda::FastConfig cfg;
+  cfg.qkv = {128, 2, 1, 1};  // not the defaults: the check follows the plan's own points
+  p.cuda_fast = plan_fast_of(cfg);
+  const DType wt = g.ops.front().weights.at(0)->dtype;
+  std::set<std::string> names;
+  for (const cuda::Variant& v : cuda::fast_path_variants(g.config, wt, cfg, "sm_90"))
+    if (names.insert(v.name()).second)
+      p.kernels.push_back({v.name(), "kernels/" + v.name() + ".cubin", "", cuda::jit_key({v.name(), v.source(), v.arch, {}}), ""});
+  ASSERT_GT(p.kernels.size(), 5u);
+  EXPECT_TRUE(stale_plan_kernels(p, g).empty());
+
+  // One kernel's source changed since the plan was compiled.
+  const std::string current_key = p.kernels[2].source_key;
+  p.kernels[2].source_key = "key of an older engine's source";
+  EXPECT_EQ(stale_plan_kernels(p, g), std::vector<std::string>{p.kernels[2].name});
+  const std::string w = stale_plan_warning(p, g);
+  EXPECT_NE(w.find("1 of its " + std::to_string(p.kernels.size()) + " kernels"), std::string::npos) << w;
+  EXPECT_NE(w.find(p.kernels[2].name), std::string::npos) << w;
+  EXPECT_NE(w.find("recompile"), std::string::npos) << w;
+  // A kernel this engine no longer launches for the plan's points is stale too ...
+  p.kernels.push_back({"gemv__fused__w_bf16__block64__sm90", "kernels/x.cubin", "", "some key", ""});
+  EXPECT_EQ(stale_plan_kernels(p, g).size(), 2u);
+  // ... and so is every kernel when the plan's points are not the ones its kernels were built for.
+  p.kernels.pop_back();
+  p.kernels[2].source_key = current_key;
+  ASSERT_TRUE(stale_plan_kernels(p, g).empty());
+  p.cuda_fast->gemv["qkv"] = PlanGemv{256, 1, 4, 1};
+  EXPECT_FALSE(stale_plan_kernels(p, g).empty());
+  // Kernels without a key (plans from before keys were recorded) are not judged; CPU plans have none.
+  for (PlanKernel& k : p.kernels) k.source_key.clear();
+  EXPECT_TRUE(stale_plan_kernels(p, g).empty());
+  p.environment.backend = "cpu";
+  EXPECT_TRUE(stale_plan_kernels(p, g).empty());
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // machine or engine version, and build the executor it describes. Reads plans only through
 // src/plan (the runtime does not depend on the compiler).
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "agentcompile/core/fs.h"
 #include "agentcompile/ir/graph.h"
@@ -18,5 +20,12 @@ struct Model;
 Plan load_plan_for(const fs::path& dir, const Model& model, const std::string& backend_flag);
 
 std::unique_ptr<Executor> make_plan_executor(const Plan& plan, const Graph& graph, const ExecutorLimits& limits);
+
+// The plan's kernels built from other kernel sources than this engine's (cuda_stale_plan_kernels;
+// none for CPU plans). Such a plan still runs, correctly, on this engine's kernels, but the
+// choices it holds were timed on the old ones.
+std::vector<std::string> stale_plan_kernels(const Plan& plan, const Graph& graph);
+// The one-line warning for them ("" when there are none): how many, one example, and what to do.
+std::string stale_plan_warning(const Plan& plan, const Graph& graph);
 
 }  // namespace ac

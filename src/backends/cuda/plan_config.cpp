@@ -1,5 +1,10 @@
 #include "backends/cuda/plan_config.h"
 
+#include <map>
+
+#include "agentcompile/backends/cuda/cuda_executor.h"
+#include "backends/cuda/nvrtc_jit.h"
+
 namespace ac {
 
 cuda::FastConfig fast_config_of(const std::optional<PlanCudaFast>& plan) {
@@ -47,6 +52,23 @@ PlanCudaFast plan_fast_of(const cuda::FastConfig& c) {
   p.cuda_graph = c.cuda_graph;
   p.pdl = c.pdl;
   return p;
+}
+
+// The plan's kernel list was made from these same variants (cuda_plan_kernels), so a name the
+// engine no longer produces or a key that differs means other code than the plan measured.
+std::vector<std::string> cuda_stale_plan_kernels(const Graph& g, const Plan& plan) {
+  std::vector<std::string> stale;
+  if (!plan.cuda_fast || plan.kernels.empty() || g.ops.empty() || g.ops.front().weights.empty()) return stale;
+  const DType wt = g.ops.front().weights.at(0)->dtype;
+  std::map<std::string, std::string> key;  // variant name -> this engine's source key
+  for (const cuda::Variant& v : cuda::fast_path_variants(g.config, wt, fast_config_of(plan.cuda_fast), plan.environment.arch))
+    key.emplace(v.name(), cuda::jit_key(cuda::JitRequest{v.name(), v.source(), v.arch, {}}));
+  for (const PlanKernel& k : plan.kernels) {
+    if (k.source_key.empty()) continue;
+    auto it = key.find(k.name);
+    if (it == key.end() || it->second != k.source_key) stale.push_back(k.name);
+  }
+  return stale;
 }
 
 }  // namespace ac

@@ -30,4 +30,11 @@ bool cuda_available(std::string* why_not = nullptr);
 std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const ExecutorLimits& limits,
                                              const CudaExecutorOptions& opts = {});
 
+// The kernels of a fast-path plan whose source key is not this engine's for the same variant
+// (the kernel templates changed since the plan was compiled) or that this engine no longer
+// launches for the plan's parameters: the plan's choices were measured on other code (a plan
+// tuned before a kernel change ran 7.5% slower after it: bench/results/2026-12-01-stage-x-vector/).
+// Kernels without a key (older plans) are not judged. Host work only: no GPU needed.
+std::vector<std::string> cuda_stale_plan_kernels(const Graph& graph, const Plan& plan);
+
 }  // namespace ac
