@@ -324,8 +324,11 @@ TEST(Compile, RepairBlocksAFailingRouteAndRegressionFailsLoudly) {
   const std::string last = repaired.report["repairs"].back()["replacement"].get<std::string>();
   EXPECT_TRUE(last == "cpu:fallback" || last.rfind("cpu:fallback + ", 0) == 0 ||
               last.find(" + cpu:fallback") != std::string::npos) << last;
-  for (const auto& r : repaired.plan.routes)
-    if (r.signature == (*target)["signature"].get<std::string>()) EXPECT_EQ(r.route, "fallback");
+  for (const auto& r : repaired.plan.routes) {
+    if (r.signature == (*target)["signature"].get<std::string>()) {
+      EXPECT_EQ(r.route, "fallback");
+    }
+  }
   EXPECT_TRUE(repaired.report["e2e"]["ok"].get<bool>());
   // A regression beyond the threshold fails unless allowed. The throughput objective has its own
   // plan records: record one, then block one of its specialised routes, so the new plan differs
