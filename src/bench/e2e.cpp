@@ -186,7 +186,7 @@ Json run_e2e(const BenchOptions& o) {
       const std::vector<std::string> stale = stale_plan_kernels(*plan, graph);
       rep["settings"]["plan_stale_kernels"] = stale.size();
       if (!stale.empty())
-        std::fprintf(stderr, "warning: --plan %s: %s\n", o.plan.c_str(), stale_plan_warning(*plan, graph).c_str());
+        std::fprintf(stderr, "warning: --plan %s: %s\n", o.plan.c_str(), stale_plan_warning(*plan, stale).c_str());
     }
     for (size_t i = 0; i < o.workloads.size(); ++i) {
       const Workload& w = o.workloads[i];

@@ -107,7 +107,7 @@ int run_generate(const GenerateCliOptions& o) {
   Graph graph = build_decoder_graph(model->config, model->weights);
   ExecutorLimits lim{1, int64_t(prompt.size()) + o.max_tokens, int64_t(prompt.size()), 1};
   if (plan)
-    if (const std::string w = stale_plan_warning(*plan, graph); !w.empty())
+    if (const std::string w = stale_plan_warning(*plan, stale_plan_kernels(*plan, graph)); !w.empty())
       std::fprintf(stderr, "warning: --plan %s: %s\n", o.plan.c_str(), w.c_str());
   auto ex = plan ? make_plan_executor(*plan, graph, lim) : make_executor(o.backend, graph, lim, BackendOptions{o.cuda_route});
 

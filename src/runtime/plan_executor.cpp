@@ -46,8 +46,7 @@ std::vector<std::string> stale_plan_kernels(const Plan& plan, const Graph& graph
   return {};
 }
 
-std::string stale_plan_warning(const Plan& plan, const Graph& graph) {
-  const std::vector<std::string> stale = stale_plan_kernels(plan, graph);
+std::string stale_plan_warning(const Plan& plan, const std::vector<std::string>& stale) {
   if (stale.empty()) return "";
   return std::to_string(stale.size()) + " of its " + std::to_string(plan.kernels.size()) +
          " kernels were built from other kernel sources than this engine's (e.g. " + stale.front() +

@@ -175,7 +175,7 @@ TEST(CudaSearch, PlanKernelBinariesAreWrittenAndChecked) {
   ASSERT_TRUE(p.cuda_fast);
   // A plan just compiled is built from this engine's sources: never reported stale.
   EXPECT_TRUE(stale_plan_kernels(p, g).empty());
-  EXPECT_EQ(stale_plan_warning(p, g), "");
+  EXPECT_EQ(stale_plan_warning(p, stale_plan_kernels(p, g)), "");
   // The binaries come back with their source keys, and the loader takes one only for a variant
   // whose source still has that key (no GPU needed to check the choice).
   for (size_t i = 0; i < ks.size(); ++i) {
@@ -216,7 +216,7 @@ TEST(CudaSearch, PlansFromOtherKernelSourcesAreReported) {
   const std::string current_key = p.kernels[2].source_key;
   p.kernels[2].source_key = "key of an older engine's source";
   EXPECT_EQ(stale_plan_kernels(p, g), std::vector<std::string>{p.kernels[2].name});
-  const std::string w = stale_plan_warning(p, g);
+  const std::string w = stale_plan_warning(p, stale_plan_kernels(p, g));
   EXPECT_NE(w.find("1 of its " + std::to_string(p.kernels.size()) + " kernels"), std::string::npos) << w;
   EXPECT_NE(w.find(p.kernels[2].name), std::string::npos) << w;
   EXPECT_NE(w.find("recompile"), std::string::npos) << w;

@@ -25,7 +25,8 @@ std::unique_ptr<Executor> make_plan_executor(const Plan& plan, const Graph& grap
 // none for CPU plans). Such a plan still runs, correctly, on this engine's kernels, but the
 // choices it holds were timed on the old ones.
 std::vector<std::string> stale_plan_kernels(const Plan& plan, const Graph& graph);
-// The one-line warning for them ("" when there are none): how many, one example, and what to do.
-std::string stale_plan_warning(const Plan& plan, const Graph& graph);
+// The one-line warning for `stale` (stale_plan_kernels' answer; "" when empty): how many, one
+// example, and what to do.
+std::string stale_plan_warning(const Plan& plan, const std::vector<std::string>& stale);
 
 }  // namespace ac
