@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "agentcompile/backends/cpu/cpu_executor.h"
 #include "agentcompile/compiler/route_graph.h"
@@ -13,6 +15,7 @@
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/rng.h"
 #include "agentcompile/core/stats.h"
+#include "agentcompile/ir/decoder_layers.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/runtime/engine.h"
 #include "agentcompile/runtime/plan_executor.h"
@@ -580,38 +583,72 @@ std::string report_markdown(const Json& rep) {
   } else {
     md += "\n";
   }
-  const Json pl = rep.contains("persistent_layers") ? rep["persistent_layers"] : Json{{"status", "not recorded"}};
-  md += "- every layer in one persistent kernel: " + pl["status"].get<std::string>();
-  if (pl.contains("chain_ms")) {
-    char b[160];
-    std::snprintf(b, sizeof b, " (medians of %d whole-step timings each: %.4f ms/token, the kernel chain %.4f)",
-                  pl["timings"].get<int>(), pl["persistent_ms"].get<double>(), pl["chain_ms"].get<double>());
-    md += b;
+  // The whole-step alternatives: each one's decision and, when measured, its medians.
+  for (const auto& [key, label, ms] : {std::tuple{"attention_output", "attention and output projection in one kernel", "fused_ms"},
+                                       std::tuple{"persistent_layers", "every layer in one persistent kernel", "persistent_ms"}}) {
+    const Json pl = rep.contains(key) ? rep[key] : Json{{"status", "not recorded"}};
+    md += std::string("- ") + label + ": " + pl["status"].get<std::string>();
+    if (pl.contains("chain_ms")) {
+      char b[200];
+      std::snprintf(b, sizeof b, " (%s; medians of %d whole-step timings each: %.4f ms/token, the kernel chain %.4f)",
+                    pl["variant"].get<std::string>().c_str(), pl["timings"].get<int>(), pl[ms].get<double>(),
+                    pl["chain_ms"].get<double>());
+      md += b;
+    }
+    md += "\n";
   }
-  md += "\n";
   md += "\n## Search efficiency\n\n" + rep["efficiency"].dump() + "\n";
   return md;
 }
 
 #ifdef AGENTCOMPILE_HAVE_CUDA
-// Turns the persistent layers on in `plan` if it still passes the end-to-end check (then `check`
-// is that check); otherwise leaves both as they are and returns why not.
-std::optional<std::string> adopt_persistent_layers(Plan& plan, E2e& check, E2eStage& e2e) {
-  Plan with = plan;
-  with.cuda_fast->persistent = 1;
+// Turns `with` (the plan with one decode-step switch set) in if it still passes the end-to-end
+// check (then `check` is that check); otherwise leaves both as they are and returns why not.
+std::optional<std::string> adopt_step_alternative(Plan& plan, const Plan& with, E2e& check, E2eStage& e2e) {
   E2e again = e2e.run(with, true);
   if (!again.ok) return "not kept: the end-to-end check failed (" + again.reason + ")";
-  plan = std::move(with);
+  plan = with;
   check = std::move(again);
   return std::nullopt;
 }
 
+// A whole-step alternative to the plan's kernel chain: the kernel it adds and the plan with it on.
+struct StepAlternative {
+  std::string variant;
+  Plan plan;
+  Json setting;  // what the report and the tuning DB record of it, e.g. {"attn_o": 1}
+};
+
+// An alternative against the plan's kernel chain: whole-step timings interleaved, three each; it
+// is kept when its median is faster by the margin and the plan still passes the end-to-end
+// check. Its median is reported as "<key>_ms".
+Json try_step_alternative(Plan& plan, const StepAlternative& alt, const std::string& key, E2e& check, E2eStage& e2e,
+                          int tokens, double margin, Clock::time_point deadline) {
+  std::vector<double> chain, with;
+  try {
+    for (int i = 0; i < 3 && Clock::now() < deadline; ++i) {
+      chain.push_back(e2e.decode_ms(plan, tokens));
+      with.push_back(e2e.decode_ms(alt.plan, tokens));
+    }
+  } catch (const Error& e) {
+    return {{"status", "not kept: " + e.reason()}, {"variant", alt.variant}};
+  }
+  if (chain.empty()) return {{"status", "not tried (time budget spent)"}, {"variant", alt.variant}};
+  const double a = median(chain), b = median(with);
+  Json r = {{"variant", alt.variant}, {"chain_ms", a}, {key + "_ms", b}, {"timings", int(chain.size())}};
+  for (const auto& [k, v] : alt.setting.items()) r[k] = v;
+  if (!(b < a * (1 - margin))) {
+    r["status"] = "not kept (not faster by the margin)";
+    return r;
+  }
+  r["status"] = adopt_step_alternative(plan, alt.plan, check, e2e).value_or("kept");
+  return r;
+}
+
 // Batch-1 decode steps as one persistent kernel (decode_layers.persistent) against the plan's
-// kernel chain: whole-step timings interleaved, three each; kept when its median is faster by the
-// margin and the plan still passes the end-to-end check. On the H200 it won where a layer's
-// weights are large (Qwen3-4B, -6%) and lost where they are small (Llama-3.2-1B, Qwen3-1.7B, +6%:
-// bench/results/2026-12-01-persistent/), so each model measures it (the caller records the
-// decision in the tuning DB). Returns report.json's "persistent_layers".
+// kernel chain. On the H200 it won where a layer's weights are large (Qwen3-4B, -6%) and lost
+// where they are small (Llama-3.2-1B, Qwen3-1.7B, +6%: bench/results/2026-12-01-persistent/), so
+// each model measures it. Returns report.json's "persistent_layers".
 Json try_persistent_layers(Plan& plan, E2e& check, E2eStage& e2e, const Graph& g, const std::string& arch, int tokens,
                            double margin, Clock::time_point deadline) {
   cuda::FastConfig on = fast_config_of(plan.cuda_fast);
@@ -625,23 +662,49 @@ Json try_persistent_layers(Plan& plan, E2e& check, E2eStage& e2e, const Graph& g
   if (!pp) return {{"status", "not applicable to this model or GPU"}};
   Plan with = plan;
   with.cuda_fast->persistent = 1;
-  std::vector<double> chain, pers;
-  try {
-    for (int i = 0; i < 3 && Clock::now() < deadline; ++i) {
-      chain.push_back(e2e.decode_ms(plan, tokens));
-      pers.push_back(e2e.decode_ms(with, tokens));
+  return try_step_alternative(plan, {pp->v.name(), with, Json::object()}, "persistent", check, e2e, tokens, margin,
+                              deadline);
+}
+
+// Batch-1 short-context steps with the attention and the output projection as one kernel
+// (attn_o.cluster, one cluster per KV head) against the plan's chain. On the H200 it lost on the
+// target models (+0.9 to +2.0% at W2; two or four clusters per KV head lost more:
+// bench/results/2026-12-01-attn-o/), so only the one-cluster form is measured, where its tiles
+// fit. Returns report.json's "attention_output".
+Json try_attention_output(Plan& plan, E2e& check, E2eStage& e2e, const Graph& g, const std::string& arch, int tokens,
+                          double margin, Clock::time_point deadline) {
+  bool o_bias = false;
+  for (const LayerOps& L : match_decoder_ops(g).layers) o_bias = o_bias || L.o->weights.size() > 1;
+  cuda::FastConfig on = fast_config_of(plan.cuda_fast);
+  on.attn_o = 1;
+  const auto ao = cuda::attn_o_plan(g.config, on, g.ops.front().weights.at(0)->dtype, arch, 1, 0, o_bias);
+  if (!ao) return {{"status", "not applicable to this model, plan or GPU"}};
+  Plan with = plan;
+  with.cuda_fast->attn_o = 1;
+  return try_step_alternative(plan, {ao->v.name(), with, {{"attn_o", 1}}}, "fused", check, e2e, tokens, margin, deadline);
+}
+
+// One whole-step alternative in the decode-step stage: a warm compile from the same plan takes the
+// decision recorded under `name` in the tuning DB (re-adopting `with_of(plan, record)` when it was
+// kept, after the end-to-end check); otherwise `measure` decides and a measured decision is
+// recorded. Returns the report's entry.
+Json step_alternative_stage(const std::string& name, Plan& plan, E2e& check, E2eStage& e2e, TuningDb& db,
+                            const Environment& env, const std::string& hash, const CompileOptions& o,
+                            const StepTuneOptions& sto, const std::function<Json()>& measure,
+                            const std::function<Plan(const Plan&, const Json&)>& with_of) {
+  const std::string key = name + step_tuning_key(plan, hash, o.step_tune_tokens, e2e.prompt_tokens(), sto);
+  if (auto hit = db.step_tuning(env, key)) {
+    Json j = Json::parse(hit->first, nullptr, false);
+    if (j.is_object() && j.contains("status")) {
+      j["source"] = "tuning DB, measured " + hit->second;
+      if (j["status"] == "kept")
+        if (auto why = adopt_step_alternative(plan, with_of(plan, j), check, e2e)) j["status"] = *why;
+      return j;
     }
-  } catch (const Error& e) {
-    return {{"status", "not kept: " + e.reason()}, {"variant", pp->v.name()}};
   }
-  if (chain.empty()) return {{"status", "not tried (time budget spent)"}, {"variant", pp->v.name()}};
-  const double a = median(chain), b = median(pers);
-  Json r = {{"variant", pp->v.name()}, {"chain_ms", a}, {"persistent_ms", b}, {"timings", int(chain.size())}};
-  if (!(b < a * (1 - margin))) {
-    r["status"] = "not kept (not faster by the margin)";
-    return r;
-  }
-  r["status"] = adopt_persistent_layers(plan, check, e2e).value_or("kept");
+  Json r = measure();
+  if (r.contains("chain_ms")) db.put_step_tuning(env, key, r.dump());  // a measured decision
+  r["source"] = "measured now";
   return r;
 }
 #endif
@@ -895,6 +958,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   Json step_tuning = {{"status", step_tune ? "not run (no fast-path plan)" : "off (CPU backend, throughput objective or --no-step-tuning)"}};
   std::map<size_t, std::string> step_tuned;  // search -> the candidate the step tuning chose
   Json persistent_layers = {{"status", step_tune ? "not tried (no fast-path plan)" : "not tried (CUDA latency plans only)"}};
+  Json attention_output = persistent_layers;
 #ifdef AGENTCOMPILE_HAVE_CUDA
   if (step_tune && built.plan.cuda_fast) {
     report_progress("decode-step tuning");
@@ -941,28 +1005,27 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     step_tuning["tokens"] = o.step_tune_tokens;
     step_tuning["margin"] = sto.margin;
     step_tuning["top"] = sto.top;
-    // Then every layer as one persistent kernel against the tuned chain; a warm compile from the
-    // same plan takes the recorded decision (re-checked end to end when it was kept).
+    // Then the attention with the output projection in one kernel, and every layer as one
+    // persistent kernel, each against the chain as it then is; a warm compile from the same plan
+    // takes the recorded decision (re-checked end to end when it was kept).
+    report_progress("attention and output projection");
+    attention_output = step_alternative_stage(
+        "attention-output/1|", built.plan, check, e2e, db, env, hash, o, sto,
+        [&] { return try_attention_output(built.plan, check, e2e, g, env.arch, o.step_tune_tokens, sto.margin, deadline_total); },
+        [](const Plan& p, const Json& rec) {
+          Plan with = p;
+          with.cuda_fast->attn_o = rec.value("attn_o", 0);
+          return with;
+        });
     report_progress("persistent layers");
-    const std::string pkey = "persistent-layers/1|" + step_tuning_key(built.plan, hash, o.step_tune_tokens, e2e.prompt_tokens(), sto);
-    std::optional<Json> rec;
-    if (auto hit = db.step_tuning(env, pkey)) {
-      Json j = Json::parse(hit->first, nullptr, false);
-      if (j.is_object() && j.contains("status")) {
-        j["source"] = "tuning DB, measured " + hit->second;
-        rec = j;
-      }
-    }
-    if (rec) {
-      persistent_layers = *rec;
-      if (persistent_layers["status"] == "kept")
-        if (auto why = adopt_persistent_layers(built.plan, check, e2e)) persistent_layers["status"] = *why;
-    } else {
-      persistent_layers = try_persistent_layers(built.plan, check, e2e, g, env.arch, o.step_tune_tokens, sto.margin,
-                                                deadline_total);
-      if (persistent_layers.contains("chain_ms")) db.put_step_tuning(env, pkey, persistent_layers.dump());  // a measured decision
-      persistent_layers["source"] = "measured now";
-    }
+    persistent_layers = step_alternative_stage(
+        "persistent-layers/1|", built.plan, check, e2e, db, env, hash, o, sto,
+        [&] { return try_persistent_layers(built.plan, check, e2e, g, env.arch, o.step_tune_tokens, sto.margin, deadline_total); },
+        [](const Plan& p, const Json&) {
+          Plan with = p;
+          with.cuda_fast->persistent = 1;
+          return with;
+        });
   }
 #endif
   Plan& plan = built.plan;
@@ -1089,6 +1152,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
               {"fallback_guard", fallback_guard},
               {"step_tuning", step_tuning},
               {"persistent_layers", persistent_layers},
+              {"attention_output", attention_output},
               {"selection", {{"margin", so.margin}, {"repeats", so.repeats}, {"warmup", so.warmup},
                              {"rule", "fastest correct; ties within the measured noise go to the simpler candidate; a "
                                       "specialised candidate must beat the fallback by max(margin, noise)"}}},

@@ -79,6 +79,7 @@ Json PlanCudaFast::to_json() const {
   if (attn_cluster) j["attn_cluster"] = *attn_cluster;
   if (attn_cluster_long) j["attn_cluster_long"] = *attn_cluster_long;
   if (persistent) j["persistent"] = *persistent;
+  if (attn_o) j["attn_o"] = *attn_o;
   return j;
 }
 
@@ -125,6 +126,10 @@ PlanCudaFast PlanCudaFast::from_json(const Json& j, const std::string& subject) 
       (std::string(key) == "attn_cluster" ? f.attn_cluster : f.attn_cluster_long) = n;
     }
   if (j.contains("persistent")) f.persistent = int(json_int(j, subject, "persistent", 0, 1));
+  if (j.contains("attn_o")) {
+    f.attn_o = int(json_int(j, subject, "attn_o", 0, 4));
+    if (*f.attn_o == 3) throw_input(subject, "attn_o must be 0, 1, 2 or 4");
+  }
   f.cuda_graph = json_opt_bool(j, subject, "cuda_graph").value_or(true);
   f.pdl = json_opt_bool(j, subject, "pdl").value_or(true);
   return f;

@@ -118,6 +118,7 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
   EXPECT_NE(r.report_md.find("## Decode-step tuning"), std::string::npos);
   Json routes_part = r.plan.cuda_fast->to_json();
   routes_part.erase("persistent");  // set after the routes' tuning (below), not by a route
+  routes_part.erase("attn_o");
   EXPECT_EQ(routes_part, cuda_fast_from_routes(r.plan.routes).to_json());
   // Every layer as one persistent kernel (tiny-llama: head dim 32, so it applies): timed against
   // the chain, and in the plan exactly when kept.
@@ -132,6 +133,20 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
     EXPECT_EQ(pl["status"], "not kept (not faster by the margin)") << pl.dump();
   }
   EXPECT_NE(r.report_md.find("every layer in one persistent kernel: "), std::string::npos);
+  // The attention with the output projection in one kernel (tiny-llama's tiles fit): timed
+  // against the chain, in the plan exactly when kept.
+  const Json& ao = r.report["attention_output"];
+  std::printf("[ compile ] attention and output projection %s\n", ao.dump().c_str());
+  ASSERT_TRUE(ao.contains("chain_ms")) << ao.dump();
+  EXPECT_NE(ao["variant"].get<std::string>().find("attn_o__cluster"), std::string::npos) << ao.dump();
+  if (ao["status"] == "kept") {
+    EXPECT_LT(ao["fused_ms"].get<double>(), ao["chain_ms"].get<double>());
+    EXPECT_EQ(r.plan.cuda_fast->attn_o.value_or(0), ao["attn_o"].get<int>());
+  } else {
+    EXPECT_EQ(ao["status"], "not kept (not faster by the margin)") << ao.dump();
+    EXPECT_EQ(r.plan.cuda_fast->attn_o.value_or(0), 0);
+  }
+  EXPECT_NE(r.report_md.find("attention and output projection in one kernel: "), std::string::npos);
   if (st["status"] == "tuned") {
     EXPECT_LT(st["tuned_ms"].get<double>(), st["start_ms"].get<double>());
     EXPECT_FALSE(st["changes"].empty());
@@ -148,6 +163,8 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
   EXPECT_EQ(st2["final"], st["final"]);
   EXPECT_EQ(r2.plan.cuda_fast->to_json(), r.plan.cuda_fast->to_json());
   EXPECT_EQ(r2.report["persistent_layers"]["status"], pl["status"]);
+  EXPECT_EQ(r2.report["attention_output"]["status"], ao["status"]);
+  EXPECT_EQ(r2.report["attention_output"]["source"].get<std::string>().rfind("tuning DB", 0), 0u);
   EXPECT_EQ(r2.report["persistent_layers"]["source"].get<std::string>().rfind("tuning DB", 0), 0u);
   EXPECT_LE(r.report["budget"]["overrun_s"].get<double>(), 10.0);
   std::printf("[ compile ] %s\n", r.report["budget"].dump().c_str());

@@ -205,6 +205,15 @@ TEST_P(CudaFastPreset, MatchesCpuReference) {
   cluster.attn_cluster_long_split = 32;
   auto ex3 = cuda::make_fast_executor(g, lim, cluster);
   check_greedy(*ex3, "cluster attention, 2 blocks of 32 rows from 61 to 64 positions, of 512 after");
+  // The attention and the output projection as one kernel (attn_o.cluster) with 1, 2 and 4
+  // clusters per KV head; the last with the long range from 60 positions (the separate kernels
+  // there: two graphs in one generation).
+  for (const char* spec : {"attn_o=1", "attn_o=2,attn_o_late=1", "attn_o=4", "attn_o=2,attn_long_from=60"}) {
+    const cuda::FastConfig ac = cuda::apply_fast_config_override({}, spec);
+    ASSERT_TRUE(cuda::attn_o_plan(model->config, ac, DType::BF16, "sm_90", 1, 0, false)) << spec;
+    auto exo = cuda::make_fast_executor(g, lim, ac);
+    check_greedy(*exo, spec);
+  }
   // Every decoder layer in one persistent kernel (batch 1): the default point (8 splits per KV
   // head, one chunk of rows each), one split (the whole context in chunks of 32 rows, the step's
   // own row in the last), and a two-stage ring with 16 splits.

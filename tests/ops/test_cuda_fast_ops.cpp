@@ -372,6 +372,47 @@ TEST_P(CudaDecodeAttention, FusedKernelMatchesNormRopeWriteAndAttend) {
         for (float x : tok(got, 0)) ASSERT_TRUE(std::isnan(x)) << "cluster " << cl << ": rows past CLUSTER * SPLIT";
       }
     }
+  // attn_o.cluster (sm_90): the same attention (still written to out), multiplied by W_o and added
+  // into the residual stream, with 1, 2 or 4 clusters per KV head each computing the whole
+  // attention and its share of W_o's rows: against resid + W_o . want on the CPU.
+  if (cuda::arch_constraint(cuda::find_family("attn_o", "cluster"), arch()).empty()) {
+    const long long hidden = 256;
+    std::vector<float> wo_r;
+    const auto wo = store_as(random_vec(size_t(hidden * q_dim), 56, 0.05f), DType::BF16, wo_r);
+    const std::vector<float> res0 = random_vec(size_t(n * hidden), 57);
+    std::vector<float> want_res = res0;
+    for (long long t = 0; t < n; ++t)
+      for (long long r = 0; r < hidden; ++r) {
+        double acc = 0;
+        for (long long j = 0; j < q_dim; ++j) acc += double(wo_r[size_t(r * q_dim + j)]) * want[size_t(t * q_dim + j)];
+        want_res[size_t(t * hidden + r)] += float(acc);
+      }
+    auto dwo = to_device(wo);
+    int tried = 0;
+    for (auto [cl, copies, late] : {std::tuple{8, 1, 0}, std::tuple{8, 2, 1}, std::tuple{16, 1, 1}, std::tuple{4, 4, 2},
+                                    std::tuple{16, 4, 0}, std::tuple{8, 1, 2}}) {
+      int csplit = 16;  // the executor's short range: the power of two whose CLUSTER blocks hold the context
+      while (csplit * cl < max_seq) csplit *= 2;
+      const std::map<std::string, int> values = {{"BLOCK", c.block}, {"SPLIT", csplit}, {"HD", int(c.hd)},
+                                                 {"GROUP", group},   {"CLUSTER", cl},   {"COPIES", copies},
+                                                 {"LATE", late}};
+      const cuda::Family& f = cuda::find_family("attn_o", "cluster");
+      const long long rows = hidden / (cl * copies);
+      const long long smem = cuda::attn_o_smem_bytes(csplit, int(c.hd), group, rows);
+      if (csplit > 128 || !f.constraint(values).empty() || smem > cuda::max_dynamic_smem(arch())) continue;
+      ++tried;
+      const auto& kern = cuda::load_kernel(cuda::make_variant(f, values, {DType::BF16}, arch()));
+      auto dres = to_device(res0);
+      AttnOParams ap{p, dwo.as<void>(), dres.as<float>(), hidden};
+      out.fill_u32(0x4640e400u, stream());
+      cuda::launch_kernel(kern, cuda::Dim3{unsigned(c.kv_heads), unsigned(cl), unsigned(n * copies)}, unsigned(c.block),
+                          size_t(smem), stream(), &ap);
+      EXPECT_LE(rel_l2(to_host<float>(out, want.size()), want), 1e-5) << "attn_o cluster " << cl << " copies " << copies << " late " << late;
+      EXPECT_LE(rel_l2(to_host<float>(dres, want_res.size()), want_res), 1e-5)
+          << "attn_o cluster " << cl << " copies " << copies << " late " << late;
+    }
+    if ((group * c.hd) % 64 == 0 && c.block <= group * c.hd) EXPECT_GT(tried, 0);
+  }
   // The cache now holds the step's k and v at each token's position.
   auto kc = to_host<uint16_t>(dk, kdev.size());
   for (long long t = 0; t < n; ++t)

@@ -84,6 +84,18 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   Json bad = on;
   bad["persistent"] = 2;
   expect_bad_input([&] { PlanCudaFast::from_json(bad, "cuda_fast"); }, {"persistent"});
+  // The attention with the output projection: the same (0, 1, 2 or 4 clusters per KV head).
+  EXPECT_FALSE(p.to_json().contains("attn_o"));
+  EXPECT_EQ(d.attn_o, 0);
+  c.attn_o = 2;
+  const Json ao = plan_fast_of(c).to_json();
+  EXPECT_EQ(ao.at("attn_o"), 2);
+  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(ao, "cuda_fast")).attn_o, 2);
+  for (int n : {3, 5, -1}) {
+    Json b = ao;
+    b["attn_o"] = n;
+    expect_bad_input([&] { PlanCudaFast::from_json(b, "cuda_fast"); }, {"attn_o"});
+  }
 }
 
 TEST(CudaSearch, CudaFastFromRoutes) {

@@ -102,6 +102,47 @@ TEST(FastConfigOverride, ClusterAttentionForShortContexts) {
   EXPECT_EQ(cuda::decode_attention_variant(m, on, DType::BF16, "sm_80", 1, 10).family->name, "fused");
 }
 
+// attn_o: batch-1 steps of the short range run attn_o.cluster instead of the cluster attention and
+// the output GEMV, with the cluster attention's BLOCK, SPLIT and CLUSTER and attn_o clusters per KV
+// head; off by default, never for batches, the long range, an o_proj bias, a hidden size that does
+// not divide into the blocks' tiles or tiles past the GPU's shared memory, nor without clusters.
+TEST(FastConfigOverride, AttentionWithOutputProjection) {
+  EXPECT_EQ(cuda::FastConfig{}.attn_o, 0);
+  for (const char* bad : {"attn_o=3", "attn_o=8", "attn_o=-1", "attn_o_late=3"})
+    EXPECT_THROW(cuda::apply_fast_config_override({}, bad), Error) << bad;
+  EXPECT_EQ(cuda::apply_fast_config_override({}, "attn_o=1,attn_o_late=2").attn_o_late, 2);
+  const ModelConfig q = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
+  EXPECT_FALSE(cuda::attn_o_plan(q, {}, DType::BF16, "sm_90", 1, 100, false));  // off
+  for (int copies : {1, 2, 4}) {
+    const cuda::FastConfig on = cuda::apply_fast_config_override({}, "attn_o=" + std::to_string(copies));
+    const auto ao = cuda::attn_o_plan(q, on, DType::BF16, "sm_90", 1, 100, false);
+    ASSERT_TRUE(ao) << copies;
+    const cuda::Variant cl = cuda::decode_attention_variant(q, on, DType::BF16, "sm_90", 1, 100);
+    for (const char* k : {"BLOCK", "SPLIT", "CLUSTER"}) EXPECT_EQ(ao->v.param(k), cl.param(k)) << k;
+    EXPECT_EQ(ao->v.param("COPIES"), copies);
+    EXPECT_EQ(ao->v.param("LATE"), on.attn_o_late);
+    EXPECT_EQ(ao->rows * cl.param("CLUSTER") * copies, q.hidden_size);
+    EXPECT_EQ(ao->smem, size_t(cuda::attn_o_smem_bytes(cl.param("SPLIT"), 128, 2, ao->rows)));
+    // Listed with the variants compiled ahead (and a plan's kernels).
+    bool listed = false;
+    for (const cuda::Variant& v : cuda::fast_path_variants(q, DType::BF16, on, "sm_90")) listed = listed || v.name() == ao->v.name();
+    EXPECT_TRUE(listed) << ao->v.name();
+    EXPECT_FALSE(cuda::attn_o_plan(q, on, DType::BF16, "sm_90", 2, 100, false));    // a batch
+    EXPECT_FALSE(cuda::attn_o_plan(q, on, DType::BF16, "sm_90", 1, 385, false));    // the long range
+    EXPECT_FALSE(cuda::attn_o_plan(q, on, DType::BF16, "sm_90", 1, 100, true));     // an o_proj bias
+    EXPECT_FALSE(cuda::attn_o_plan(q, on, DType::BF16, "sm_80", 1, 100, false));    // no clusters
+  }
+  // One cluster of 8 blocks per KV head holds Qwen3-4B's tiles of 320 rows x 512 columns only
+  // past the shared memory (320 KiB): not applicable; two or four clusters are.
+  const ModelConfig q4 = parse_model_config(find_synth_preset("qwen3-4b")->config, "qwen3-4b");
+  EXPECT_FALSE(cuda::attn_o_plan(q4, cuda::apply_fast_config_override({}, "attn_o=1"), DType::BF16, "sm_90", 1, 100, false));
+  EXPECT_TRUE(cuda::attn_o_plan(q4, cuda::apply_fast_config_override({}, "attn_o=2"), DType::BF16, "sm_90", 1, 100, false));
+  // A hidden size that does not divide into CLUSTER * attn_o tiles.
+  ModelConfig odd = q;
+  odd.hidden_size = 2056;
+  EXPECT_FALSE(cuda::attn_o_plan(odd, cuda::apply_fast_config_override({}, "attn_o=2"), DType::BF16, "sm_90", 1, 100, false));
+}
+
 // attn_cluster_long: batch-1 steps past attn_long_from run attn_decode.cluster with that many
 // blocks per KV head while CLUSTER blocks of the largest split the GPU's shared memory holds
 // (at most 256 rows) cover the context, a range (and a CUDA graph) of its own; longer steps,

@@ -146,6 +146,28 @@ TEST(KernelJit, FastPathVariantsOfTheTargetModelsCompile) {
   }
 }
 
+// attn_o.cluster's points for the target models (attn_o 1, 2, 4 where they apply) compile for
+// sm_90 without spills, their static arrays beside the tile within the SM's shared memory; every
+// target model has at least one.
+TEST(KernelJit, AttentionWithOutputOfTheTargetModelsCompile) {
+  for (const char* preset : {"qwen3-1.7b", "qwen3-4b", "llama-3.2-1b", "tiny-qwen3"}) {
+    const ModelConfig c = parse_model_config(find_synth_preset(preset)->config, preset);
+    int applies = 0;
+    for (int copies : {1, 2, 4}) {
+      FastConfig cfg;
+      cfg.attn_o = copies;
+      const auto ao = attn_o_plan(c, cfg, DType::BF16, "sm_90", 1, 0, false);
+      if (!ao) continue;
+      ++applies;
+      JitResult r = jit_compile(JitRequest{ao->v.name(), ao->v.source(), "sm_90", {}});
+      ASSERT_TRUE(r.ok) << ao->v.name() << ": " << r.error;
+      EXPECT_EQ(r.spill_bytes, 0) << ao->v.name() << "\n" << r.log;
+      EXPECT_LE(r.shared_bytes + ao->smem, size_t(227 * 1024)) << ao->v.name();
+    }
+    EXPECT_GE(applies, 2) << preset;
+  }
+}
+
 // decode_layers.persistent's points for the target models (FastConfig persistent=1) compile for
 // sm_90 without spills.
 TEST(KernelJit, PersistentLayersOfTheTargetModelsCompile) {

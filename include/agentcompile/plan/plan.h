@@ -106,6 +106,10 @@ struct PlanCudaFast {
   // kernel chain (0 or absent); the compile's decode-step stage sets it when whole steps with it
   // are faster.
   std::optional<int> persistent;
+  // Batch-1 short-context steps run the attention and the output projection as one kernel with
+  // this many clusters per KV head (cuda::FastConfig::attn_o: 1, 2 or 4); 0 or absent: two kernels.
+  // The compile's decode-step stage sets it when whole steps with it are faster.
+  std::optional<int> attn_o;
   bool cuda_graph = true, pdl = true;
   Json to_json() const;
   static PlanCudaFast from_json(const Json& j, const std::string& subject);

@@ -39,24 +39,28 @@ __device__ __forceinline__ float cluster_load(const float* local, unsigned rank)
   return v;
 }
 
-template <int BLOCK, int SPLIT, int HD, int GROUP, int CLUSTER, typename W>
-__device__ void attn_decode_cluster(const FusedAttnParams& p) {
+// Steps 1-3 of attn_decode.fused on this block's share of token t's positions, through the
+// cluster barrier after P.V: the block's max and sum per query head in m_s, l_s and its
+// unnormalised P.V in part (GROUP * HD), readable by the whole cluster. `early()` runs between the
+// cached rows' copies and the wait for the QKV projection, `ready()` once the query and the rows
+// are in shared memory (attn_o.cluster issues its weight tile at one of them); PENDING is how many
+// cp.async groups committed after the rows' may still be in flight when the rows are used.
+// Returns whether the cluster's blocks hold the whole context (fits).
+template <int BLOCK, int SPLIT, int HD, int GROUP, int CLUSTER, int PENDING, typename W, typename Early, typename Ready>
+__device__ __forceinline__ bool attn_cluster_partials(const FusedAttnParams& p, long long t, bool write_kv, float* m_s,
+                                                      float* l_s, float* part, Early early, Ready ready) {
   static_assert((GROUP * HD) % BLOCK == 0, "outputs divide among the threads");
-  static_assert((GROUP * HD) % CLUSTER == 0, "outputs divide among the cluster's blocks");
   static_assert(HD % 8 == 0, "16-byte rows");
   constexpr int KPAD = HD + 8;
   constexpr int OUTS = GROUP * HD / BLOCK;
-  constexpr int PER_BLOCK = GROUP * HD / CLUSTER;  // outputs each block finishes
   extern __shared__ __align__(16) unsigned char attn_smem[];  // as attn_decode.fused
   unsigned short(*ks)[KPAD] = reinterpret_cast<unsigned short(*)[KPAD]>(attn_smem);
   unsigned short(*vs)[KPAD] = ks + SPLIT;
   float(*sc)[SPLIT] = reinterpret_cast<float(*)[SPLIT]>(attn_smem + 2 * SPLIT * KPAD * 2);
   __shared__ __align__(16) float qs[GROUP][HD];  // read as float4 by attn_warp_pass
   __shared__ AttnRow<HD> row;
-  __shared__ float m_s[GROUP], l_s[GROUP];
-  __shared__ float part[GROUP * HD];  // this block's unnormalised P·V, read by the whole cluster
 
-  const long long kvh = blockIdx.x, t = blockIdx.z;
+  const long long kvh = blockIdx.x;
   const unsigned rank = cluster_rank();
   const long long pos = p.positions[t];
   const long long len = pos + 1;
@@ -71,12 +75,13 @@ __device__ void attn_decode_cluster(const FusedAttnParams& p) {
   const long long slot = p.slots[t];
   unsigned short* kbase = p.k_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
   unsigned short* vbase = p.v_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
-  const long long h0 = kvh * GROUP;
 
   attn_prefetch_rows<BLOCK, HD, KPAD, W>(ks, vs, kbase, vbase, begin, cached, row, p, pos);
+  early();
   pdl_wait();
-  attn_query_and_new_kv<BLOCK, HD, GROUP, KPAD, W>(p, t, kvh, rows > 0 && end == len, rows, qs, ks, vs, row, kbase,
-                                                   vbase, pos);
+  attn_query_and_new_kv<BLOCK, HD, GROUP, KPAD, W, PENDING>(p, t, kvh, rows > 0 && end == len, write_kv, rows, qs, ks,
+                                                            vs, row, kbase, vbase, pos);
+  ready();
   // Block-uniform. At most 32 rows (W2's contexts on 8-block clusters): one warp per query head;
   // W2 decode 1.0-1.1% faster than attn_split_pass there (bench/results/2026-12-01-warp-pass/).
   if (HD % 64 == 0 && rows <= 32) {
@@ -100,30 +105,49 @@ __device__ void attn_decode_cluster(const FusedAttnParams& p) {
   }
   cluster_sync_all();
   AC_TIMELINE_MARK(4);  // P.V of every block of the cluster
+  return fits;
+}
 
-  // Block `rank` finishes outputs [rank * PER_BLOCK, (rank + 1) * PER_BLOCK): the softmax of the
-  // blocks' maxima and sums, then their partials weighted by it, all from the cluster's blocks.
-  for (int i = (int)rank * PER_BLOCK + (int)threadIdx.x; i < ((int)rank + 1) * PER_BLOCK; i += BLOCK) {
-    const int g = i / HD, d = i % HD;
-    float m[CLUSTER], l[CLUSTER], o[CLUSTER];
+// Output i (query head i / HD, dimension i % HD) of the KV head: the softmax of the cluster's
+// blocks' maxima and sums, then their partials weighted by it. Every remote load is independent
+// of the others: all in flight at once.
+template <int HD, int CLUSTER>
+__device__ __forceinline__ float cluster_merged_output(const float* m_s, const float* l_s, const float* part, int i) {
+  const int g = i / HD;
+  float m[CLUSTER], l[CLUSTER], o[CLUSTER];
 #pragma unroll
-    for (int r = 0; r < CLUSTER; ++r) {  // independent remote loads, all in flight at once
-      m[r] = cluster_load(&m_s[g], (unsigned)r);
-      l[r] = cluster_load(&l_s[g], (unsigned)r);
-      o[r] = cluster_load(&part[i], (unsigned)r);
-    }
-    float mx = AC_NEG_INF;
-#pragma unroll
-    for (int r = 0; r < CLUSTER; ++r) mx = fmaxf(mx, m[r]);
-    float sum = 0.0f, out = 0.0f;
-#pragma unroll
-    for (int r = 0; r < CLUSTER; ++r) {
-      const float w = m[r] == AC_NEG_INF ? 0.0f : expf(m[r] - mx);  // empty blocks weigh nothing
-      sum = fmaf(w, l[r], sum);
-      out = fmaf(w, o[r], out);
-    }
-    p.out[(t * p.heads + h0 + g) * HD + d] = fits ? out / sum : __int_as_float(0x7fc00000);
+  for (int r = 0; r < CLUSTER; ++r) {
+    m[r] = cluster_load(&m_s[g], (unsigned)r);
+    l[r] = cluster_load(&l_s[g], (unsigned)r);
+    o[r] = cluster_load(&part[i], (unsigned)r);
   }
+  float mx = AC_NEG_INF;
+#pragma unroll
+  for (int r = 0; r < CLUSTER; ++r) mx = fmaxf(mx, m[r]);
+  float sum = 0.0f, out = 0.0f;
+#pragma unroll
+  for (int r = 0; r < CLUSTER; ++r) {
+    const float w = m[r] == AC_NEG_INF ? 0.0f : expf(m[r] - mx);  // empty blocks weigh nothing
+    sum = fmaf(w, l[r], sum);
+    out = fmaf(w, o[r], out);
+  }
+  return out / sum;
+}
+
+template <int BLOCK, int SPLIT, int HD, int GROUP, int CLUSTER, typename W>
+__device__ void attn_decode_cluster(const FusedAttnParams& p) {
+  static_assert((GROUP * HD) % CLUSTER == 0, "outputs divide among the cluster's blocks");
+  constexpr int PER_BLOCK = GROUP * HD / CLUSTER;  // outputs each block finishes
+  __shared__ float m_s[GROUP], l_s[GROUP];
+  __shared__ float part[GROUP * HD];  // this block's unnormalised P·V, read by the whole cluster
+  const long long t = blockIdx.z, h0 = blockIdx.x * GROUP;
+  const unsigned rank = cluster_rank();
+  const bool fits =
+      attn_cluster_partials<BLOCK, SPLIT, HD, GROUP, CLUSTER, 0, W>(p, t, true, m_s, l_s, part, [] {}, [] {});
+  // Block `rank` finishes outputs [rank * PER_BLOCK, (rank + 1) * PER_BLOCK).
+  for (int i = (int)rank * PER_BLOCK + (int)threadIdx.x; i < ((int)rank + 1) * PER_BLOCK; i += BLOCK)
+    p.out[(t * p.heads + h0 + i / HD) * HD + i % HD] =
+        fits ? cluster_merged_output<HD, CLUSTER>(m_s, l_s, part, i) : __int_as_float(0x7fc00000);
   AC_TIMELINE_MARK(5);  // merged
   // No block may leave (its shared memory) while another still reads from it.
   cluster_sync_all();

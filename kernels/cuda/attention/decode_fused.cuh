@@ -110,10 +110,10 @@ __device__ __forceinline__ void attn_prefetch_rows(unsigned short (*ks)[KPAD], u
 }
 
 // The step's own key (normalised and rotated) and value, as a warp holds them, in bf16 into a
-// shared-memory row each and into their rows of the cache.
+// shared-memory row each and, with `to_cache`, into their rows of the cache.
 template <int HD>
 __device__ __forceinline__ void store_new_kv(const HeadRegs<HD>& k, const HeadRegs<HD>& v, unsigned short* ks_row,
-                                             unsigned short* vs_row, unsigned short* k_cache_row,
+                                             unsigned short* vs_row, bool to_cache, unsigned short* k_cache_row,
                                              unsigned short* v_cache_row, int lane) {
 #pragma unroll
   for (int i = 0; i < HeadRegs<HD>::PAIRS; ++i) {
@@ -125,20 +125,23 @@ __device__ __forceinline__ void store_new_kv(const HeadRegs<HD>& k, const HeadRe
       ks_row[j + HD / 2] = kb;
       vs_row[j] = va;
       vs_row[j + HD / 2] = vb;
-      k_cache_row[j] = ka;
-      k_cache_row[j + HD / 2] = kb;
-      v_cache_row[j] = va;
-      v_cache_row[j + HD / 2] = vb;
+      if (to_cache) {
+        k_cache_row[j] = ka;
+        k_cache_row[j + HD / 2] = kb;
+        v_cache_row[j] = va;
+        v_cache_row[j + HD / 2] = vb;
+      }
     }
   }
 }
 
 // Step 2 (after the QKV projection): the query group normalised and rotated into qs; with
-// `new_kv`, the token's own key and value too, written to the bf16 cache and to shared row
-// `rows - 1`. Ends with the cached rows in shared memory.
-template <int BLOCK, int HD, int GROUP, int KPAD, typename W>
+// `new_kv`, the token's own key and value too, written to shared row `rows - 1` and, with
+// `write_kv`, to the bf16 cache. Ends with the cached rows in shared memory: every cp.async group
+// committed by this thread but the last PENDING is complete.
+template <int BLOCK, int HD, int GROUP, int KPAD, typename W, int PENDING = 0>
 __device__ __forceinline__ void attn_query_and_new_kv(const FusedAttnParams& p, long long t, long long kvh, bool new_kv,
-                                                      int rows, float (*qs)[HD], unsigned short (*ks)[KPAD],
+                                                      bool write_kv, int rows, float (*qs)[HD], unsigned short (*ks)[KPAD],
                                                       unsigned short (*vs)[KPAD], const AttnRow<HD>& row,
                                                       unsigned short* kbase, unsigned short* vbase, long long pos) {
   constexpr int WARPS = BLOCK / 32;
@@ -166,10 +169,10 @@ __device__ __forceinline__ void attn_query_and_new_kv(const FusedAttnParams& p, 
     load_head<HD>(qkv + q_dim + kv_dim + kvh * HD, v, lane);
     if (p.k_norm) load_head<HD>(static_cast<const W*>(p.k_norm), kn, lane);
     norm_rope_regs<HD>(k, p.k_norm != nullptr, kn, p.eps, row.cs, row.sn, 1.0f, lane);
-    store_new_kv<HD>(k, v, ks[rows - 1], vs[rows - 1], kbase + pos * HD, vbase + pos * HD, lane);
+    store_new_kv<HD>(k, v, ks[rows - 1], vs[rows - 1], write_kv, kbase + pos * HD, vbase + pos * HD, lane);
   }
   AC_TIMELINE_MARK(0);  // developer timeline: thread 0's query head done
-  cp_async_wait_all();
+  cp_async_wait_group<PENDING>();
   __syncthreads();
   AC_TIMELINE_MARK(1);  // the block's query, new row and cached rows ready
 }
@@ -381,7 +384,7 @@ __device__ void attn_decode_fused(const FusedAttnParams& p) {
 
   attn_prefetch_rows<BLOCK, HD, KPAD, W>(ks, vs, kbase, vbase, begin, cached, row, p, pos);
   pdl_wait();
-  attn_query_and_new_kv<BLOCK, HD, GROUP, KPAD, W>(p, t, kvh, split == splits - 1, rows, qs, ks, vs, row, kbase, vbase, pos);
+  attn_query_and_new_kv<BLOCK, HD, GROUP, KPAD, W>(p, t, kvh, split == splits - 1, true, rows, qs, ks, vs, row, kbase, vbase, pos);
   float acc[OUTS];
   if constexpr (SPLIT <= 32 && HD % 64 == 0) {  // ILP makes no difference here
     attn_warp_pass<BLOCK, HD, GROUP, KPAD>(qs, ks, vs, m_s, l_s, rows, &qs[0][0]);

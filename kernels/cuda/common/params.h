@@ -186,6 +186,15 @@ struct FusedAttnParams {
   float scale;
 };
 
+// attn_o.cluster (attention/decode_cluster_o.cuh): the cluster attention and the output
+// projection with its residual add in one kernel.
+struct AttnOParams {
+  struct FusedAttnParams a;  // a.out still receives the attention's outputs
+  const void* wo;            // [hidden, heads * head_dim] W
+  float* resid;              // [n, hidden] the residual stream: += wo . attention output
+  long long hidden;          // a multiple of CLUSTER * COPIES
+};
+
 // ---- the persistent decode family (persistent/decode_layers.cuh) ----
 
 // One decoder layer's weights and KV cache, as decode_layers.persistent reads them.

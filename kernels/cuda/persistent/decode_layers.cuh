@@ -389,7 +389,7 @@ __device__ __forceinline__ void pl_attention(const PersistentParams& p, const Pe
       pl_load_head<HD>(p.qkv + q_dim + kv_dim + kvh * HD, v, lane);
       if (ly.k_norm) load_head<HD>(static_cast<const W*>(ly.k_norm), kn, lane);
       norm_rope_regs<HD>(k, ly.k_norm != nullptr, kn, p.eps, cs, sn, 1.0f, lane);
-      store_new_kv<HD>(k, v, s.knew, s.vnew, ly.k_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD + pos * HD,
+      store_new_kv<HD>(k, v, s.knew, s.vnew, true, ly.k_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD + pos * HD,
                        ly.v_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD + pos * HD, lane);
     }
     // Flash-decoding over the task's rows in chunks (one lane per row), online softmax per warp.

@@ -205,6 +205,31 @@ std::vector<Family> build_families() {
   }
   {
     Family f;
+    f.op = "attn_o";
+    f.name = "cluster";
+    f.header = "attention/decode_cluster_o.cuh";
+    f.params_struct = "AttnOParams";
+    f.device_fn = "attn_o_cluster";
+    f.type_params = {"W"};
+    f.type_domain = {DType::BF16, DType::F16};
+    f.params = {{"BLOCK", {64, 128, 256, 512}}, {"SPLIT", {16, 32, 64, 128}}, {"HD", {32, 64, 128, 256}},
+                {"GROUP", {1, 2, 3, 4, 5, 6, 8}}, {"CLUSTER", {2, 4, 8, 16}}, {"COPIES", {1, 2, 4}}, {"LATE", {0, 1, 2}}};
+    f.min_sm = 90;
+    f.cluster_dims = "1, CLUSTER, 1";
+    f.description = "batch-1 decode attention and output projection in one kernel: attn_decode.cluster's attention "
+                    "in COPIES clusters per KV head, each block multiplying the merged outputs by its tile of W_o "
+                    "(copied to shared memory before the wait, or with LATE once the query is in) and adding into the "
+                    "residual stream";
+    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
+      if (std::string why = attn_outputs_per_thread(v); !why.empty()) return why;
+      if ((v.at("GROUP") * v.at("HD")) % 64 != 0) return "GROUP * HD must be a multiple of 64 (whole chunks per thread)";
+      if ((v.at("GROUP") * v.at("HD")) % v.at("CLUSTER") != 0) return "GROUP * HD must divide among the cluster's blocks";
+      return attn_split_smem_fits(v);
+    };
+    v.push_back(std::move(f));
+  }
+  {
+    Family f;
     f.op = "attn_decode";
     f.name = "fused";
     f.header = "attention/decode_fused.cuh";

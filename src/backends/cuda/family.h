@@ -71,6 +71,11 @@ size_t space_size(const Family& f);
 // Dynamic shared memory of an attn_decode.fused point: the split's K and V rows (16-byte padded)
 // and its scores.
 inline int attn_fused_smem_bytes(int split, int hd, int group) { return 2 * split * (hd + 8) * 2 + group * split * 4; }
+// attn_o.cluster's dynamic shared memory: the attention's split (16-byte aligned), then a W_o
+// tile of `rows` rows of group * hd 16-bit values padded by 8 (attention/decode_cluster_o.cuh).
+inline long long attn_o_smem_bytes(int split, int hd, int group, long long rows) {
+  return (attn_fused_smem_bytes(split, hd, group) + 15) / 16 * 16 + rows * (group * hd + 8) * 2;
+}
 // The dynamic shared memory a block may use on a GPU of `arch` ("sm_90a"): its opt-in limit
 // (sm_90 and later 227 KiB, sm_80/sm_87 163 KiB, the others 99 KiB) less 16 KiB for the kernels'
 // static arrays; kMaxDynamicSmem is the largest over every arch (a family's space bound).

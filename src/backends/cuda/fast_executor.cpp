@@ -241,6 +241,27 @@ Variant decode_attention_variant(const ModelConfig& c, const FastConfig& cfg, DT
   return fused_attn_variant(c, cfg, wt, arch, true);
 }
 
+std::optional<AttnOPlan> attn_o_plan(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
+                                     long long longest, bool o_bias) {
+  if (cfg.attn_o == 0 || o_bias || batch != 1) return std::nullopt;
+  if (!valid_attn_o(cfg.attn_o)) throw_input("attn_o.cluster", "attn_o must be 0, 1, 2 or 4");
+  if (decode_attention_range(c, cfg, wt, arch, batch, longest) != AttnRange::Short) return std::nullopt;
+  const std::optional<Variant> cv = cluster_attn_variant(c, cfg, wt, arch);
+  if (!cv) return std::nullopt;
+  const long long blocks = (long long)cv->param("CLUSTER") * cfg.attn_o;
+  if (c.hidden_size % blocks != 0) return std::nullopt;
+  const int split = cv->param("SPLIT"), hd = int(c.head_dim), group = int(c.num_heads / c.num_kv_heads);
+  const long long rows = c.hidden_size / blocks;
+  const long long smem = attn_o_smem_bytes(split, hd, group, rows);
+  if (smem > max_dynamic_smem(arch)) return std::nullopt;
+  const std::map<std::string, int> values = {{"BLOCK", cv->param("BLOCK")}, {"SPLIT", split},     {"HD", hd},
+                                             {"GROUP", group},              {"CLUSTER", cv->param("CLUSTER")},
+                                             {"COPIES", cfg.attn_o},        {"LATE", cfg.attn_o_late}};
+  const Family& f = find_family("attn_o", "cluster");
+  if (!f.constraint(values).empty()) return std::nullopt;
+  return AttnOPlan{make_variant(f, values, {wt}, arch), rows, size_t(smem)};
+}
+
 long long decode_attention_blocks(const Variant& v, long long max_seq) {
   if (v.family->name == "cluster") return v.param("CLUSTER");
   return (max_seq + v.param("SPLIT") - 1) / v.param("SPLIT");
@@ -354,9 +375,10 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
   if (cfg.attn_long_from > 0) v.push_back(fused_attn_variant(c, cfg, wt, arch, true));
   if (auto cv = cluster_attn_variant(c, cfg, wt, arch)) v.push_back(*cv);
   for (Variant& cv : cluster_long_attn_variants(c, cfg, wt, arch)) v.push_back(std::move(cv));
+  // Biases are a property of the weights, not the config: listed as if none (the executor asks again).
+  if (auto ao = attn_o_plan(c, cfg, wt, arch, 1, 0, false)) v.push_back(ao->v);
   v.push_back(attn_variant(c, cfg, arch));
   v.push_back(combine_variant(c, cfg, arch));
-  // Biases are a property of the weights, not the config: listed as if none (the executor asks again).
   if (auto pl = persistent_plan(c, cfg, wt, arch, false)) v.push_back(pl->v);
   return v;
 }
@@ -778,11 +800,7 @@ class FastExecutor final : public Executor {
 
   void fused_attention(const LayerOps& L, size_t layer, long long n) {
     const ModelConfig& c = g_.config;
-    FusedAttnParams ap{qkv_.as<float>(), L.q_norm ? wptr(L.q_norm, 0) : nullptr, L.k_norm ? wptr(L.k_norm, 0) : nullptr,
-                       float(c.rms_norm_eps), rope_cos_.as<float>(), rope_sin_.as<float>(),
-                       kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(), part_o_.as<float>(), part_ml_.as<float>(),
-                       attn_counters_.as<unsigned>(), attn_.as<float>(), in_.positions(), in_.slots(), n,
-                       c.num_heads, c.num_kv_heads, lim_.max_seq, max_splits_, 1.0f / std::sqrt(float(c.head_dim))};
+    FusedAttnParams ap = attn_params(layer, L, n);
     const Variant va = decode_attention_variant(c, cfg_, wt_, arch_, batch_template(n), longest_);
     const size_t smem = size_t(attn_fused_smem_bytes(va.param("SPLIT"), va.param("HD"), va.param("GROUP")));
     launch_kernel(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(decode_attention_blocks(va, lim_.max_seq)), unsigned(n)},
@@ -792,6 +810,26 @@ class FastExecutor final : public Executor {
       for (long long t = 0; t < n; ++t) kv += double(last_positions_[size_t(t)] + 1) * double(c.kv_dim()) * 2 * 2;
       mark("attention", kv);
     }
+  }
+
+  FusedAttnParams attn_params(size_t layer, const LayerOps& L, long long n) const {
+    const ModelConfig& c = g_.config;
+    return FusedAttnParams{qkv_.as<float>(), L.q_norm ? wptr(L.q_norm, 0) : nullptr, L.k_norm ? wptr(L.k_norm, 0) : nullptr,
+                           float(c.rms_norm_eps), rope_cos_.as<float>(), rope_sin_.as<float>(),
+                           kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(), part_o_.as<float>(),
+                           part_ml_.as<float>(), attn_counters_.as<unsigned>(), attn_.as<float>(), in_.positions(),
+                           in_.slots(), n, c.num_heads, c.num_kv_heads, lim_.max_seq, max_splits_,
+                           1.0f / std::sqrt(float(c.head_dim))};
+  }
+
+  // attn_o.cluster: the attention and the output projection with its residual add, one kernel.
+  void attention_and_output(const AttnOPlan& ao, const LayerOps& L, size_t layer, long long n) {
+    const ModelConfig& c = g_.config;
+    AttnOParams p{attn_params(layer, L, n), wptr(L.o, 0), resid_.as<float>(), c.hidden_size};
+    launch_kernel(load_kernel(ao.v),
+                  Dim3{unsigned(c.num_kv_heads), unsigned(ao.v.param("CLUSTER")), unsigned(n * ao.v.param("COPIES"))},
+                  unsigned(ao.v.threads()), ao.smem, s_, &p, cfg_.pdl);
+    mark("attention_o", double(c.hidden_size * c.q_dim() * dtype_size(wt_)));
   }
 
   void record_decode(long long n) {
@@ -814,10 +852,14 @@ class FastExecutor final : public Executor {
            nullptr, bqkv_[l].ptr() ? reinterpret_cast<const void*>(bqkv_[l].ptr()) : nullptr, qkv_.as<float>(), qkvd,
            c.hidden_size);
       mark("qkv_gemv", double(qkvd * c.hidden_size) * es);
-      fused_attention(L, l, n);
-      gemv(cfg_.o, cfg_.o_mma, kEpiResidual, n, attn_.as<float>(), nullptr, wptr(L.o, 0), nullptr, wptr(L.o, 1), resid_.as<float>(),
-           c.hidden_size, c.q_dim());
-      mark("o_gemv", double(c.hidden_size * c.q_dim()) * es);
+      if (auto ao = attn_o_plan(c, cfg_, wt_, arch_, batch_template(n), longest_, L.o->weights.size() > 1)) {
+        attention_and_output(*ao, L, l, n);
+      } else {
+        fused_attention(L, l, n);
+        gemv(cfg_.o, cfg_.o_mma, kEpiResidual, n, attn_.as<float>(), nullptr, wptr(L.o, 0), nullptr, wptr(L.o, 1), resid_.as<float>(),
+             c.hidden_size, c.q_dim());
+        mark("o_gemv", double(c.hidden_size * c.q_dim()) * es);
+      }
       if (auto mv = fast_mlp_variant(cfg_, batch_template(n), c.hidden_size, c.intermediate_size, wt_, arch_)) {
         mlp(*mv, L, l, n);
         mark("mlp_fused", double(3 * c.intermediate_size * c.hidden_size) * es);
@@ -1004,6 +1046,8 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
                                                          {"attn_long_from", &FastConfig::attn_long_from},
                                                          {"attn_cluster", &FastConfig::attn_cluster},
                                                          {"attn_cluster_long", &FastConfig::attn_cluster_long},
+                                                         {"attn_o", &FastConfig::attn_o},
+                                                         {"attn_o_late", &FastConfig::attn_o_late},
                                                          {"attn_cluster_long_split", &FastConfig::attn_cluster_long_split},
                                                          {"mlp_fused_batch", &FastConfig::mlp_fused_batch},
                                                          {"qkv_post_block", &FastConfig::qkv_post_block},
@@ -1058,6 +1102,9 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
       cfg.*(i->second) = number(key, val);
       if ((key == "attn_cluster" || key == "attn_cluster_long") && !valid_attn_cluster(cfg.*(i->second)))
         throw_input("fast config override", "'" + key + "' must be 0, 2, 4, 8 or 16");
+      if (key == "attn_o" && !valid_attn_o(cfg.attn_o)) throw_input("fast config override", "'attn_o' must be 0, 1, 2 or 4");
+      if (key == "attn_o_late" && (cfg.attn_o_late < 0 || cfg.attn_o_late > 2))
+        throw_input("fast config override", "'attn_o_late' must be 0, 1 or 2");
       if (key == "attn_cluster_long_split" && cfg.attn_cluster_long_split != 0) {
         const auto& dom = find_family("attn_decode", "cluster").params;
         const auto split = std::find_if(dom.begin(), dom.end(), [](const auto& d) { return d.name == "SPLIT"; });

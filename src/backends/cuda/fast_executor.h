@@ -87,6 +87,18 @@ struct FastConfig {
   // which were -5.6% to +2.9% by model and plan there (bench/results/2026-11-30-cluster-long/).
   int attn_cluster_long = 8;
   int attn_cluster_long_split = 0;
+  // Batch-1 steps in the short range run the attention and the output projection as one kernel
+  // (attn_o.cluster) with this many clusters of attn_cluster blocks per KV head (1, 2 or 4), each
+  // computing the whole attention and 1/attn_o of W_o's rows, where the model allows it (no
+  // o_proj bias; hidden a multiple of the blocks per KV head; the tile within the shared memory);
+  // 0: the attention and the output GEMV as two kernels. Off by default: on the H200 every form
+  // was slower at W2 than the two kernels (best, 1 cluster with LATE 1: +0.9% Llama-3.2-1B, +2.0%
+  // Qwen3-1.7B; bench/results/2026-12-01-attn-o/); the compile measures attn_o=1 per model.
+  int attn_o = 0;
+  // attn_o.cluster's LATE: where its W_o tile is copied: 0 before the wait on the QKV projection,
+  // 1 once the query is in (the fastest of the three on the H200), 2 as 1 with the tile asked
+  // into L2 before the wait.
+  int attn_o_late = 1;
   // Batch-1 decode steps run every decoder layer as one persistent kernel (decode_layers.persistent:
   // one block per SM whose producer warp streams the block's weight tiles of every layer into a
   // shared-memory ring across what are kernel boundaries in the chain) instead of the chain of
@@ -108,6 +120,8 @@ struct FastConfig {
 
 // Blocks per KV head attn_decode.cluster may run with (0: not at all).
 inline bool valid_attn_cluster(int n) { return n == 0 || n == 2 || n == 4 || n == 8 || n == 16; }
+// Clusters per KV head attn_o.cluster may run with (0: not at all).
+inline bool valid_attn_o(int n) { return n == 0 || n == 1 || n == 2 || n == 4; }
 
 // The largest k the device top-k serves (larger ones copy the logits to the host), and the most
 // rows per step (a decode batch).
@@ -139,7 +153,8 @@ int batch_template(long long n);
 // Applies a developer override, e.g. AGENTCOMPILE_FAST_CONFIG="o=128:2:1:4,attn_split=64,pdl=0":
 // GEMV regions (qkv, o, gate_up, down, lm_head) take block:rows:unroll:splitk, their batched
 // tensor-core points (qkv_mma, ...) block:mt:unroll:splitk; mlp block:kc:rows:unroll:bps; attn_block, attn_tile, attn_split, attn_ilp,
-// qkv_post_block, top_k_block, attn_cluster and attn_cluster_long (0, 2, 4, 8, 16), attn_cluster_long_split, mma_terms,
+// qkv_post_block, top_k_block, attn_cluster and attn_cluster_long (0, 2, 4, 8, 16), attn_cluster_long_split, attn_o
+// (0, 1, 2, 4), attn_o_late (0, 1, 2), mma_terms,
 // mma_min_batch, mlp_fused_batch, batched_mma, gpu_top_k, cuda_graph and pdl take integers. Throws BadInput on
 // anything else.
 FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec);
@@ -171,6 +186,18 @@ AttnRange attn_range_of(const FastConfig& cfg, int batch, long long longest, con
 Variant decode_attention_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
                                  long long longest);
 long long decode_attention_blocks(const Variant& v, long long max_seq);
+// The attn_o.cluster variant a step of `batch` tokens runs instead of its attention and output
+// GEMV, with its tile rows and dynamic shared memory; none unless FastConfig::attn_o is on, the
+// step is a batch-1 step of the short range on the cluster attention, and the model allows it
+// (`o_bias`: the output projection has a bias; the hidden size must divide into CLUSTER * attn_o
+// tiles that fit the GPU's shared memory next to the split).
+struct AttnOPlan {
+  Variant v;
+  long long rows = 0;
+  size_t smem = 0;
+};
+std::optional<AttnOPlan> attn_o_plan(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
+                                     long long longest, bool o_bias);
 
 // The decode_layers.persistent point a batch-1 step runs (FastConfig::persistent): the variant,
 // bytes per ring stage (the largest tile, rounded up to 128) and the dynamic shared memory (the

@@ -26,6 +26,7 @@ cuda::FastConfig fast_config_of(const std::optional<PlanCudaFast>& plan) {
   if (plan->attn_cluster) c.attn_cluster = *plan->attn_cluster;
   if (plan->attn_cluster_long) c.attn_cluster_long = *plan->attn_cluster_long;
   if (plan->persistent) c.persistent = *plan->persistent;
+  if (plan->attn_o) c.attn_o = *plan->attn_o;
   c.cuda_graph = plan->cuda_graph;
   c.pdl = plan->pdl;
   return c;
@@ -49,6 +50,7 @@ PlanCudaFast plan_fast_of(const cuda::FastConfig& c) {
   p.attn_cluster = c.attn_cluster;
   p.attn_cluster_long = c.attn_cluster_long;
   if (c.persistent) p.persistent = c.persistent;
+  if (c.attn_o) p.attn_o = c.attn_o;
   p.cuda_graph = c.cuda_graph;
   p.pdl = c.pdl;
   return p;
