@@ -32,6 +32,32 @@ __device__ __forceinline__ float4 gemv_scale4(float4 v, const uint2& g) {
   return make_float4(v.x * to_f32(w[0]), v.y * to_f32(w[1]), v.z * to_f32(w[2]), v.w * to_f32(w[3]));
 }
 
+// Calls use(j, v, g) for every float4 j < nv of x this thread stages (j = threadIdx.x + i * BLOCK,
+// i < 4, then 4 * BLOCK further on): v = x[4j .. 4j + 3], g their gamma values (from gamma[goff +
+// 4j]); zeros where !row_ok or 4j >= limit. Each pass issues the loads of up to 4 float4 (and
+// their gamma) before using any, so it costs one L2 round trip; a scalar loop left its loads
+// between branches and they went out one after another (1-2% of a W2 step on the target models:
+// bench/results/2026-12-01-stage-x-vector/). The 24 registers held here raise some points' counts
+// (fewer blocks per SM), which the search sees; cp.async instead was slower still.
+template <int BLOCK, typename W, typename Use>
+__device__ __forceinline__ void gemv_each_x4(const float* x, const W* gamma, long long goff, long long nv, long long limit,
+                                             bool row_ok, Use use) {
+  for (long long j0 = threadIdx.x; j0 < nv; j0 += 4 * BLOCK) {
+    float4 v[4];
+    uint2 g[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const long long j = j0 + i * BLOCK;
+      gemv_load4<W>(x + 4 * j, gamma, goff + 4 * j, row_ok && j < nv && 4 * j < limit, v[i], g[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const long long j = j0 + i * BLOCK;
+      if (j < nv) use(j, v[i], g[i]);
+    }
+  }
+}
+
 // Stages this block's K slice of x': xs[b * kchunk + kk] = x'[b, k0 + kk] for kk < kchunk (zero
 // past k1 and for rows b >= B). RMSNorm needs the whole row's sum of squares, so each block
 // reads all of x once for it.
@@ -55,69 +81,35 @@ __device__ __forceinline__ void gemv_stage_x(const GemvParams& p, float* xs, lon
     }
     __syncthreads();
   }
-  // As gemv_stage_x_deferred: the loads of up to 4 float4 per thread before their first use (k0,
-  // k1 and kchunk are multiples of 8).
+  // k0, k1 and kchunk are multiples of 8: whole float4.
   const W* gamma = static_cast<const W*>(p.gamma);
-  const long long nv = kchunk / 4;
-  for (int b = 0; b < BATCH; ++b)
-    for (long long j0 = threadIdx.x; j0 < nv; j0 += 4 * BLOCK) {
-      float4 v[4];
-      uint2 g[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const long long j = j0 + i * BLOCK;
-        gemv_load4<W>(p.x + b * K + k0 + 4 * j, gamma, k0 + 4 * j, b < B && j < nv && k0 + 4 * j < k1, v[i], g[i]);
-      }
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const long long j = j0 + i * BLOCK;
-        if (j < nv) {
-          float4 a = v[i];
-          if (gamma) {
-            const float r = b < B ? inv_rms[b] : 0.0f;
-            a = gemv_scale4<W>(make_float4(a.x * r, a.y * r, a.z * r, a.w * r), g[i]);
-          }
-          *reinterpret_cast<float4*>(xs + b * kchunk + 4 * j) = a;
-        }
-      }
-    }
+  for (int b = 0; b < BATCH; ++b) {
+    const float r = gamma && b < B ? inv_rms[b] : 0.0f;
+    gemv_each_x4<BLOCK, W>(p.x + b * K + k0, gamma, k0, kchunk / 4, k1 - k0, b < B, [&](long long j, float4 a, const uint2& g) {
+      if (gamma) a = gemv_scale4<W>(make_float4(a.x * r, a.y * r, a.z * r, a.w * r), g);
+      *reinterpret_cast<float4*>(xs + b * kchunk + 4 * j) = a;
+    });
+  }
   __syncthreads();
 }
 
 // gemv.fused's staging when this slice is the whole row (SPLITK 1): xs = gamma * x (or x) in one
-// pass that also sums each warp's squares into ss_part[b][warp]; the RMSNorm's 1/rms is applied
-// to the outputs instead (gemv_inv_rms), so its block reduction is off the path between the wait
-// for the previous kernel and the first FMA. Each thread issues the loads of up to 4 float4 of x
-// (and their gamma) before using any, so a pass costs one L2 round trip; a scalar loop left its
-// loads between branches and they went out one after another (1-2% of a W2 step on the target
-// models: bench/results/2026-12-01-stage-x-vector/). The 24 registers held here raise some
-// points' counts (fewer blocks per SM), which the search sees; cp.async instead was slower still.
-// Requires kchunk % 4 == 0 (a multiple of 8). Ends with __syncthreads.
+// pass (gemv_each_x4) that also sums each warp's squares into ss_part[b][warp]; the RMSNorm's
+// 1/rms is applied to the outputs instead (gemv_inv_rms), so its block reduction is off the path
+// between the wait for the previous kernel and the first FMA. Requires kchunk % 4 == 0 (a
+// multiple of 8). Ends with __syncthreads.
 template <int BLOCK, int BATCH, typename W>
 __device__ __forceinline__ void gemv_stage_x_deferred(const GemvParams& p, float* xs, float (*ss_part)[BLOCK / 32],
                                                       long long kchunk) {
-  const long long K = p.K, nv = kchunk / 4;
+  const long long K = p.K;
   const int B = (int)p.B;
   const W* gamma = static_cast<const W*>(p.gamma);
   for (int b = 0; b < BATCH; ++b) {
     float ss = 0.0f;
-    for (long long j0 = threadIdx.x; j0 < nv; j0 += 4 * BLOCK) {
-      float4 v[4];
-      uint2 g[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const long long j = j0 + i * BLOCK;
-        gemv_load4<W>(p.x + b * K + 4 * j, gamma, 4 * j, b < B && j < nv && 4 * j < K, v[i], g[i]);
-      }
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const long long j = j0 + i * BLOCK;
-        if (j < nv) {
-          ss += v[i].x * v[i].x + v[i].y * v[i].y + v[i].z * v[i].z + v[i].w * v[i].w;
-          *reinterpret_cast<float4*>(xs + b * kchunk + 4 * j) = gamma ? gemv_scale4<W>(v[i], g[i]) : v[i];
-        }
-      }
-    }
+    gemv_each_x4<BLOCK, W>(p.x + b * K, gamma, 0, kchunk / 4, K, b < B, [&](long long j, const float4& v, const uint2& g) {
+      ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+      *reinterpret_cast<float4*>(xs + b * kchunk + 4 * j) = gamma ? gemv_scale4<W>(v, g) : v;
+    });
     ss = warp_sum(ss);
     if (threadIdx.x % 32 == 0) ss_part[b][threadIdx.x / 32] = ss;
   }
