@@ -204,27 +204,25 @@ std::vector<Family> build_families() {
     v.push_back(std::move(f));
   }
   {
-    Family f;
+    // attn_decode.cluster's attention (its parameters; SPLIT the short range's) and the output
+    // projection: COPIES clusters per KV head, LATE where the W_o tile is copied.
+    const Family& cluster = v.back();
+    Family f = cluster;
     f.op = "attn_o";
-    f.name = "cluster";
     f.header = "attention/decode_cluster_o.cuh";
     f.params_struct = "AttnOParams";
     f.device_fn = "attn_o_cluster";
-    f.type_params = {"W"};
-    f.type_domain = {DType::BF16, DType::F16};
-    f.params = {{"BLOCK", {64, 128, 256, 512}}, {"SPLIT", {16, 32, 64, 128}}, {"HD", {32, 64, 128, 256}},
-                {"GROUP", {1, 2, 3, 4, 5, 6, 8}}, {"CLUSTER", {2, 4, 8, 16}}, {"COPIES", {1, 2, 4}}, {"LATE", {0, 1, 2}}};
-    f.min_sm = 90;
-    f.cluster_dims = "1, CLUSTER, 1";
+    for (ParamDomain& d : f.params)
+      if (d.name == "SPLIT") d.values = {16, 32, 64, 128};
+    f.params.push_back({"COPIES", {1, 2, 4}});
+    f.params.push_back({"LATE", {0, 1, 2}});
     f.description = "batch-1 decode attention and output projection in one kernel: attn_decode.cluster's attention "
                     "in COPIES clusters per KV head, each block multiplying the merged outputs by its tile of W_o "
                     "(copied to shared memory before the wait, or with LATE once the query is in) and adding into the "
                     "residual stream";
-    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
-      if (std::string why = attn_outputs_per_thread(v); !why.empty()) return why;
+    f.constraint = [attn = cluster.constraint](const std::map<std::string, int>& v) -> std::string {
       if ((v.at("GROUP") * v.at("HD")) % 64 != 0) return "GROUP * HD must be a multiple of 64 (whole chunks per thread)";
-      if ((v.at("GROUP") * v.at("HD")) % v.at("CLUSTER") != 0) return "GROUP * HD must divide among the cluster's blocks";
-      return attn_split_smem_fits(v);
+      return attn(v);
     };
     v.push_back(std::move(f));
   }
