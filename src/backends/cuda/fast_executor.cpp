@@ -846,13 +846,16 @@ class FastExecutor final : public Executor {
       mark("decode_layers", double(ops_.layers.size()) *
                                 double(qkvd * c.hidden_size + c.hidden_size * c.q_dim() + 3 * c.intermediate_size * c.hidden_size) * es);
     }
+    // The same for every layer but one with an o_proj bias (attn_o_plan: then the two kernels).
+    std::optional<AttnOPlan> ao;
+    if (!persistent) ao = attn_o_plan(c, cfg_, wt_, arch_, batch_template(n), longest_, false);
     for (size_t l = 0; !persistent && l < ops_.layers.size(); ++l) {
       const LayerOps& L = ops_.layers[l];
       gemv(cfg_.qkv, cfg_.qkv_mma, kEpiStore, n, resid_.as<float>(), wptr(L.input_norm, 0), reinterpret_cast<const void*>(wqkv_[l].ptr()),
            nullptr, bqkv_[l].ptr() ? reinterpret_cast<const void*>(bqkv_[l].ptr()) : nullptr, qkv_.as<float>(), qkvd,
            c.hidden_size);
       mark("qkv_gemv", double(qkvd * c.hidden_size) * es);
-      if (auto ao = attn_o_plan(c, cfg_, wt_, arch_, batch_template(n), longest_, L.o->weights.size() > 1)) {
+      if (ao && L.o->weights.size() == 1) {
         attention_and_output(*ao, L, l, n);
       } else {
         fused_attention(L, l, n);
