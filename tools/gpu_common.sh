@@ -11,12 +11,22 @@ w2_prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random
 # w2_decode PRESET LABEL OVERRIDE: 128 greedy tokens after the W2 prompt on the fast path with
 # AGENTCOMPILE_FAST_CONFIG=OVERRIDE; one line with ms/token, a checksum of the tokens and the first
 # few (runs compare token for token through the checksum). $W2_EXTRA: more generate flags (e.g.
-# sampling: --temperature 0.6 --top-k 20 --seed 5).
+# sampling: --temperature 0.6 --top-k 20 --seed 5). $PLANS_IN: a folder of compiled plans
+# (plan-PRESET/plan.json, e.g. bench/results/2026-12-01-recompiled/plans): the preset runs its plan
+# (kernel binaries dropped: compiled at load) instead of the fast route's defaults; the override
+# does not apply to a plan.
 w2_decode() {
-  local m=/tmp/ac-$1
+  local m=/tmp/ac-$1 route=(--cuda-route fast)
   [ -f $m/model.safetensors ] || $bin synth-model --preset $1 --out $m --seed 11 --quiet >/dev/null
+  if [ -n "${PLANS_IN:-}" ]; then
+    [ -f "$PLANS_IN/plan-$1/plan.json" ] || { echo "$1 $2 FAILED: no $PLANS_IN/plan-$1/plan.json"; return; }
+    mkdir -p /tmp/ac-plan-$1
+    python3 -c "import json,sys; p=json.load(open(sys.argv[1])); p['kernels']=[]; json.dump(p, open(sys.argv[2],'w'))" \
+      "$PLANS_IN/plan-$1/plan.json" /tmp/ac-plan-$1/plan.json
+    route=(--plan /tmp/ac-plan-$1)
+  fi
   AGENTCOMPILE_FAST_CONFIG=$3 $bin generate $m --prompt-tokens $w2_prompt --max-tokens 128 --ignore-eos --backend cuda \
-    --cuda-route fast ${W2_EXTRA:-} --json > "$out/runs/$1-$2.json" 2> "$out/runs/$1-$2.err" || { echo "$1 $2 FAILED: $(tail -1 "$out/runs/$1-$2.err")"; return; }
+    "${route[@]}" ${W2_EXTRA:-} --json > "$out/runs/$1-$2.json" 2> "$out/runs/$1-$2.err" || { echo "$1 $2 FAILED: $(tail -1 "$out/runs/$1-$2.err")"; return; }
   python3 - "$out/runs/$1-$2.json" "$1" "$2" <<'PY'
 import json, sys, zlib
 g = json.load(open(sys.argv[1])); t = g["timings"]

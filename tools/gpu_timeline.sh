@@ -3,7 +3,8 @@
 # $AGENTCOMPILE_TIMELINE_STEP, default 64, of 128 greedy tokens after the W2 prompt), with the
 # instrumented and the plain decode speed beside it (the instrumentation costs an atomic and a
 # barrier per block), then tools/timeline_summary.py of each and its kernels' stage marks.
-# FAST_CONFIG: an override for both; BIN: the binary (default build-device/agentcompile).
+# FAST_CONFIG: an override for both; BIN: the binary (default build-device/agentcompile); PLANS_IN:
+# compiled plans to run instead of the defaults (tools/gpu_common.sh's w2_decode).
 #   tools/gpu_timeline.sh -> $OUT/timeline.log, $OUT/timeline-<preset>.csv
 set -uo pipefail
 . tools/gpu_common.sh
