@@ -13,6 +13,7 @@
 #include "agentcompile/model/synth_model.h"
 #include "backends/cuda/family.h"
 #include "backends/cuda/fast_executor.h"
+#include "backends/cuda/kernel_loader.h"
 #include "backends/cuda/kernel_cache.h"
 #include "backends/cuda/nvrtc_jit.h"
 
@@ -166,6 +167,56 @@ TEST(KernelJit, AttentionWithOutputOfTheTargetModelsCompile) {
     }
     EXPECT_GE(applies, 2) << preset;
   }
+}
+
+// The developer timeline's kernels keep the plain kernels' resident blocks per SM: the
+// instrumentation alone raised registers (gate/up 256:1:2:1 63 -> 76 under NVRTC: 4 blocks per SM
+// -> 3), so timelines showed waves the plain step does not have (bench/results/2026-12-01-plan-timeline/).
+TEST(KernelJit, TimelineKernelsKeepThePlainResidentBlocks) {
+  const Family& gemv = find_family("gemv", "fused");
+  std::vector<Variant> vs;
+  for (auto [block, rows, unroll, epi] : {std::tuple{256, 1, 2, 2}, std::tuple{128, 1, 4, 2}, std::tuple{128, 2, 4, 0},
+                                          std::tuple{256, 1, 4, 0}, std::tuple{256, 4, 1, 3}})
+    vs.push_back(make_variant(gemv, {{"BLOCK", block}, {"ROWS", rows}, {"UNROLL", unroll}, {"SPLITK", 1}, {"BATCH", 1}, {"EPI", epi}},
+                              {DType::BF16}, "sm_90"));
+  vs.push_back(make_variant(find_family("attn_decode", "cluster"),
+                            {{"BLOCK", 256}, {"SPLIT", 64}, {"HD", 128}, {"GROUP", 2}, {"CLUSTER", 8}}, {DType::BF16}, "sm_90"));
+  int raised = 0;
+  for (const Variant& v : vs) {
+    const JitResult plain = jit_compile(JitRequest{v.name(), v.source_with(false, 0), "sm_90", {}});
+    const JitResult loose = jit_compile(JitRequest{v.name(), v.source_with(true, 0), "sm_90", {}});
+    const std::string src = timeline_source(v);
+    EXPECT_NE(src.find("AC_TIMELINE"), std::string::npos) << v.name();
+    const JitResult tl = jit_compile(JitRequest{v.name(), src, "sm_90", {}});
+    ASSERT_TRUE(plain.ok && loose.ok && tl.ok) << v.name() << ": " << plain.error << loose.error << tl.error;
+    const int want = resident_blocks_by_registers(plain.registers, v.threads(), "sm_90");
+    std::printf("[ timeline ] %s: registers %d plain, %d instrumented, %d bounded (spills %d); %d / %d / %d blocks per SM\n",
+                v.name().c_str(), plain.registers, loose.registers, tl.registers, tl.spill_bytes, want,
+                resident_blocks_by_registers(loose.registers, v.threads(), "sm_90"),
+                resident_blocks_by_registers(tl.registers, v.threads(), "sm_90"));
+    EXPECT_LE(tl.spill_bytes, plain.spill_bytes) << v.name();
+    if (v.family->op == "gemv") {  // bounded without spilling: the plain kernel's blocks per SM
+      EXPECT_GE(resident_blocks_by_registers(tl.registers, v.threads(), "sm_90"), want) << v.name();
+    } else {  // the cluster attention would spill at its plain kernel's 40 registers: left unbounded
+      EXPECT_EQ(src, v.source_with(true, 0)) << v.name();
+    }
+    raised += resident_blocks_by_registers(loose.registers, v.threads(), "sm_90") < want;
+  }
+  std::printf("[ timeline ] %d of %zu points lose resident blocks to the instrumentation unbounded\n", raised, vs.size());
+  EXPECT_GT(raised, 0);  // the reason for the bound (NVRTC of CUDA 13.0: gate/up 63 -> 76 registers)
+}
+
+// The register-file arithmetic behind it.
+TEST(KernelJit, ResidentBlocksByRegisters) {
+  EXPECT_EQ(resident_blocks_by_registers(64, 256, "sm_90"), 4);
+  EXPECT_EQ(resident_blocks_by_registers(63, 256, "sm_90"), 4);   // rounded up per warp to 64
+  EXPECT_EQ(resident_blocks_by_registers(76, 256, "sm_90"), 3);   // 80 per thread
+  EXPECT_EQ(resident_blocks_by_registers(96, 128, "sm_90"), 5);
+  EXPECT_EQ(resident_blocks_by_registers(120, 128, "sm_90"), 4);
+  EXPECT_EQ(resident_blocks_by_registers(16, 64, "sm_90"), 32);   // the block limit
+  EXPECT_EQ(resident_blocks_by_registers(16, 256, "sm_90"), 8);   // 2048 threads
+  EXPECT_EQ(resident_blocks_by_registers(16, 256, "sm_89"), 6);   // 1536 threads
+  EXPECT_EQ(resident_blocks_by_registers(255, 1024, "sm_90"), 0); // does not fit
 }
 
 // decode_layers.persistent's points for the target models (FastConfig persistent=1) compile for

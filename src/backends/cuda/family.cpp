@@ -306,6 +306,14 @@ const Family& find_family(const std::string& op, const std::string& name) {
   throw_internal("kernel family", "no family " + op + "." + name);
 }
 
+int resident_blocks_by_registers(int registers, int threads, const std::string& arch) {
+  const int sm = arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0;
+  const int max_threads = sm == 80 || sm >= 90 ? 2048 : 1536;
+  const int warps = (threads + 31) / 32;
+  const int per_warp = (std::max(registers, 1) * 32 + 255) / 256 * 256;
+  return std::max(0, std::min({65536 / (per_warp * warps), max_threads / threads, 32}));
+}
+
 int max_dynamic_smem(const std::string& arch) {
   int sm = 0;
   if (arch.rfind("sm_", 0) == 0) sm = std::atoi(arch.c_str() + 3);
@@ -358,11 +366,12 @@ std::string Variant::name() const {
   return s + "__" + a;
 }
 
-std::string Variant::source() const {
+std::string Variant::source() const { return source_with(timeline_enabled(), 0); }
+
+std::string Variant::source_with(bool tl, int min_blocks_override) const {
   const Family& f = *family;
   std::string s = "// agentcompile kernel variant " + name() + " (generated: bindings only)\n";
   // The developer timeline (backends/cuda/timeline.h) instruments every block around the body.
-  const bool tl = timeline_enabled();
   if (tl) s += "#define AC_TIMELINE 1\n#include \"common/timeline.cuh\"\n";
   s += "#include \"" + f.header + "\"\n";
   std::string targs;
@@ -375,7 +384,7 @@ std::string Variant::source() const {
     targs += (targs.empty() ? "" : ", ") + f.type_params[i];
   }
   const std::string cluster = f.cluster_dims.empty() ? "" : "__cluster_dims__(" + f.cluster_dims + ") ";
-  const int min_blocks = f.min_blocks ? f.min_blocks(values) : 0;
+  const int min_blocks = min_blocks_override > 0 ? min_blocks_override : f.min_blocks ? f.min_blocks(values) : 0;
   const std::string bounds = f.threads_param + (min_blocks > 0 ? ", " + std::to_string(min_blocks) : "");
   s += "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + cluster + name() + "(const " +
        f.params_struct + " p) {\n  " + (tl ? "AcTimelineScope ac_timeline_scope;\n  " : "") + f.device_fn + "<" + targs +

@@ -47,7 +47,11 @@ struct Variant {
   std::string arch;                   // "sm_90", ...
 
   std::string name() const;
-  std::string source() const;  // the rendered translation unit
+  // The rendered translation unit; instrumented when the developer timeline is on (timeline.h).
+  std::string source() const;
+  // The same with the timeline's instrumentation on or off, and `min_blocks` > 0 as the second
+  // __launch_bounds__ argument instead of the family's (kernel_loader's timeline_source).
+  std::string source_with(bool timeline, int min_blocks) const;
   int threads() const;
   int param(const std::string& name) const;
 };
@@ -67,6 +71,11 @@ std::string arch_constraint(const Family& f, const std::string& arch);
 std::vector<Variant> sample_variants(const Family& f, const std::string& arch, size_t max);
 // Number of points in the family's space (parameters x type bindings), before constraints.
 size_t space_size(const Family& f);
+
+// Blocks of `threads` threads that `registers` registers per thread let reside on one SM of
+// `arch` (64K registers, allocated per warp in units of 256; 2048 threads per SM on sm_80 and
+// sm_90, 1536 on the others; at most 32 blocks).
+int resident_blocks_by_registers(int registers, int threads, const std::string& arch);
 
 // Dynamic shared memory of an attn_decode.fused point: the split's K and V rows (16-byte padded)
 // and its scores.

@@ -36,6 +36,18 @@ const std::string* prebuilt_kernel_for(const Variant& v) {
   return &it->second.cubin;
 }
 
+std::string timeline_source(const Variant& v) {
+  const std::string loose = v.source_with(true, 0);
+  const JitResult plain = jit_compile(JitRequest{v.name(), v.source_with(false, 0), v.arch, {}});
+  if (!plain.ok || plain.registers <= 0) return loose;  // its own error shows when compiled
+  const std::string bounded =
+      v.source_with(true, std::max(1, resident_blocks_by_registers(plain.registers, v.threads(), v.arch)));
+  // Spilling to keep the bound would distort the timing the other way (the cluster attention: 104
+  // bytes at 40 registers, for a 6th resident block its 64-block grid never uses).
+  const JitResult b = jit_compile(JitRequest{v.name(), bounded, v.arch, {}});
+  return b.ok && b.spill_bytes > plain.spill_bytes ? loose : bounded;
+}
+
 const LoadedKernel& load_kernel(const Variant& v) {
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<LoadedKernel>> loaded;
@@ -51,7 +63,7 @@ const LoadedKernel& load_kernel(const Variant& v) {
     k->jit.cubin = *cubin;
     k->jit.from_cache = true;
   } else {
-    k->jit = jit_compile(JitRequest{name, v.source(), v.arch, {}});
+    k->jit = jit_compile(JitRequest{name, timeline_enabled() ? timeline_source(v) : v.source(), v.arch, {}});
   }
   if (!k->jit.ok) throw_internal(name, k->jit.error);
   CUmodule mod;

@@ -24,6 +24,13 @@ struct LoadedKernel {
 // when its source key is the variant's (jit_key); otherwise the variant is compiled.
 const LoadedKernel& load_kernel(const Variant& v);
 
+// The developer timeline's source of `v`: instrumented (timeline.h), bounded to as many resident
+// blocks per SM as the plain kernel's registers allow. The instrumentation alone raised some
+// kernels' registers (gate/up 256:1:2:1: 63 -> 76 under NVRTC, 4 blocks per SM -> 3), so the
+// timeline showed waves the plain step does not have. The plain source is compiled (through the
+// cache) to learn its registers; where the bound would make the kernel spill, it is left out.
+std::string timeline_source(const Variant& v);
+
 // Registers a binary shipped with a compiled plan (PlanKernel: name, source key, bytes).
 void use_prebuilt_kernel(const std::string& name, const std::string& source_key, std::string cubin);
 // The registered binary for `v`, when there is one and its source key matches (exposed for tests).

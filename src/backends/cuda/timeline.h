@@ -4,7 +4,8 @@
 // compiled with AC_TIMELINE (its blocks record start, wait return and end in %globaltimer ns), the
 // loader binds each module to one device buffer under a tag, and the fast path's decode step
 // number AGENTCOMPILE_TIMELINE_STEP (default 64) writes its records to <file.csv>. Timing only:
-// the instrumented kernels are slower by an atomic and a barrier per block.
+// the instrumented kernels are slower by an atomic and a barrier per block; they are compiled to
+// as many resident blocks per SM as the plain kernels (kernel_loader's timeline_source).
 #include <string>
 
 #include "backends/cuda/driver.h"
