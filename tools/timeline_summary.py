@@ -15,7 +15,11 @@ With --marks SUBSTR, the stage marks (AC_TIMELINE_MARK in a kernel's body) of th
 kernel name holds SUBSTR, per kernel: for each mark, the mean over launches of the block mean and of
 the last block's time there, from the launch's first wait return, and of the block mean from each
 block's own wait return (its start when it did not wait).
-  tools/timeline_summary.py timeline.csv [--per-launch] [--layers LABEL] [--marks SUBSTR]
+With --waves SUBSTR, how those launches' blocks filled the GPU, per kernel: blocks per launch,
+blocks started by the first wait return (the resident ones), blocks per SM over the launch, and
+how many blocks ended in each microsecond after the first wait return (means over launches) — a
+multi-wave grid ends in bursts.
+  tools/timeline_summary.py timeline.csv [--per-launch] [--layers LABEL] [--marks SUBSTR] [--waves SUBSTR]
 """
 import csv
 import sys
@@ -74,14 +78,18 @@ def layer_table(ls, label):
     print(f"| {label} | **layer** | | | | | | **{total:.2f}** |")
 
 
-def marks_table(ls, sub):
+def picked_by_kernel(ls, sub):
     picked = [l for l in ls if sub in l["kernel"]]
     if not picked:
         sys.exit(f"no launch of a kernel holding {sub!r}")
     by_name = defaultdict(list)
     for l in picked:
         by_name[short(l["kernel"])].append(l)
-    for name, group in by_name.items():
+    return by_name
+
+
+def marks_table(ls, sub):
+    for name, group in picked_by_kernel(ls, sub).items():
         names = sorted({k for l in group for r in l["rows"] for k in r["marks"]}) + ["end"]
         mean = defaultdict(float)
         last = defaultdict(float)
@@ -100,6 +108,29 @@ def marks_table(ls, sub):
         print(f"{'mark':>6} {'block mean':>10} {'last block':>10} {'own wait':>9}")
         for k in names:
             print(f"{k:>6} {mean[k]:10.2f} {last[k]:10.2f} {own[k]:9.2f}")
+
+
+def waves_table(ls, sub):
+    for name, group in picked_by_kernel(ls, sub).items():
+        n = len(group)
+        hist = defaultdict(float)
+        resident = 0.0
+        lo, hi = None, 0
+        for l in group:
+            rs = l["rows"]
+            w0 = first_wait(rs)
+            per_sm = defaultdict(int)
+            for r in rs:
+                hist[int(r["end"] - w0)] += 1.0 / n
+                per_sm[r["sm"]] += 1
+            resident += sum(1 for r in rs if r["start"] <= w0) / n
+            lo = min(per_sm.values()) if lo is None else min(lo, min(per_sm.values()))
+            hi = max(hi, max(per_sm.values()))
+        blocks = sum(len(l["rows"]) for l in group) / n
+        print(f"{n} launches of {name}: {blocks:.0f} blocks, {resident:.0f} started by the first wait return, "
+              f"{lo}-{hi} per SM; blocks ending per us after the first wait return")
+        for b in sorted(hist):
+            print(f"{b:5d}-{b + 1:<3d} {hist[b]:8.1f}")
 
 
 def main():
@@ -141,6 +172,9 @@ def main():
     total = prev_end
     if "--marks" in sys.argv:
         marks_table(ls, sys.argv[sys.argv.index("--marks") + 1])
+        return
+    if "--waves" in sys.argv:
+        waves_table(ls, sys.argv[sys.argv.index("--waves") + 1])
         return
     if "--layers" in sys.argv:
         label = sys.argv[sys.argv.index("--layers") + 1]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools/timeline_summary.py on a hand-made decode-step timeline (the CSV that
 # AGENTCOMPILE_TIMELINE writes): launches grouped in start order, the per-kind summary, and the
-# stage marks per kernel from the launch's first wait return and from each block's own. No GPU.
+# stage marks per kernel from the launch's first wait return and from each block's own, and the
+# waves of a kernel's blocks. No GPU.
 set -euo pipefail
 src=${AC_SRC:?}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -32,6 +33,19 @@ assert sorted(rows) == ["end", "mark0", "mark1"], rows  # marks never reached ar
 assert rows["mark0"] == [1.25, 1.5, 1.0], rows  # block 1 waited 0.5 us longer: its own 1.0
 assert rows["mark1"] == [3.25, 3.5, 3.0], rows
 PY
+# --waves: the GEMV's two blocks (one per SM) both started before the first wait return (1.0 us)
+# and end 4.0 and 5.0 us after it.
+python3 "$src/tools/timeline_summary.py" "$tmp/t.csv" --waves gemv > "$tmp/waves.txt"
+python3 - "$tmp/waves.txt" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+assert lines[0].startswith("1 launches of gemv.fused") and "2 blocks, 2 started by the first wait return, 1-1 per SM" in lines[0], lines
+hist = {l.split()[0]: float(l.split()[1]) for l in lines[1:]}
+assert hist == {"4-5": 1.0, "5-6": 1.0}, hist
+PY
+if python3 "$src/tools/timeline_summary.py" "$tmp/t.csv" --waves nosuchkernel > /dev/null 2>&1; then
+  fail "--waves of no launch exited 0"
+fi
 if python3 "$src/tools/timeline_summary.py" "$tmp/t.csv" --marks nosuchkernel > "$tmp/none.txt" 2>&1; then
   fail "--marks of no launch exited 0"
 fi
