@@ -6,16 +6,18 @@
 // (split-K over KV heads, as the output GEMV's split-K). Why: at W2's contexts the attention moves
 // almost no bytes and is latency-bound (3.8-4.4 us per layer on the H200), and the output GEMV
 // after it pays a kernel boundary and its own staging before it streams W_o. Here each block's
-// W_o tile is copied into shared memory (cp.async) before the wait on the QKV projection, so W_o
-// streams while the QKV projection ends and the attention runs; after the merge, the tile is
-// multiplied from shared memory. The attention (a.out) is still written, as by the cluster kernel.
+// W_o tile is copied into shared memory (cp.async; when: LATE below, by default once the query
+// is in), so W_o streams while the attention runs; after the merge, the tile is multiplied from
+// shared memory. The attention (a.out) is still written, as by the cluster kernel.
 // Redundant attention in the COPIES clusters costs L2 reads of K/V, not DRAM bytes; only copy 0
 // writes the step's k and v to the cache.
 #pragma once
 #include "attention/decode_cluster.cuh"
 #include "common/vec.cuh"
 
-// Bytes of dynamic shared memory before the W_o tile (the attention's split), 16-byte aligned.
+// Bytes of dynamic shared memory before the W_o tile (the attention's split), 16-byte aligned; the
+// host's attn_o_smem_bytes (backends/cuda/family.h) counts the same (the JIT text and the host
+// share no header).
 __host__ __device__ constexpr int attn_o_tile_offset(int split, int hd, int group) {
   return (2 * split * (hd + 8) * 2 + group * split * 4 + 15) / 16 * 16;
 }

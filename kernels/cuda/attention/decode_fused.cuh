@@ -312,6 +312,7 @@ __device__ __forceinline__ void attn_warp_pass(const float (*qs)[HD], const unsi
     const float mx = warp_max(s);
     const float e = lane < rows ? expf(s - mx) : 0.0f;
     const float l = warp_sum(e);
+    AC_TIMELINE_MARK(2);  // warp 0's head: scores and softmax
     float acc[DPL];
 #pragma unroll
     for (int j = 0; j < DPL; ++j) acc[j] = 0.0f;
@@ -338,6 +339,7 @@ __device__ __forceinline__ void attn_warp_pass(const float (*qs)[HD], const unsi
         acc[2 * j + 1] = fmaf(pr, __uint_as_float(w & 0xffff0000u), acc[2 * j + 1]);
       }
     }
+    AC_TIMELINE_MARK(3);  // warp 0's head: P.V
     __syncwarp();  // every lane has read qs[g] before out (possibly qs[g]) is written
 #pragma unroll
     for (int j = 0; j < DPL; ++j) out[g * HD + lane * DPL + j] = acc[j];
