@@ -81,15 +81,16 @@ TEST_P(CudaGemv, MatchesNormLinearEpilogueOnCpu) {
                                               {"SPLITK", c.splitk}, {"BATCH", c.batch_tmpl}, {"EPI", c.epi}},
                                              {DType::BF16}, arch());
   const cuda::LaunchShape ls = cuda::gemv_launch_shape(v, c.N, c.K);
-  cuda::DeviceBuffer pv(size_t(8 * ls.grid_x) * 4), pi(size_t(8 * ls.grid_x) * 4), counter(4), tok(32);
-  CU_CHECK(cuda::drv().cuMemsetD32Async(counter.ptr(), 0, 1, stream()));
+  cuda::DeviceBuffer best(64), tok(32);
+  best.fill_u32(0, stream());
   GemvParams p{dx.as<float>(), c.norm ? dg.as<void>() : nullptr, 1e-6f, dw.as<void>(), swiglu ? dw2.as<void>() : nullptr,
-               c.bias ? db.as<void>() : nullptr, out.as<float>(), pv.as<float>(), pi.as<int>(), counter.as<unsigned>(),
-               tok.as<int>(), c.B, c.N, c.K};
-  // Twice: the argmax counter must be reset by the first launch for the second to work.
+               c.bias ? db.as<void>() : nullptr, out.as<float>(), best.as<unsigned long long>(), c.B, c.N, c.K};
+  // Twice: argmax_finish must zero the keys of the first launch for the second to pick afresh.
   for (int rep = 0; rep < 2; ++rep) {
     if (c.epi == 1 && rep == 1) out.upload(resid.data(), resid.size() * 4, stream());
+    if (c.epi == 3 && rep == 1) tok.fill_u32(0xfffffff0u, stream());  // not a token: must be overwritten
     cuda::launch_kernel(cuda::load_kernel(v), cuda::Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, stream(), &p);
+    if (c.epi == 3) cuda::launch_argmax_finish(best.as<unsigned long long>(), tok.as<int>(), c.B, stream(), true, arch());
     EXPECT_LE(rel_l2(to_host<float>(out, want.size()), want), 1e-5) << "rep " << rep;
     if (c.epi == 3) {
       auto got = to_host<int32_t>(tok, size_t(c.B));
@@ -128,6 +129,48 @@ INSTANTIATE_TEST_SUITE_P(
         // batch template 2 (gemv.mma from batch 2 on): the QKV epilogue with one row of the two, the
         // lm_head's argmax with both
         GemvCase{512, 1, 1, 1, 2, 0, 1, 4096, 2048, true, false, 2}, GemvCase{128, 4, 1, 1, 2, 3, 2, 32001, 2048, true, false, 2}));
+
+// The argmax epilogue's keys (gemv/common.cuh argmax_key) and argmax_finish: equal largest logits
+// in different blocks give the lowest row, as torch.argmax; an Inf in a batch row's x poisons that
+// row only (-1); the next launch after a poisoned one picks afresh (the keys were zeroed). gemv.fused
+// and gemv.mma, batch 2.
+TEST(CudaFastOps, ArgmaxEpilogueTiesPoisonAndReset) {
+  AC_REQUIRE_GPU();
+  const long long N = 5000, K = 256, B = 2;
+  std::vector<float> w_r;
+  std::vector<float> wv = random_vec(size_t(N * K), 31, 0.05f);
+  for (long long k = 0; k < K; ++k) wv[size_t(3001 * K + k)] = wv[size_t(417 * K + k)] = 0.5f;  // the tie, 2584 rows apart
+  for (long long k = 0; k < K; ++k) wv[size_t(4999 * K + k)] = k % 2 ? 0.25f : -0.25f;  // row 1's winner below
+  auto w = store_as(wv, DType::BF16, w_r);
+  std::vector<float> x(size_t(B * K), 1.0f);  // row 0: all ones, so rows 417 and 3001 tie at 128
+  for (long long k = 0; k < K; ++k) x[size_t(K + k)] = k % 2 ? 4.0f : -4.0f;  // row 1: row 4999 at 256
+  auto dw = to_device(w);
+  cuda::DeviceBuffer out = poisoned(size_t(B * N)), best(16), tok(8);
+  best.fill_u32(0, stream());
+  for (bool mma : {false, true}) {
+    SCOPED_TRACE(mma ? "gemv.mma" : "gemv.fused");
+    const auto v = mma ? cuda::make_variant(cuda::find_family("gemv", "mma"),
+                                            {{"BLOCK", 128}, {"MT", 1}, {"UNROLL", 1}, {"SPLITK", 1}, {"TERMS", 2},
+                                             {"BATCH", 2}, {"EPI", 3}}, {}, arch())
+                       : cuda::make_variant(cuda::find_family("gemv", "fused"),
+                                            {{"BLOCK", 128}, {"ROWS", 2}, {"UNROLL", 1}, {"SPLITK", 1}, {"BATCH", 2},
+                                             {"EPI", 3}}, {DType::BF16}, arch());
+    const cuda::LaunchShape ls = cuda::gemv_launch_shape(v, N, K);
+    for (int rep = 0; rep < 2; ++rep) {
+      std::vector<float> xr = x;
+      if (rep == 0) xr[size_t(K + 7)] = INFINITY;  // poisons batch row 1 only
+      auto dx = to_device(xr);
+      GemvParams p{dx.as<float>(), nullptr, 1e-6f, dw.as<void>(), nullptr, nullptr, out.as<float>(),
+                   best.as<unsigned long long>(), B, N, K};
+      tok.fill_u32(0xfffffff0u, stream());
+      cuda::launch_kernel(cuda::load_kernel(v), cuda::Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, stream(), &p);
+      cuda::launch_argmax_finish(best.as<unsigned long long>(), tok.as<int>(), B, stream(), true, arch());
+      const auto got = to_host<int32_t>(tok, size_t(B));
+      EXPECT_EQ(got[0], 417) << "rep " << rep << ": equal logits at rows 417 and 3001";
+      EXPECT_EQ(got[1], rep == 0 ? -1 : 4999) << "rep " << rep;
+    }
+  }
+}
 
 TEST(CudaFastOps, QkvPostMatchesNormRopeAndCacheWrite) {
   AC_REQUIRE_GPU();

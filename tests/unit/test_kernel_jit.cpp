@@ -145,6 +145,10 @@ TEST(KernelJit, FastPathVariantsOfTheTargetModelsCompile) {
       EXPECT_LE(r.stack_bytes, 8) << v.name();
     }
   }
+  // The argmax epilogue's finishing kernel, launched after every decode lm_head.
+  const Variant f = make_variant(find_family("argmax_finish", "ref"), {{"BLOCK", 256}}, {}, "sm_90");
+  JitResult r = jit_compile(JitRequest{f.name(), f.source(), "sm_90", {}});
+  EXPECT_TRUE(r.ok) << r.error;
 }
 
 // attn_o.cluster's points for the target models (attn_o 1, 2, 4 where they apply) compile for

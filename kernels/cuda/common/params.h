@@ -113,11 +113,17 @@ struct GemvParams {
   const void* w2;        // [N, K] W: SWIGLU's up projection, else null
   const void* bias;      // [N] W or null
   float* out;            // [B, N]; RESIDUAL adds into it (it holds the residual stream)
-  float* part_val;       // ARGMAX: [B, gridDim.x] block maxima
-  int* part_idx;         // ARGMAX: [B, gridDim.x] their indices
-  unsigned* counter;     // ARGMAX: blocks finished (zero before the first launch; the last block resets it)
-  int* token_out;        // ARGMAX: [B] chosen token, -1 when a logit is NaN/Inf
+  unsigned long long* best;  // ARGMAX: [B] largest (logit, row) key (gemv/common.cuh argmax_key), zero
+                             // before the launch; argmax_finish turns it into the token and zeroes it
   long long B, N, K;
+};
+
+// After an ARGMAX GEMV (sampling/argmax.cuh argmax_finish): token_out[b] = the row of best[b]'s
+// key (-1 when a logit was NaN/Inf), best[b] = 0 for the next launch.
+struct ArgmaxFinishParams {
+  unsigned long long* best;  // [B]
+  int* token_out;            // [B]
+  long long B;
 };
 
 // A decoder layer's MLP as one decode kernel (mlp.fused): h += W_down (silu(W_gate x') * (W_up x')),

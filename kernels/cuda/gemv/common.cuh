@@ -1,5 +1,5 @@
 // Shared by the decode GEMV families (gemv.cuh, gemv_mma.cuh): the epilogue of one output and the
-// argmax epilogue's grid-wide (value, index) reduction.
+// argmax epilogue's per-block (logit, row) key, published to the grid-wide maximum.
 #pragma once
 #include "common/params.h"
 #include "common/reduce.cuh"
@@ -24,74 +24,37 @@ __device__ __forceinline__ void gemv_epilogue(const GemvParams& p, long long b, 
   if (EPI == EPI_SWIGLU) *o = v / (1.0f + expf(-v)) * u;
 }
 
-// ARGMAX epilogue, after every block wrote its candidates best_v/best_i[b * count + i] (index
-// >= N: no row) to shared memory: the block's maximum per batch row (lowest index on ties;
-// NaN/Inf poisons the row) goes to the partials, and the last block to finish reduces every
-// block's maximum into token_out and resets the counter for the next launch.
+// ARGMAX's key of one logit: the logit's order-preserving bits above the complement of its row,
+// so that the largest key is the largest logit and, on ties, the lowest row (as torch.argmax); a
+// NaN or Inf logit gets the largest key of all (argmax_finish reports -1: the row is poisoned);
+// 0 is "no row". -0 counts as +0, as the float comparison does.
+__device__ __forceinline__ unsigned long long argmax_key(float v, long long row) {
+  if (!isfinite(v)) return ~0ull;
+  const unsigned b = v == 0.0f ? 0u : __float_as_uint(v);
+  const unsigned ord = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+  return ((unsigned long long)ord << 32) | (unsigned long long)(~(unsigned)row);
+}
+
+// ARGMAX epilogue, after every thread wrote its rows' keys to keys[b * count + i] (shared memory,
+// argmax_key; 0 for no row): the block's largest key per batch row goes to p.best[b] by an atomic
+// max whose result nothing waits for. No fence, no counter, no last block: a block leaves as
+// soon as its own work is done, the grid's completion orders every block's atomic before the next
+// kernel, and that kernel (argmax_finish, sampling/argmax.cuh) turns the keys into tokens. The
+// partials + fence + counter epilogue this replaces held every block's slot for an L2 round trip
+// or three under full DRAM load: lm_head 9% slower than the same kernel storing its logits only
+// (tools/gemv_ceiling.cu, bench/results/2026-12-01-read-ceiling/).
 template <int BLOCK, int BATCH>
-__device__ __forceinline__ void gemv_argmax_finish(const GemvParams& p, const float* best_v, const int* best_i,
-                                                   int count) {
-  const long long N = p.N;
-  const int B = (int)p.B;
+__device__ __forceinline__ void gemv_argmax_publish(const GemvParams& p, const unsigned long long* keys, int count) {
   __syncthreads();
-  __shared__ bool last;
-  if (threadIdx.x < BATCH && (int)threadIdx.x < B) {
-    const int b = threadIdx.x;
-    float bv = AC_NEG_INF;
-    int bi = 0x7fffffff;
-    bool bad = false;
-    for (int i = 0; i < count; ++i) {
-      const float v = best_v[b * count + i];
-      const int idx = best_i[b * count + i];
-      if (idx >= N) continue;
-      if (!isfinite(v)) bad = true;
-      if (v > bv || (v == bv && idx < bi)) { bv = v; bi = idx; }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int b = warp; b < BATCH && b < (int)p.B; b += BLOCK / 32) {
+    unsigned long long k = 0;
+    for (int i = lane; i < count; i += 32) k = keys[b * count + i] > k ? keys[b * count + i] : k;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const unsigned long long t = __shfl_xor_sync(0xffffffffu, k, o);
+      k = t > k ? t : k;
     }
-    p.part_val[(long long)b * gridDim.x + blockIdx.x] = bad ? __int_as_float(0x7fc00000) : bv;
-    p.part_idx[(long long)b * gridDim.x + blockIdx.x] = bi;
+    if (lane == 0 && k != 0) atomicMax(p.best + b, k);
   }
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(p.counter, 1u) == gridDim.x - 1;
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  __shared__ float rv[BLOCK];
-  __shared__ int ri[BLOCK];
-  __shared__ int rbad;
-  for (int b = 0; b < B; ++b) {
-    float bv = AC_NEG_INF;
-    int bi = 0x7fffffff;
-    int bad = 0;
-    // L2 loads (other blocks wrote the partials; L1 is not coherent), independent of one
-    // another so that several are in flight: this tail is latency-bound.
-#pragma unroll 4
-    for (long long i = threadIdx.x; i < gridDim.x; i += BLOCK) {
-      const float v = __ldcg(p.part_val + b * gridDim.x + i);
-      const int idx = __ldcg(p.part_idx + b * gridDim.x + i);
-      if (v != v) bad = 1;
-      if (v > bv || (v == bv && idx < bi)) { bv = v; bi = idx; }
-    }
-    // block-wide (value, index) reduction through shared memory
-    if (threadIdx.x == 0) rbad = 0;
-    __syncthreads();
-    if (bad) rbad = 1;
-    rv[threadIdx.x] = bv;
-    ri[threadIdx.x] = bi;
-    __syncthreads();
-    for (int s = BLOCK / 2; s > 0; s >>= 1) {
-      if ((int)threadIdx.x < s) {
-        const float v = rv[threadIdx.x + s];
-        const int idx = ri[threadIdx.x + s];
-        if (v > rv[threadIdx.x] || (v == rv[threadIdx.x] && idx < ri[threadIdx.x])) {
-          rv[threadIdx.x] = v;
-          ri[threadIdx.x] = idx;
-        }
-      }
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) p.token_out[b] = rbad ? -1 : ri[0];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) *p.counter = 0u;
 }

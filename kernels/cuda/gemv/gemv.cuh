@@ -8,7 +8,8 @@
 //   UNROLL  16-byte chunks per lane per row in flight (double-buffered)
 //   SPLITK  K split over gridDim.y (RESIDUAL only: partial sums are added atomically)
 //   BATCH   largest B handled (x rows), 1 for batch-1 decode
-//   EPI     STORE | RESIDUAL (out += y) | SWIGLU (out = silu(W x) * (W2 x)) | ARGMAX (store + pick)
+//   EPI     STORE | RESIDUAL (out += y) | SWIGLU (out = silu(W x) * (W2 x)) | ARGMAX (store + the
+//           block's best logit into p.best; argmax_finish, launched next, picks the token)
 // Grid: (ceil(N / (WARPS * ROWS)), SPLITK); dynamic shared memory: BATCH * kchunk floats,
 // kchunk = ceil(K / SPLITK) rounded up to 8. Requires K % 8 == 0 and 16-bit weights.
 #pragma once
@@ -237,8 +238,7 @@ __device__ void gemv(const GemvParams& p) {
   AC_TIMELINE_MARK(1);  // thread 0's rows accumulated
 
   // Epilogue: lane 0 of each warp owns its rows' results.
-  __shared__ float best_v[BATCH][WARPS * ROWS];
-  __shared__ int best_i[BATCH][WARPS * ROWS];
+  __shared__ unsigned long long best_k[BATCH][WARPS * ROWS];
 #pragma unroll
   for (int r = 0; r < ROWS; ++r)
 #pragma unroll
@@ -252,12 +252,9 @@ __device__ void gemv(const GemvParams& p) {
         v *= inv;
         u *= inv;
       }
-      if (EPI == EPI_ARGMAX) {
-        best_v[b][warp * ROWS + r] = (row < N && b < B) ? v : AC_NEG_INF;
-        best_i[b][warp * ROWS + r] = (int)row;
-      }
+      if (EPI == EPI_ARGMAX) best_k[b][warp * ROWS + r] = (row < N && b < B) ? argmax_key(v, row) : 0ull;
       if (row < N && b < B) gemv_epilogue<EPI, SPLITK, W>(p, b, row, v, u);
     }
 
-  if (EPI == EPI_ARGMAX) gemv_argmax_finish<BLOCK, BATCH>(p, &best_v[0][0], &best_i[0][0], WARPS * ROWS);
+  if (EPI == EPI_ARGMAX) gemv_argmax_publish<BLOCK, BATCH>(p, &best_k[0][0], WARPS * ROWS);
 }

@@ -215,8 +215,7 @@ __device__ void gemv_mma(const GemvParams& p) {
   }
   __syncthreads();
 
-  __shared__ float best_v[BATCH * RT];
-  __shared__ int best_i[BATCH * RT];
+  __shared__ unsigned long long best_k[BATCH * RT];
   for (int o = threadIdx.x; o < RT * 8; o += BLOCK) {
     const int mt = o / 128, rr = (o % 128) / 8, b = o % 8;  // tile, row in tile, batch column
     float v = 0.0f, u = 0.0f;
@@ -230,12 +229,9 @@ __device__ void gemv_mma(const GemvParams& p) {
       u *= inv_rms[b];
     }
     const long long row = row0 + mt * 16 + rr;
-    if (EPI == EPI_ARGMAX && b < BATCH) {
-      best_v[b * RT + mt * 16 + rr] = (row < N && b < B) ? v : AC_NEG_INF;
-      best_i[b * RT + mt * 16 + rr] = (int)row;
-    }
+    if (EPI == EPI_ARGMAX && b < BATCH) best_k[b * RT + mt * 16 + rr] = (row < N && b < B) ? argmax_key(v, row) : 0ull;
     if (row < N && b < B) gemv_epilogue<EPI, SPLITK, ac_bf16>(p, b, row, v, u);
   }
 
-  if (EPI == EPI_ARGMAX) gemv_argmax_finish<BLOCK, BATCH>(p, best_v, best_i, RT);
+  if (EPI == EPI_ARGMAX) gemv_argmax_publish<BLOCK, BATCH>(p, best_k, RT);
 }

@@ -3,6 +3,7 @@
 // reports it instead of choosing a token.
 #pragma once
 #include "common/params.h"
+#include "common/pdl.cuh"
 #include "common/types.cuh"
 
 template <int BLOCK>
@@ -36,4 +37,17 @@ __device__ void argmax_ref(const ArgmaxParams& p) {
     __syncthreads();
   }
   if (threadIdx.x == 0) p.out[r] = bad ? -1 : best_i[0];
+}
+
+// The token of each batch row from an ARGMAX GEMV's published keys (gemv/common.cuh), launched
+// right after it: the wait returns once every block of the GEMV has finished, so every block's
+// atomic max is in. Zeroes the keys for the next launch.
+template <int BLOCK>
+__device__ void argmax_finish(const ArgmaxFinishParams& p) {
+  pdl_wait();
+  for (long long b = threadIdx.x; b < p.B; b += BLOCK) {
+    const unsigned long long k = p.best[b];
+    p.token_out[b] = k == 0ull || k == ~0ull ? -1 : (int)~(unsigned)(k & 0xffffffffull);
+    p.best[b] = 0ull;
+  }
 }

@@ -73,6 +73,8 @@ std::vector<Family> build_families() {
   v.push_back(ref("bias", "elementwise/reference.cuh", "BiasParams", "bias_ref", {"W"}));
   v.push_back(ref("gather_rows", "elementwise/reference.cuh", "GatherRowsParams", "gather_rows_ref", {}));
   v.push_back(ref("argmax", "sampling/argmax.cuh", "ArgmaxParams", "argmax_ref", {}));
+  v.push_back(ref("argmax_finish", "sampling/argmax.cuh", "ArgmaxFinishParams", "argmax_finish", {}, {},
+                  "the token of each row from an argmax GEMV's published (logit, row) keys; one block, after it"));
   {  // the k largest logits per row, for top-k sampling on the device
     Family f;
     f.op = "topk";

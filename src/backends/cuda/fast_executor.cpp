@@ -280,6 +280,13 @@ LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K) {
                      size_t(v.param("BATCH")) * size_t(kchunk) * 4};
 }
 
+void launch_argmax_finish(unsigned long long* best, int* tokens, long long B, CUstream s, bool pdl,
+                          const std::string& arch) {
+  ArgmaxFinishParams f{best, tokens, B};
+  const Variant v = make_variant(find_family("argmax_finish", "ref"), {{"BLOCK", int(kRefBlock)}}, {}, arch);
+  launch_kernel(load_kernel(v), Dim3{1}, kRefBlock, 0, s, &f, pdl);
+}
+
 std::optional<Variant> fast_mlp_variant(const FastConfig& cfg, int batch, long long H, long long I, DType wt,
                                         const std::string& arch) {
   if (batch > cfg.mlp_fused_batch || batch > 2 || H % 8 || I % 8) return std::nullopt;
@@ -432,13 +439,9 @@ class FastExecutor final : public Executor {
     part_ml_ = f32(nt * c.num_heads * max_splits_ * 2);
     gathered_ = f32(nr * c.hidden_size);
     logits_ = f32(nr * c.vocab_size);
-    // One partial per block of the argmax GEMV; rows per warp may shrink with the batch (above).
-    // (gemv.mma has at least 16 rows per block, so never more blocks than gemv.fused at 8 warps of 1 row)
-    const long long lm_blocks = (c.vocab_size + cfg_.lm_head.block / 32 - 1) / (cfg_.lm_head.block / 32);
-    part_val_ = f32(kMaxBatch * lm_blocks);
-    part_idx_ = f32(kMaxBatch * lm_blocks);
-    counter_ = DeviceBuffer(4);
-    CU_CHECK(drv().cuMemsetD32Async(counter_.ptr(), 0, 1, s_));
+    // The argmax GEMV's (logit, row) key per batch row: zero before it, zeroed again by argmax_finish.
+    best_ = DeviceBuffer(size_t(kMaxBatch) * 8);
+    CU_CHECK(drv().cuMemsetD32Async(best_.ptr(), 0, size_t(kMaxBatch) * 2, s_));
     mlp_counters_ = DeviceBuffer(8);
     CU_CHECK(drv().cuMemsetD32Async(mlp_counters_.ptr(), 0, 2, s_));
     attn_counters_ = DeviceBuffer(size_t(kMaxBatch * c.num_kv_heads) * 4);
@@ -461,7 +464,7 @@ class FastExecutor final : public Executor {
     for (const Variant& v : fast_path_variants(c, wt_, cfg_, arch_)) load_kernel(v);
     setup_persistent();
     for (const char* op : {"embed", "rms_norm", "cast", "bias"}) ref(op, {}, {wt_});
-    for (const char* op : {"add", "swiglu", "gather_rows", "argmax"}) ref(op, {});
+    for (const char* op : {"add", "swiglu", "gather_rows", "argmax", "argmax_finish"}) ref(op, {});
     profile_ = std::getenv("AGENTCOMPILE_PROFILE") != nullptr;
     dev_.synchronize();
   }
@@ -710,10 +713,11 @@ class FastExecutor final : public Executor {
             const void* w, const void* w2, const void* bias, float* out, long long N, long long K) {
     const int batch = batch_template(n);
     const Variant v = fast_decode_gemv(cfg_, ch, mma, epi, batch, K, wt_, arch_);
-    GemvParams p{x, gamma, float(g_.config.rms_norm_eps), w, w2, bias, out,
-                 part_val_.as<float>(), part_idx_.as<int>(), counter_.as<unsigned>(), in_.tokens(), n, N, K};
+    GemvParams p{x, gamma, float(g_.config.rms_norm_eps), w, w2, bias, out, best_.as<unsigned long long>(), n, N, K};
     const LaunchShape ls = gemv_launch_shape(v, N, K);
     launch_kernel(load_kernel(v), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, s_, &p, cfg_.pdl);
+    // The tokens, over the next step's input ids, from the blocks' keys.
+    if (epi == kEpiArgmax) launch_argmax_finish(best_.as<unsigned long long>(), in_.tokens(), n, s_, cfg_.pdl, arch_);
   }
 
   void mlp(const Variant& v, const LayerOps& L, size_t layer, long long n) {
@@ -995,7 +999,7 @@ class FastExecutor final : public Executor {
   std::vector<DeviceBuffer> kcache_, vcache_;  // bf16 [slot][kv_head][position][head_dim]
   long long max_splits_ = 1;
   DeviceBuffer resid_, h_, qkv_, q_, attn_, gate_, up_, tmp_, cast_, part_o_, part_ml_, gathered_, logits_;
-  DeviceBuffer part_val_, part_idx_, counter_, attn_counters_, token_out_;
+  DeviceBuffer best_, attn_counters_, token_out_;
   DeviceBuffer topk_;  // gpu_top_k: [rows * k] values, then [rows * k] ids (at most kGpuTopKMax per row)
   DeviceBuffer topk_parts_, topk_counters_;  // the chunks' candidates (values, then ids); counters
   PinnedBuffer host_topk_;

@@ -13,6 +13,8 @@
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/runtime/executor.h"
 
+typedef struct CUstream_st* CUstream;  // as cuda.h declares it (this header does not include it)
+
 namespace ac::cuda {
 
 struct GemvChoice {
@@ -227,6 +229,11 @@ struct LaunchShape {
   size_t smem = 0;
 };
 LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K);
+// After an argmax-epilogue GEMV on stream s: tokens[b] from the keys its blocks published to
+// best[b] (-1 for a row with a NaN/Inf logit), best zeroed for the next launch (one block,
+// sampling/argmax.cuh argmax_finish; with pdl, it is scheduled while the GEMV runs).
+void launch_argmax_finish(unsigned long long* best, int* tokens, long long B, CUstream s, bool pdl,
+                          const std::string& arch);
 // gemv.fused's K slice per block at split-K `splitk` (kernels/cuda/gemv/gemv.cuh's kchunk).
 inline long long gemv_kchunk(long long K, long long splitk) { return ((K + splitk - 1) / splitk + 7) / 8 * 8; }
 

@@ -201,12 +201,10 @@ class GemvEvaluator final : public Evaluator {
     dx_ = DeviceBuffer(size_t(batch_ * K_) * 4);    // [B, K] f32
     dg_ = DeviceBuffer(size_t(K_) * 2);             // [K] bf16/f16
     out_ = DeviceBuffer(size_t(batch_ * N_) * 4);   // [B, N] f32
-    pv_ = DeviceBuffer(1 << 22);
-    pi_ = DeviceBuffer(1 << 22);
-    counter_ = DeviceBuffer(4);
+    best_ = DeviceBuffer(size_t(batch_) * 8);
     tok_ = DeviceBuffer(size_t(batch_) * 4);
     dg_.upload(gamma_.data(), gamma_.size() * 2, s);
-    counter_.fill_u32(0, s);
+    best_.fill_u32(0, s);
     ready_ = true;
   }
 
@@ -248,7 +246,7 @@ class GemvEvaluator final : public Evaluator {
     return GemvParams{dx_.as<float>(), slot_.norm ? reinterpret_cast<const void*>(dg_.ptr()) : nullptr, 1e-6f,
                       reinterpret_cast<const void*>(w_[size_t(copy * mats_)].ptr()),
                       mats_ == 2 ? reinterpret_cast<const void*>(w_[size_t(copy * mats_ + 1)].ptr()) : nullptr, nullptr,
-                      out_.as<float>(), pv_.as<float>(), pi_.as<int>(), counter_.as<unsigned>(), tok_.as<int>(),
+                      out_.as<float>(), best_.as<unsigned long long>(),
                       batch_, N_, K_};
   }
 
@@ -281,10 +279,26 @@ class GemvEvaluator final : public Evaluator {
         out_.fill_u32(0x7fc00000u, s);  // NaN poison
       }
       GemvParams p = params(0);
+      best_.fill_u32(0, s);  // timing launches leave their keys behind
       launch_kernel(k, Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, s, &p, false);
       std::vector<float> got(want.size());
+      std::vector<int32_t> tok(static_cast<size_t>(batch_));
+      if (slot_.epi == kEpiArgmax) {
+        launch_argmax_finish(best_.as<unsigned long long>(), tok_.as<int>(), batch_, s, false, arch_);
+        tok_.download(tok.data(), tok.size() * 4, s);
+      }
       out_.download(got.data(), got.size() * 4, s);
       Device::get().synchronize();
+      // The argmax epilogue's token is the largest of the logits it wrote (lowest row on ties).
+      for (long long b = 0; slot_.epi == kEpiArgmax && b < batch_; ++b) {
+        const float* row = got.data() + b * N_;
+        const long long want_tok = std::max_element(row, row + N_) - row;
+        if (tok[size_t(b)] != want_tok) {
+          r.reason = "argmax token " + std::to_string(tok[size_t(b)]) + " for batch row " + std::to_string(b) +
+                     ", the largest logit is at " + std::to_string(want_tok) + " (seed " + std::to_string(seed) + ")";
+          return r;
+        }
+      }
       double num = 0, den = 0;
       for (size_t i = 0; i < got.size(); ++i) {
         if (std::isnan(got[i])) {
@@ -332,7 +346,7 @@ class GemvEvaluator final : public Evaluator {
   std::vector<uint16_t> w0_, w1_, gamma_;
   std::vector<float> wf_, wf2_, gf_;
   std::vector<DeviceBuffer> w_;
-  DeviceBuffer dx_, dg_, out_, pv_, pi_, counter_, tok_;
+  DeviceBuffer dx_, dg_, out_, best_, tok_;
 };
 
 // ---- decode attention: the fused kernel alone, at the region's shape ----
@@ -474,8 +488,7 @@ class AttentionEvaluator final : public Evaluator {
     const long long H = c_.hidden_size, N = qkv ? c_.q_dim() + 2 * c_.kv_dim() : H, K = qkv ? H : c_.q_dim();
     const GemvParams p{qkv ? x_.as<float>() : out_.as<float>(), qkv ? reinterpret_cast<const void*>(gamma_.ptr()) : nullptr,
                        1e-6f, reinterpret_cast<const void*>((qkv ? wq_ : wo_)[size_t(copy % wcopies_)].ptr()), nullptr,
-                       nullptr, qkv ? qkv_.as<float>() : resid_.as<float>(), nullptr, nullptr, nullptr, nullptr,
-                       batch_, N, K};
+                       nullptr, qkv ? qkv_.as<float>() : resid_.as<float>(), nullptr, batch_, N, K};
     const LaunchShape ls = gemv_launch_shape(v, N, K);
     launch_kernel(load_kernel(v), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, Device::get().stream(), &p, true);
   }
