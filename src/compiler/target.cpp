@@ -22,8 +22,9 @@ constexpr int64_t kMiB = 1024 * 1024;
 
 // Sources:
 //  H200: NVIDIA H200 Tensor Core GPU datasheet (SXM: 141 GB HBM3e, 4.8 TB/s, BF16 989 TFLOPS
-//        dense); 132 SMs, 50 MiB L2 (as the H100 SXM5 die); measured on the project's H200
-//        (../shared/GPU.md, 2026-11-29): device copy 4.0 TB/s, cuBLAS bf16 8192^3 ~790 TFLOP/s.
+//        dense); 132 SMs; measured on the project's H200 (../shared/GPU.md, 2026-11-29): device
+//        copy 4.0 TB/s, cuBLAS bf16 8192^3 ~790 TFLOP/s; L2 60 MiB as the device reports it
+//        (cudaDeviceProp::l2CacheSize, bench/results/2026-12-01-read-ceiling/read_ceiling.log).
 //  H100: NVIDIA H100 Tensor Core GPU datasheet and architecture whitepaper (SXM5 80 GB: 3.35 TB/s
 //        HBM3, BF16 989 TFLOPS dense, 132 SMs, 50 MiB L2).
 //  A100: NVIDIA A100 datasheet and Ampere architecture whitepaper (SXM4 80 GB: 2.039 TB/s HBM2e,
@@ -44,7 +45,7 @@ struct GpuRow {
 };
 
 const GpuRow kGpuRows[] = {
-    {"h200", "NVIDIA H200", "H200", "sm_90", 132, 227 * 1024, 50 * kMiB, 141'000'000'000LL, 4800, 989, 4000, 790,
+    {"h200", "NVIDIA H200", "H200", "sm_90", 132, 227 * 1024, 60 * kMiB, 141'000'000'000LL, 4800, 989, 4000, 790,
      "NVIDIA H200 datasheet (SXM)", "measured on the project's H200, ../shared/GPU.md (2026-11-29)"},
     {"h100", "NVIDIA H100 SXM5 80GB", "H100", "sm_90", 132, 227 * 1024, 50 * kMiB, 80LL * 1024 * kMiB, 3350, 989, 0, 0,
      "NVIDIA H100 datasheet (SXM5)", ""},

@@ -2,7 +2,7 @@
 // shapes of the target models, on the GPU machine (tools/gpu_sweep.sh runs it). Each variant is
 // checked against the f32 CPU composition first (poisoned output, relative L2 <= 1e-5), then
 // timed as a CUDA graph of 24 back-to-back launches with programmatic dependent launch (as in a
-// decode step), rotating over enough weight copies to defeat the 50 MB L2; median of 7 replays.
+// decode step), rotating over enough weight copies to defeat the L2 (60 MiB on the H200); median of 7 replays.
 // Prints one JSON line per measured point and a summary of the best point per (model, region).
 // SWEEP_BATCH=B (1..8, default 1) sweeps at B rows of x; SWEEP_FAMILY=fused|mma|both (default:
 // fused at batch 1, both above) picks the GEMV families (gemv.mma: TERMS=2).

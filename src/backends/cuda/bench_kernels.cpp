@@ -30,7 +30,7 @@ namespace ac::cuda {
 namespace {
 
 constexpr unsigned kRefBlock = 256;     // the reference kernels' block (as the executors use them)
-constexpr double kRotateBytes = 160e6;  // inputs rotated over copies larger than this (H200 L2: 50 MB)
+constexpr double kRotateBytes = 160e6;  // inputs rotated over copies larger than this (H200 L2: 60 MiB)
 constexpr int kLaunches = 24;           // launches per timed graph
 
 Measured summarise(std::vector<double> v) {

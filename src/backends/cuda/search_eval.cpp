@@ -397,7 +397,7 @@ class AttentionEvaluator final : public Evaluator {
     hd_ = c_.head_dim;
     max_seq_ = context_;
     slot_elems_ = size_t(c_.num_kv_heads) * size_t(max_seq_) * size_t(hd_);  // one slot of K (or V)
-    // Copies of the batch's cache rows (distinct slots), enough to defeat the 50 MB L2; the
+    // Copies of the batch's cache rows (distinct slots), enough to defeat the L2 (60 MiB on the H200); the
     // graph touches each once per replay.
     const double copy_bytes = 2.0 * double(batch_) * double(slot_elems_) * 2;
     copies_ = std::clamp(int(std::ceil(160e6 / copy_bytes)), 1, 512);
