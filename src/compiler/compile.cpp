@@ -515,7 +515,8 @@ std::string report_markdown(const Json& rep) {
     std::snprintf(gbs, sizeof gbs, "%.0f", a["bandwidth_GBps"].get<double>());
     md.resize(md.size() - 1);  // the line joins the header list
     md += std::string("- bandwidth for \"% of bandwidth\": ") + gbs + " GB/s (" + a["bandwidth_source"].get<std::string>() +
-          "); bytes are the region summary's at its shape point\n\n";
+          "); bytes are the region summary's at its shape point; a copy both reads and writes, so a region "
+          "that only reads can pass 100%\n\n";
   }
   md += "| region | phase | n | candidates ok/failed/skipped | winner | time | fallback | speedup | GB/s (% of bandwidth) | decision |\n";
   md += "|---|---|---|---|---|---|---|---|---|---|\n";
