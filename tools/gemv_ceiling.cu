@@ -16,16 +16,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "cuda_check.h"
 #include "gemv/gemv.cuh"
-
-#define CK(x)                                                                                \
-  do {                                                                                       \
-    cudaError_t e_ = (x);                                                                    \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
 
 template <int BLOCK, int ROWS, int UNROLL, int EPI>
 __global__ void __launch_bounds__(BLOCK) real_gemv(const GemvParams p) {
