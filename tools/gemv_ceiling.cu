@@ -16,7 +16,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "cuda_check.h"
+#include "cuda_tool.h"
 #include "gemv/gemv.cuh"
 
 template <int BLOCK, int ROWS, int UNROLL, int EPI>
@@ -91,26 +91,10 @@ __global__ void fill(unsigned* p, size_t n, unsigned salt) {
 
 constexpr int kLaunches = 24, kReps = 9;
 
+// Microseconds per launch: kLaunches back to back, median of kReps.
 template <typename F>
 static float median_us(F launch) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  for (int i = 0; i < kLaunches; ++i) launch(i);
-  CK(cudaDeviceSynchronize());
-  std::vector<float> ms;
-  for (int r = 0; r < kReps; ++r) {
-    CK(cudaEventRecord(a));
-    for (int i = 0; i < kLaunches; ++i) launch(i);
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float t;
-    CK(cudaEventElapsedTime(&t, a, b));
-    ms.push_back(t);
-  }
-  CK(cudaGetLastError());
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2] * 1000.0f / kLaunches;
+  return median_event_ms(launch, kReps, kLaunches) * 1000.0f;
 }
 
 template <typename Kernel>

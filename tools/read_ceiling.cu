@@ -17,7 +17,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "cuda_check.h"
+#include "cuda_tool.h"
 
 template <bool NC>
 __device__ __forceinline__ uint4 load16(const uint4* p) {
@@ -144,28 +144,6 @@ __global__ void fill(unsigned* p, size_t n) {
     p[i] = (unsigned)(i * 2654435761u) | 0x01010101u;
 }
 
-template <typename F>
-static float median_ms(F launch, int reps) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  launch();  // warm-up
-  CK(cudaDeviceSynchronize());
-  std::vector<float> ms;
-  for (int r = 0; r < reps; ++r) {
-    CK(cudaEventRecord(a));
-    launch();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float t;
-    CK(cudaEventElapsedTime(&t, a, b));
-    ms.push_back(t);
-  }
-  CK(cudaGetLastError());
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
 int main(int argc, char** argv) {
   const size_t mib = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1024;
   const size_t bytes = mib << 20, words = bytes / 16;
@@ -181,7 +159,7 @@ int main(int argc, char** argv) {
   CK(cudaDeviceSynchronize());
   std::printf("%s, %d SMs, L2 %d MiB, buffer %zu MiB\n", prop.name, sms, prop.l2CacheSize >> 20, mib);
   const int reps = 15;
-  const float copy = median_ms([&] { CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); }, reps);
+  const float copy = median_event_ms([&](int) { CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); }, reps);
   const double copy_gbs = 2.0 * bytes / (copy * 1e6);
   std::printf("copy (cudaMemcpyAsync, read+write counted): %.3f ms, %.1f GB/s\n", copy, copy_gbs);
   std::printf("%-10s %-4s %-7s %-6s %9s %9s %8s\n", "grid", "hint", "threads", "unroll", "ms", "GB/s", "vs copy");
@@ -192,9 +170,9 @@ int main(int argc, char** argv) {
   };
 #define STRIDE(U, NC, PER_SM, T)                                                                                     \
   report("stride" #PER_SM, NC, T, U,                                                                                 \
-         median_ms([&] { read_stride<U, NC><<<sms * PER_SM, T>>>(src, words, out); }, reps))
+         median_event_ms([&](int) { read_stride<U, NC><<<sms * PER_SM, T>>>(src, words, out); }, reps))
 #define TILES(U, NC, T, TILE_KIB)                                                                                    \
-  report("tile" #TILE_KIB "K", NC, T, U, median_ms([&] {                                                             \
+  report("tile" #TILE_KIB "K", NC, T, U, median_event_ms([&](int) {                                                             \
            const size_t per = (size_t)TILE_KIB * 1024 / 16;                                                          \
            read_tiles<U, NC><<<(unsigned)(words / per), T>>>(src, per, out);                                         \
          }, reps))
@@ -215,7 +193,7 @@ int main(int argc, char** argv) {
   TILES(2, true, 256, 16);
   TILES(4, true, 128, 32);
 #define GEMV(ROWS, D, ORDER, MODE, T)                                                                    \
-  report("gemv r" #ROWS " o" #ORDER " m" #MODE, true, T, D, median_ms([&] {                                  \
+  report("gemv r" #ROWS " o" #ORDER " m" #MODE, true, T, D, median_event_ms([&](int) {                                  \
            gemv_like<ROWS, D, ORDER, MODE, T><<<(unsigned)(bytes / 4096 / ((T / 32) * ROWS)), T>>>(src, xvec, yvec); \
          }, reps))
   float *xvec, *yvec;

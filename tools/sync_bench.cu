@@ -16,7 +16,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "cuda_check.h"
+#include "cuda_tool.h"
 
 enum Mode { kPlain = 0, kPdl = 1, kFlag = 2 };
 
