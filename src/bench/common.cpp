@@ -143,12 +143,16 @@ Json measure_ceilings(const std::string& backend, bool progress) {
   if (backend == "cuda") {
     const size_t bytes = size_t(1) << 30;
     cuda::Measured copy = cuda::copy_bandwidth_GBps(bytes, 10);
+    cuda::Measured read = cuda::read_bandwidth_GBps(bytes, 10);
     const int n = 8192;
     cuda::Measured gemm = cuda::gemm_bf16_tflops(n, n, n, 7);
-    progress_line(progress, "bench: ceilings: copy %.0f GB/s, cuBLAS bf16 GEMM %.0f TFLOP/s", copy.median, gemm.median);
+    progress_line(progress, "bench: ceilings: copy %.0f GB/s, reads alone %.0f GB/s, cuBLAS bf16 GEMM %.0f TFLOP/s",
+                  copy.median, read.median, gemm.median);
     return {{"copy_GBps", copy.median}, {"copy_samples_GBps", copy.samples}, {"copy_bytes", bytes},
+            {"read_GBps", read.median}, {"read_samples_GBps", read.samples},
             {"gemm_tflops", gemm.median}, {"gemm_samples_tflops", gemm.samples}, {"gemm_shape", {n, n, n}},
-            {"note", "device-to-device copy, read + write counted; cuBLAS bf16 GEMM with f32 accumulation"}};
+            {"note", "device-to-device copy, read + write counted; reads alone: one 64 KiB tile per block with the "
+                     "GEMVs' weight load; cuBLAS bf16 GEMM with f32 accumulation"}};
   }
 #endif
   (void)progress;

@@ -208,7 +208,7 @@ Json e2e_report(double decode_ms, bool counted) {
           {"created", "2026-11-30T00:00:00Z"},
           {"command", "agentcompile bench e2e"},
           {"environment", {{"engine_commit", "abc"}, {"gpu", {{"name", "H200"}, {"arch", "sm_90"}}}}},
-          {"ceilings", {{"copy_GBps", 4000.0}, {"gemm_tflops", 790.0}}},
+          {"ceilings", {{"copy_GBps", 4000.0}, {"read_GBps", 4400.0}, {"gemm_tflops", 790.0}}},
           {"models", {{{"name", "m1"}, {"bytes", 2.0e9}, {"parameters", 1.0e9}}}},
           {"results",
            {{{"model", "m1"},
@@ -220,6 +220,7 @@ Json e2e_report(double decode_ms, bool counted) {
              {"decode_ms_per_token", decode_ms},
              {"tokens_per_s", 1000.0 / decode_ms},
              {"pct_of_floor", 50.0},
+             {"pct_of_read_floor", 45.5},
              {"counted", counted},
              {"validation", {{"status", counted ? "pass" : "fail"}, {"equal", 32}, {"compared", 32}, {"ties", 0},
                              {"first_failure", counted ? Json(nullptr) : Json(3)}}},
@@ -236,13 +237,17 @@ TEST(BenchReport, MarkdownTable) {
   EXPECT_NE(md.find("| m1 | 1.86 GiB | 1.00 B | cuda fast | W2 | 10.00 | 1.500 | 666.7 | 26.67x | 2.00x | 50.0% | pass 32/32 |"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("copy 4000 GB/s"), std::string::npos);
+  EXPECT_NE(md.find("copy 4000 GB/s (read + write), reads alone 4400 GB/s"), std::string::npos) << md;
+  EXPECT_NE(md.find("reads alone streamed in this run (4400 GB/s), the floor is lower: m1 W2 45.5% of it."),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("H200"), std::string::npos);
   // Not counted: no speedups, marked, explained.
   const std::string bad = markdown_report(e2e_report(1.5, false));
   EXPECT_NE(bad.find("1.500 † |"), std::string::npos) << bad;
   EXPECT_NE(bad.find("| — | — | 50.0% | FAIL at 3 |"), std::string::npos) << bad;
   EXPECT_NE(bad.find("† not counted"), std::string::npos);
+  EXPECT_EQ(bad.find("the floor is lower"), std::string::npos) << bad;  // only counted rows
   // A run that failed: no numbers, the error in the check column.
   Json err = e2e_report(1.5, false);
   Json& row = err["results"][0];

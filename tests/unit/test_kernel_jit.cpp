@@ -145,10 +145,14 @@ TEST(KernelJit, FastPathVariantsOfTheTargetModelsCompile) {
       EXPECT_LE(r.stack_bytes, 8) << v.name();
     }
   }
-  // The argmax epilogue's finishing kernel, launched after every decode lm_head.
-  const Variant f = make_variant(find_family("argmax_finish", "ref"), {{"BLOCK", 256}}, {}, "sm_90");
-  JitResult r = jit_compile(JitRequest{f.name(), f.source(), "sm_90", {}});
-  EXPECT_TRUE(r.ok) << r.error;
+  // The argmax epilogue's finishing kernel, launched after every decode lm_head, and the read
+  // ceiling's probe that `bench` measures beside the copy bandwidth.
+  for (const char* fam : {"argmax_finish", "read_probe"}) {
+    const Variant f = make_variant(find_family(fam, "ref"), {{"BLOCK", 256}}, {}, "sm_90");
+    JitResult r = jit_compile(JitRequest{f.name(), f.source(), "sm_90", {}});
+    EXPECT_TRUE(r.ok) << f.name() << ": " << r.error;
+    EXPECT_EQ(r.spill_bytes, 0) << f.name();
+  }
 }
 
 // attn_o.cluster's points for the target models (attn_o 1, 2, 4 where they apply) compile for

@@ -118,6 +118,15 @@ struct GemvParams {
   long long B, N, K;
 };
 
+// What reads alone stream (probe/read.cuh read_probe, `bench` ceilings): block b reads 16-byte
+// words [b * words_per_block, (b + 1) * words_per_block) of src with the GEMVs' weight load and
+// writes their wrapping sum (each word's four 32-bit parts added) to out[b], so none is dropped.
+struct ReadProbeParams {
+  const void* src;
+  long long words_per_block;
+  unsigned* out;  // [blocks]
+};
+
 // After an ARGMAX GEMV (sampling/argmax.cuh argmax_finish): token_out[b] = the row of best[b]'s
 // key (-1 when a logit was NaN/Inf), best[b] = 0 for the next launch.
 struct ArgmaxFinishParams {

@@ -75,6 +75,8 @@ std::vector<Family> build_families() {
   v.push_back(ref("argmax", "sampling/argmax.cuh", "ArgmaxParams", "argmax_ref", {}));
   v.push_back(ref("argmax_finish", "sampling/argmax.cuh", "ArgmaxFinishParams", "argmax_finish", {}, {},
                   "the token of each row from an argmax GEMV's published (logit, row) keys; one block, after it"));
+  v.push_back(ref("read_probe", "probe/read.cuh", "ReadProbeParams", "read_probe", {}, {},
+                  "the read ceiling: one contiguous tile per block read with the GEMVs' weight load, summed"));
   {  // the k largest logits per row, for top-k sampling on the device
     Family f;
     f.op = "topk";

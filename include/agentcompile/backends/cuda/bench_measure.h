@@ -25,6 +25,13 @@ Json gpu_environment();
 // Device-to-device copy of `bytes` (filled with a non-zero pattern), GB/s with read + write counted.
 Measured copy_bandwidth_GBps(size_t bytes, int repeats);
 
+// What reads alone stream (probe/read.cuh: one 64 KiB tile per block with the GEMVs' weight load)
+// over `bytes` of a non-zero pattern, GB/s of bytes read; each block's sum is checked. A decode
+// step only reads its weights, and reads may stream faster than a copy.
+Measured read_bandwidth_GBps(size_t bytes, int repeats);
+// The probe's per-block sums of `words` (16-byte words in tiles of words_per_block; for tests).
+std::vector<uint32_t> read_probe_sums(const std::vector<uint32_t>& words, long long words_per_block);
+
 // cuBLAS bf16 GEMM [m, k] x [k, n] (f32 accumulate, the engine's library route) on random data, TFLOP/s.
 Measured gemm_bf16_tflops(int m, int n, int k, int repeats);
 
