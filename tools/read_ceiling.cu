@@ -8,6 +8,8 @@
 // thread (UNROLL), and the load's cache hint (plain ld.global or ld.global.nc.L1::no_allocate).
 // Each reads a buffer several times the L2 and sums it (the sum is written, so nothing is
 // dropped); median of event-timed repeats; the buffer holds non-zero random-ish bits.
+// Last, a few large blocks (32 to 264: about one per SM or fewer) reading grid-stride: how fast
+// part of the chip streams, over the buffer and over its first 16 MiB.
 //   nvcc -O3 -arch=sm_90 -o build-sync/read_ceiling tools/read_ceiling.cu   (here; carry build-sync/)
 //   build-sync/read_ceiling [MiB]                                            (on the GPU machine)
 #include <cuda_runtime.h>
@@ -216,6 +218,25 @@ int main(int argc, char** argv) {
   GEMV(8, 8, 0, 1, 256);
   GEMV(8, 16, 0, 1, 256);
   GEMV(8, 16, 1, 1, 128);
+  // Part of the chip: a grid of a few large blocks (about one per SM), as a kernel that runs one
+  // cluster per KV head would stream a layer's QKV weights (16.8 MB for Qwen3-1.7B) — over the
+  // whole buffer (the rate) and over its first 16 MiB (with the ramp).
+  std::printf("few blocks: grid-stride, nc loads (grid column: blocks; over the buffer, then over 16 MiB of it)\n");
+#define FEW(U, BLOCKS, T)                                                                                      \
+  do {                                                                                                        \
+    report("few" #BLOCKS, true, T, U,                                                                         \
+           median_event_ms([&](int) { read_stride<U, true><<<BLOCKS, T>>>(src, words, out); }, reps));         \
+    const size_t w16 = (size_t(16) << 20) / 16;                                                               \
+    const float ms16 = median_event_ms([&](int) { read_stride<U, true><<<BLOCKS, T>>>(src, w16, out); }, reps); \
+    std::printf("%-10s 16 MiB: %.2f us, %.1f GB/s\n", "few" #BLOCKS, ms16 * 1e3, (16.0 * 1048576) / (ms16 * 1e6)); \
+  } while (0)
+  FEW(8, 32, 1024);
+  FEW(8, 64, 1024);
+  FEW(4, 64, 1024);
+  FEW(16, 64, 512);
+  FEW(8, 128, 1024);
+  FEW(8, 132, 1024);
+  FEW(8, 264, 512);
   CK(cudaDeviceSynchronize());
   return 0;
 }
