@@ -19,9 +19,10 @@
   } while (0)
 
 // The median over `reps` repeats of the event-timed time of `launches` calls launch(0 ..
-// launches - 1) on the default stream, in ms per call; the same calls run once before as a warm-up.
+// launches - 1) on stream `s` (the default stream unless given), in ms per call; the same calls
+// run once before as a warm-up.
 template <typename F>
-float median_event_ms(F launch, int reps, int launches = 1) {
+float median_event_ms(F launch, int reps, int launches = 1, cudaStream_t s = 0) {
   cudaEvent_t a, b;
   CK(cudaEventCreate(&a));
   CK(cudaEventCreate(&b));
@@ -29,9 +30,9 @@ float median_event_ms(F launch, int reps, int launches = 1) {
   CK(cudaDeviceSynchronize());
   std::vector<float> ms;
   for (int r = 0; r < reps; ++r) {
-    CK(cudaEventRecord(a));
+    CK(cudaEventRecord(a, s));
     for (int i = 0; i < launches; ++i) launch(i);
-    CK(cudaEventRecord(b));
+    CK(cudaEventRecord(b, s));
     CK(cudaEventSynchronize(b));
     float t;
     CK(cudaEventElapsedTime(&t, a, b));
