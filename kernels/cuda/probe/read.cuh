@@ -1,9 +1,9 @@
 // The read ceiling: how fast the GPU streams bytes it only reads, with the load the GEMVs stream
 // their weights with (load_stream16), one contiguous tile per block as a GEMV's grid reads them.
-// A decode step's weights are only read, and on the H200 reads stream ~1.09x the device copy
-// bandwidth (read + write counted) that issue 9's floor uses (tools/read_ceiling.cu,
-// bench/results/2026-12-01-read-ceiling/: one 16-128 KiB tile per block, four 16-byte loads in
-// flight per thread, 4541-4605 GB/s against a 4170-4215 GB/s copy), so `bench` reports both.
+// A decode step's weights are only read, and on the H200 reads stream 1.05-1.09x the device copy
+// bandwidth (read + write counted) that issue 9's floor uses, by lease (tools/read_ceiling.cu:
+// one 16-128 KiB tile per block, four 16-byte loads in flight per thread; bench/results/
+// 2026-12-01-read-ceiling/ and 2026-12-01-read-ceiling-in-bench/), so `bench` measures both.
 #pragma once
 #include "common/params.h"
 #include "common/vec.cuh"

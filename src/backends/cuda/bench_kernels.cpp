@@ -366,7 +366,7 @@ Measured copy_bandwidth_GBps(size_t bytes, int repeats) {
 
 namespace {
 
-// read_probe's tile: one 64 KiB piece per block (16-128 KiB tiles read within 1.5% of each other
+// read_probe's tile: one 64 KiB piece per block (16-128 KiB tiles read within 2% of each other
 // on the H200: tools/read_ceiling.cu).
 constexpr long long kReadTileWords = 64 * 1024 / 16;
 
