@@ -41,6 +41,21 @@ Measured summarise(std::vector<double> v) {
   return m;
 }
 
+// A ceiling's rate: launch() three times as a warm-up, then `repeats` event-timed calls, each
+// giving work / ms (work in the rate's unit per millisecond: GB for GB/s x 1e3, ...).
+Measured timed_rate(int repeats, CUstream s, double work, const std::function<void()>& launch) {
+  for (int i = 0; i < 3; ++i) launch();
+  Device::get().synchronize();
+  EventTimer t;
+  std::vector<double> rates;
+  for (int r = 0; r < std::max(repeats, 1); ++r) {
+    t.start(s);
+    launch();
+    rates.push_back(work / double(t.stop_ms(s)));
+  }
+  return summarise(rates);
+}
+
 // The NVIDIA kernel module's version ("580.159.04"), "" where it cannot be read.
 // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build ..." ->
 // "580.159.04": the first dotted number of the line.
@@ -348,20 +363,11 @@ Json gpu_environment() {
 }
 
 Measured copy_bandwidth_GBps(size_t bytes, int repeats) {
-  Device& dev = Device::get();
-  const CUstream s = dev.stream();
+  const CUstream s = Device::get().stream();
   DeviceBuffer a(bytes), b(bytes);
   a.fill_u32(0x3f9d70a4u, s);  // 1.23f: never measure on zeros
-  for (int i = 0; i < 3; ++i) CU_CHECK(drv().cuMemcpyDtoDAsync(b.ptr(), a.ptr(), bytes, s));
-  dev.synchronize();
-  EventTimer t;
-  std::vector<double> gbps;
-  for (int r = 0; r < std::max(repeats, 1); ++r) {
-    t.start(s);
-    CU_CHECK(drv().cuMemcpyDtoDAsync(b.ptr(), a.ptr(), bytes, s));
-    gbps.push_back(2.0 * double(bytes) / (double(t.stop_ms(s)) * 1e6));
-  }
-  return summarise(gbps);
+  return timed_rate(repeats, s, 2.0 * double(bytes) / 1e6,
+                    [&] { CU_CHECK(drv().cuMemcpyDtoDAsync(b.ptr(), a.ptr(), bytes, s)); });
 }
 
 namespace {
@@ -403,15 +409,8 @@ Measured read_bandwidth_GBps(size_t bytes, int repeats) {
   const uint32_t pattern = 0x3f9d70a4u;  // 1.23f: never measure on zeros
   DeviceBuffer a(bytes), out(size_t(blocks) * 4);
   a.fill_u32(pattern, s);
-  for (int i = 0; i < 3; ++i) launch_read_probe(a.as<void>(), blocks, kReadTileWords, out.as<unsigned>(), s);
-  dev.synchronize();
-  EventTimer t;
-  std::vector<double> gbps;
-  for (int r = 0; r < std::max(repeats, 1); ++r) {
-    t.start(s);
-    launch_read_probe(a.as<void>(), blocks, kReadTileWords, out.as<unsigned>(), s);
-    gbps.push_back(double(bytes) / (double(t.stop_ms(s)) * 1e6));
-  }
+  const Measured gbps = timed_rate(repeats, s, double(bytes) / 1e6,
+                                   [&] { launch_read_probe(a.as<void>(), blocks, kReadTileWords, out.as<unsigned>(), s); });
   // Every block read its whole tile: its sum is the tile's (a figure from a kernel that skipped
   // loads would be no ceiling).
   std::vector<uint32_t> sums(static_cast<size_t>(blocks), 0u);
@@ -420,26 +419,17 @@ Measured read_bandwidth_GBps(size_t bytes, int repeats) {
   const uint32_t want = uint32_t(uint64_t(kReadTileWords) * 4u * pattern);
   for (uint32_t v : sums)
     if (v != want) throw_internal("read probe", "a block's sum is not its tile's: the read ceiling is not valid");
-  return summarise(gbps);
+  return gbps;
 }
 
 Measured gemm_bf16_tflops(int m, int n, int k, int repeats) {
-  Device& dev = Device::get();
-  const CUstream s = dev.stream();
+  const CUstream s = Device::get().stream();
   DeviceBuffer x = upload_random(size_t(m) * size_t(k), DType::BF16, 1, 1.0f);
   DeviceBuffer w = upload_random(size_t(n) * size_t(k), DType::BF16, 2, 1.0f);
   DeviceBuffer out(size_t(m) * size_t(n) * 4);
   CublasHandle h(s);
-  for (int i = 0; i < 3; ++i) cublas_linear(h, DType::BF16, x.as<void>(), w.as<void>(), out.as<float>(), m, k, n);
-  dev.synchronize();
-  EventTimer t;
-  std::vector<double> tflops;
-  for (int r = 0; r < std::max(repeats, 1); ++r) {
-    t.start(s);
-    cublas_linear(h, DType::BF16, x.as<void>(), w.as<void>(), out.as<float>(), m, k, n);
-    tflops.push_back(2.0 * double(m) * double(n) * double(k) / (double(t.stop_ms(s)) * 1e9));
-  }
-  return summarise(tflops);
+  return timed_rate(repeats, s, 2.0 * double(m) * double(n) * double(k) / 1e9,
+                    [&] { cublas_linear(h, DType::BF16, x.as<void>(), w.as<void>(), out.as<float>(), m, k, n); });
 }
 
 Json bench_decode_kernels(const ModelConfig& c, DType wt, const KernelBenchOptions& o) {
