@@ -61,6 +61,7 @@ Json run_kernels(const BenchOptions& o) {
   ko.batches = o.batches;
   ko.repeats = std::max(o.repeats, 3);
   ko.copy_GBps = ceiling(rep["ceilings"], "copy_GBps");
+  ko.read_GBps = ceiling(rep["ceilings"], "read_GBps");
   ko.gemm_tflops = ceiling(rep["ceilings"], "gemm_tflops");
   if (plan) {
     ko.plan = plan->cuda_fast;

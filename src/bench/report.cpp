@@ -148,8 +148,8 @@ std::string module_table(const Json& r) {
 }
 
 std::string kernels_table(const Json& r) {
-  std::string s = "| model | region | batch | shape | route | kernel | µs | GB/s | % of copy | TFLOP/s |\n"
-                  "|---|---|---:|---|---|---|---:|---:|---:|---:|\n";
+  std::string s = "| model | region | batch | shape | route | kernel | µs | GB/s | % of copy | % of reads | TFLOP/s |\n"
+                  "|---|---|---:|---|---|---|---:|---:|---:|---:|---:|\n";
   for (const Json& row : r["results"])
     for (const char* route : {"fast", "reference", "library"}) {
       const Json& rt = row.value("routes", Json::object()).value(route, Json());
@@ -157,7 +157,7 @@ std::string kernels_table(const Json& r) {
       s += "| " + cell(str(row, "model")) + " | " + str(row, "region") + " | " + str(row, "batch") + " | " +
            cell(str(row, "shape")) + " | " + route + " | " + cell(str(rt, "kernel")) + " | " + fmt(num(rt, "us"), "%.2f") +
            " | " + fmt(num(rt, "GBps"), "%.0f") + " | " + fmt(num(rt, "pct_of_copy"), "%.1f%%") + " | " +
-           fmt(num(rt, "TFLOPs"), "%.2f") + " |\n";
+           fmt(num(rt, "pct_of_read"), "%.1f%%") + " | " + fmt(num(rt, "TFLOPs"), "%.2f") + " |\n";
     }
   return s;
 }

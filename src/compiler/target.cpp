@@ -11,6 +11,7 @@
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/threads.h"
 #ifdef AGENTCOMPILE_HAVE_CUDA
+#include "agentcompile/backends/cuda/bench_measure.h"
 #include "agentcompile/backends/cuda/kernels_info.h"
 #endif
 
@@ -179,6 +180,10 @@ Json TargetFacts::to_json() const {
   j["bandwidth_gbs"] = bandwidth_gbs > 0 ? Json(bandwidth_gbs) : Json(nullptr);
   j["bandwidth_source"] = bandwidth_source;
   j["bandwidth_measured"] = bandwidth_measured;
+  if (read_gbs > 0) {
+    j["read_gbs"] = read_gbs;
+    j["read_source"] = read_source;
+  }
   j["matmul_tflops"] = matmul_tflops > 0 ? Json(matmul_tflops) : Json(nullptr);
   j["matmul_source"] = matmul_source;
   j["matmul_measured"] = matmul_measured;
@@ -270,6 +275,30 @@ bool detect_gpu_target(TargetFacts* out, std::string* why_not) {
 #else
   if (why_not) *why_not = "this build has no CUDA backend";
   (void)out;
+  return false;
+#endif
+}
+
+bool measure_gpu_ceilings(TargetFacts* t, std::string* why_not) {
+#ifdef AGENTCOMPILE_HAVE_CUDA
+  if (t->kind != "gpu" || t->origin != "detected") {
+    if (why_not) *why_not = "the target is not a detected GPU";
+    return false;
+  }
+  // bench's size (src/bench/common.cpp): far past L2, so the figures are DRAM's; 10 samples take
+  // a few milliseconds.
+  const size_t bytes = size_t(1) << 30;
+  const cuda::Measured copy = cuda::copy_bandwidth_GBps(bytes, 10);
+  const cuda::Measured read = cuda::read_bandwidth_GBps(bytes, 10);
+  t->bandwidth_gbs = copy.median;
+  t->bandwidth_measured = true;
+  t->bandwidth_source = "device copy measured now: 1 GiB, read + write counted, median of 10";
+  t->read_gbs = read.median;
+  t->read_source = "reads alone measured now: 1 GiB in 64 KiB tiles, median of 10";
+  return true;
+#else
+  (void)t;
+  if (why_not) *why_not = "this build has no CUDA backend";
   return false;
 #endif
 }

@@ -74,6 +74,14 @@ TEST(CompileReport, MarkdownBudgetAndProgress) {
   EXPECT_EQ(ls[header - 2].rfind("- bandwidth for", 0), 0u) << ls[header - 2];
   EXPECT_NE(ls[header - 2].find("at its shape point"), std::string::npos) << ls[header - 2];
   EXPECT_NE(ls[header - 2].find("only reads can pass 100%"), std::string::npos) << ls[header - 2];
+  // The host has no reads-alone ceiling: one percentage per row, the read pair null.
+  EXPECT_EQ(ls[header - 2].find("what reads alone streamed"), std::string::npos) << ls[header - 2];
+  EXPECT_NE(ls[header].find("| GB/s (% of bandwidth) |"), std::string::npos) << ls[header];
+  EXPECT_FALSE(r.report["target"].contains("read_gbs"));
+  for (const auto& reg : r.report["regions"]) {
+    EXPECT_TRUE(reg["achieved"]["pct_of_read"].is_null()) << reg["achieved"].dump();
+    EXPECT_TRUE(reg["achieved"]["read_GBps"].is_null()) << reg["achieved"].dump();
+  }
 
   // Where the budget went, and by how much it was exceeded.
   const Json& b = r.report["budget"];

@@ -92,6 +92,24 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
       }
     }
   EXPECT_TRUE(attention);
+  // The percentages are against the ceilings measured in this process (the copy and reads
+  // alone), not the target table's: both in the target, each region against both.
+  const Json& tg = r.report["target"];
+  ASSERT_TRUE(tg.contains("read_gbs")) << tg.dump();
+  EXPECT_NE(tg["bandwidth_source"].get<std::string>().find("measured now"), std::string::npos) << tg.dump();
+  EXPECT_GT(tg["bandwidth_gbs"].get<double>(), 0.0);
+  EXPECT_GT(tg["read_gbs"].get<double>(), 0.0);
+  std::printf("[ compile ] ceilings measured now: copy %.0f GB/s, reads %.0f GB/s\n", tg["bandwidth_gbs"].get<double>(),
+              tg["read_gbs"].get<double>());
+  for (const auto& reg : r.report["regions"]) {
+    const Json& a = reg["achieved"];
+    EXPECT_DOUBLE_EQ(a["bandwidth_GBps"].get<double>(), tg["bandwidth_gbs"].get<double>());
+    ASSERT_TRUE(a["pct_of_read"].is_number()) << a.dump();
+    EXPECT_NEAR(a["pct_of_read"].get<double>(), 100.0 * a["GBps"].get<double>() / tg["read_gbs"].get<double>(),
+                1e-9 * a["pct_of_read"].get<double>() + 1e-12);
+  }
+  EXPECT_NE(r.report_md.find("the second percentage is of what reads alone streamed: "), std::string::npos) << r.report_md;
+  EXPECT_NE(r.report_md.find("| GB/s (% of bandwidth / % of reads) |"), std::string::npos) << r.report_md;
   // The plan against the all-fallback plan (the fast path's defaults), side by side: the decision
   // follows the figures, and keeping the fallbacks lists repairs.
   const Json& fg = r.report["fallback_guard"];

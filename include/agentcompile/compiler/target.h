@@ -38,6 +38,10 @@ struct TargetFacts {
   double matmul_tflops = 0;   // GPU: bf16 tensor-core GEMM; CPU: f32 FMA rate of all cores
   std::string matmul_source;
   bool bandwidth_measured = false, matmul_measured = false;
+  // What reads alone stream (GPU, measured in this process only; 0: not measured). A decode step
+  // only reads its weights, and reads may stream faster than the copy above.
+  double read_gbs = 0;
+  std::string read_source;
   // Datasheet values, kept beside the measured ones.
   double datasheet_bandwidth_gbs = 0, datasheet_matmul_tflops = 0;
   std::string datasheet_source;
@@ -58,6 +62,13 @@ TargetFacts host_cpu_target(bool measure);
 // The GPU the CUDA backend would use, facts filled from the device and completed from the table
 // when its name matches a row; false (why in *why_not) when there is none or no CUDA in the build.
 bool detect_gpu_target(TargetFacts* out, std::string* why_not);
+
+// A detected GPU's ceilings measured now, on this device (the copy over 1 GiB read + write counted,
+// and what reads alone stream): bandwidth_gbs becomes the copy's, read_gbs the reads', each with
+// its source. The table's figures were measured once on another day; the percentages of a
+// compile report are against the device as it runs now. False (why in *why_not) when the target
+// is not a detected GPU or the build has no CUDA; the facts are then unchanged.
+bool measure_gpu_ceilings(TargetFacts* t, std::string* why_not);
 
 // --target resolution for a backend: "" means the detected GPU (backend cuda, else the host CPU);
 // backend cuda without a GPU and without --target uses the h200 row and says so in *note.

@@ -164,6 +164,7 @@ Json route_json(const std::string& kernel, const Timing& t, double bytes, double
           {"GBps", gbps},
           {"TFLOPs", tflops},
           {"pct_of_copy", o.copy_GBps > 0 ? Json(100.0 * gbps / o.copy_GBps) : Json(nullptr)},
+          {"pct_of_read", o.read_GBps > 0 ? Json(100.0 * gbps / o.read_GBps) : Json(nullptr)},
           {"pct_of_gemm", o.gemm_tflops > 0 ? Json(100.0 * tflops / o.gemm_tflops) : Json(nullptr)}};
 }
 

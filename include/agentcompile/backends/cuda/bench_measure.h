@@ -39,7 +39,7 @@ struct KernelBenchOptions {
   int64_t context = 1024;            // KV positions for the attention region
   std::vector<int64_t> batches = {1};
   int repeats = 7;
-  double copy_GBps = 0.0, gemm_tflops = 0.0;  // ceilings for the percentages
+  double copy_GBps = 0.0, read_GBps = 0.0, gemm_tflops = 0.0;  // ceilings for the percentages (0: none)
   std::optional<PlanCudaFast> plan;            // a compiled plan's choices instead of the defaults
 };
 
