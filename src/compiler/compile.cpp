@@ -815,7 +815,10 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   fo.target = resolve_target("", o.backend, false, &target_note);
   // On the GPU the report's percentages are against the ceilings measured now (before the front,
   // whose summaries copy the target), not the table's figures of another day.
-  if (o.backend == "cuda") measure_gpu_ceilings(&fo.target, nullptr);
+  std::string unmeasured;
+  if (o.backend == "cuda" && fo.target.origin == "detected" && !measure_gpu_ceilings(&fo.target, &unmeasured))
+    target_note += std::string(target_note.empty() ? "" : "; ") + "the GPU's ceilings were not measured (" + unmeasured +
+                   "): percentages are against the target table's figures";
   const int64_t maxpos = m.config.max_position_embeddings;
   fo.decode = decode_point(o.objective == "throughput" ? o.max_batch : 1, std::min<int64_t>(o.decode_context, maxpos));
   fo.prefill = prefill_point(std::min<int64_t>(o.prefill_tokens, maxpos));

@@ -279,25 +279,32 @@ bool detect_gpu_target(TargetFacts* out, std::string* why_not) {
 #endif
 }
 
-bool measure_gpu_ceilings(TargetFacts* t, std::string* why_not) {
+bool measure_gpu_ceilings(TargetFacts* t, std::string* why_not, size_t bytes) {
 #ifdef AGENTCOMPILE_HAVE_CUDA
   if (t->kind != "gpu" || t->origin != "detected") {
     if (why_not) *why_not = "the target is not a detected GPU";
     return false;
   }
-  // bench's size (src/bench/common.cpp): far past L2, so the figures are DRAM's; 10 samples take
-  // a few milliseconds.
-  const size_t bytes = size_t(1) << 30;
-  const cuda::Measured copy = cuda::copy_bandwidth_GBps(bytes, 10);
-  const cuda::Measured read = cuda::read_bandwidth_GBps(bytes, 10);
+  // 1 GiB by default, bench's size (src/bench/common.cpp): far past L2, so the figures are DRAM's;
+  // 10 samples take a few milliseconds.
+  cuda::Measured copy, read;
+  try {  // 3 GiB at most at a time: a GPU short of memory keeps the table's figures, said in why_not
+    copy = cuda::copy_bandwidth_GBps(bytes, 10);
+    read = cuda::read_bandwidth_GBps(bytes, 10);
+  } catch (const std::exception& e) {
+    if (why_not) *why_not = e.what();
+    return false;
+  }
   t->bandwidth_gbs = copy.median;
   t->bandwidth_measured = true;
-  t->bandwidth_source = "device copy measured now: 1 GiB, read + write counted, median of 10";
+  const std::string size = std::to_string(bytes >> 20) + " MiB";
+  t->bandwidth_source = "device copy measured now: " + size + ", read + write counted, median of 10";
   t->read_gbs = read.median;
-  t->read_source = "reads alone measured now: 1 GiB in 64 KiB tiles, median of 10";
+  t->read_source = "reads alone measured now: " + size + " in 64 KiB tiles, median of 10";
   return true;
 #else
   (void)t;
+  (void)bytes;
   if (why_not) *why_not = "this build has no CUDA backend";
   return false;
 #endif

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "agentcompile/compiler/compile.h"
+#include "agentcompile/compiler/target.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/model/synth_model.h"
 #include "backends/cuda/search_eval.h"
@@ -55,6 +56,26 @@ TEST_P(CudaAttentionEval, KernelCheckedAgainstTheReferenceAndTimed) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, CudaAttentionEval, ::testing::Values("tiny-qwen3", "tiny-llama"));
+
+TEST(CudaCompile, CeilingsMeasuredOrTheTableKept) {
+  AC_REQUIRE_GPU();
+  TargetFacts t;
+  std::string why;
+  ASSERT_TRUE(detect_gpu_target(&t, &why)) << why;
+  const Json before = t.to_json();
+  // No GPU holds 1 TiB: the allocation fails, the facts stay as detected, the reason is given.
+  EXPECT_FALSE(measure_gpu_ceilings(&t, &why, size_t(1) << 40));
+  EXPECT_FALSE(why.empty());
+  EXPECT_EQ(t.to_json(), before);
+  std::printf("[ compile ] 1 TiB not measured: %s\n", why.c_str());
+  // And the device still works after it: 256 MiB measured.
+  ASSERT_TRUE(measure_gpu_ceilings(&t, &why, size_t(256) << 20)) << why;
+  EXPECT_TRUE(t.bandwidth_measured);
+  EXPECT_GT(t.bandwidth_gbs, 0.0);
+  EXPECT_GT(t.read_gbs, 0.0);
+  EXPECT_NE(t.bandwidth_source.find("256 MiB"), std::string::npos) << t.bandwidth_source;
+  EXPECT_NE(t.read_source.find("256 MiB"), std::string::npos) << t.read_source;
+}
 
 TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
   AC_REQUIRE_GPU();

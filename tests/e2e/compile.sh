@@ -114,8 +114,11 @@ import json, sys
 t = sys.argv[1]
 a, b = json.load(open(t + "/m1.json")), json.load(open(t + "/m2.json"))
 # Every candidate the first model measured is reused by the second (the same shapes); like the
-# warm compile above, the second may measure a handful the first did not have.
-assert a["totals"]["measured"] > 0 and b["totals"]["measured"] <= a["totals"]["measured"] // 100, (a["totals"], b["totals"])
+# warm compile above, the second may measure what the first left unexplored (its budget share ran
+# out on a loaded machine: CI under load saw 14 of 688) or a handful it did not have.
+unexplored = json.load(open(t + "/pm1/report.json"))["budget"]["not_explored"]
+assert a["totals"]["measured"] > 0, a["totals"]
+assert b["totals"]["measured"] <= max(unexplored, a["totals"]["measured"] // 100), (a["totals"], b["totals"], unexplored)
 assert b["totals"]["reused_from_other_models"] == a["totals"]["measured"], b["totals"]
 PY
 expect_error "another model" "$bin" generate "$tmp/m2" --prompt-tokens 1,2 --plan "$tmp/pm1"

@@ -250,6 +250,19 @@ TEST(Target, NamedTargetsAndErrors) {
   test::expect_bad_input([] { resolve_target("cpu", "cuda", false, nullptr); }, {"--target", "GPU"});
 }
 
+TEST(Target, OnlyADetectedGpuHasItsCeilingsMeasured) {
+  // A table row or the host: nothing measured, the facts unchanged, the reason given (no GPU is
+  // touched, so this runs everywhere).
+  for (TargetFacts t : {named_target("h200"), host_cpu_target(false)}) {
+    const Json before = t.to_json();
+    std::string why;
+    EXPECT_FALSE(measure_gpu_ceilings(&t, &why));
+    EXPECT_FALSE(why.empty());
+    EXPECT_EQ(t.to_json(), before);
+    EXPECT_FALSE(before.contains("read_gbs"));
+  }
+}
+
 TEST(Target, MeasuredHostCpuHasPlausibleCeilings) {
   const TargetFacts t = host_cpu_target(true);
   EXPECT_TRUE(t.bandwidth_measured);

@@ -3,6 +3,7 @@
 // published and measured facts (--target h200|h100|a100), or the host CPU. Rooflines use the
 // measured ceilings when known (copy bandwidth, bf16 GEMM rate: ../shared/GPU.md for the H200),
 // else the datasheet ones, and say which.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -67,8 +68,10 @@ bool detect_gpu_target(TargetFacts* out, std::string* why_not);
 // and what reads alone stream): bandwidth_gbs becomes the copy's, read_gbs the reads', each with
 // its source. The table's figures were measured once on another day; the percentages of a
 // compile report are against the device as it runs now. False (why in *why_not) when the target
-// is not a detected GPU or the build has no CUDA; the facts are then unchanged.
-bool measure_gpu_ceilings(TargetFacts* t, std::string* why_not);
+// is not a detected GPU, the build has no CUDA or the measurement failed (e.g. no 2 GiB free); the
+// facts are then unchanged.
+// `bytes`: the size of each measurement (tests pass one no GPU holds to see the failure path).
+bool measure_gpu_ceilings(TargetFacts* t, std::string* why_not, size_t bytes = size_t(1) << 30);
 
 // --target resolution for a backend: "" means the detected GPU (backend cuda, else the host CPU);
 // backend cuda without a GPU and without --target uses the h200 row and says so in *note.
