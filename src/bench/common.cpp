@@ -141,9 +141,9 @@ Json report_header(const std::string& tier, const BenchOptions& o, const std::st
 Json measure_ceilings(const std::string& backend, bool progress) {
 #ifdef AGENTCOMPILE_HAVE_CUDA
   if (backend == "cuda") {
-    const size_t bytes = size_t(1) << 30;
-    cuda::Measured copy = cuda::copy_bandwidth_GBps(bytes, 10);
-    cuda::Measured read = cuda::read_bandwidth_GBps(bytes, 10);
+    const size_t bytes = cuda::kCeilingBytes;
+    cuda::Measured copy = cuda::copy_bandwidth_GBps(bytes, cuda::kCeilingRepeats);
+    cuda::Measured read = cuda::read_bandwidth_GBps(bytes, cuda::kCeilingRepeats);
     const int n = 8192;
     cuda::Measured gemm = cuda::gemm_bf16_tflops(n, n, n, 7);
     progress_line(progress, "bench: ceilings: copy %.0f GB/s, reads alone %.0f GB/s, cuBLAS bf16 GEMM %.0f TFLOP/s",

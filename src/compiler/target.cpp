@@ -285,12 +285,12 @@ bool measure_gpu_ceilings(TargetFacts* t, std::string* why_not, size_t bytes) {
     if (why_not) *why_not = "the target is not a detected GPU";
     return false;
   }
-  // 1 GiB by default, bench's size (src/bench/common.cpp): far past L2, so the figures are DRAM's;
-  // 10 samples take a few milliseconds.
+  if (bytes == 0) bytes = cuda::kCeilingBytes;  // as `bench` measures them
+  const int n = cuda::kCeilingRepeats;
   cuda::Measured copy, read;
   try {  // 3 GiB at most at a time: a GPU short of memory keeps the table's figures, said in why_not
-    copy = cuda::copy_bandwidth_GBps(bytes, 10);
-    read = cuda::read_bandwidth_GBps(bytes, 10);
+    copy = cuda::copy_bandwidth_GBps(bytes, n);
+    read = cuda::read_bandwidth_GBps(bytes, n);
   } catch (const std::exception& e) {
     if (why_not) *why_not = e.what();
     return false;
@@ -298,9 +298,9 @@ bool measure_gpu_ceilings(TargetFacts* t, std::string* why_not, size_t bytes) {
   t->bandwidth_gbs = copy.median;
   t->bandwidth_measured = true;
   const std::string size = std::to_string(bytes >> 20) + " MiB";
-  t->bandwidth_source = "device copy measured now: " + size + ", read + write counted, median of 10";
+  t->bandwidth_source = "device copy measured now: " + size + ", read + write counted, median of " + std::to_string(n);
   t->read_gbs = read.median;
-  t->read_source = "reads alone measured now: " + size + " in 64 KiB tiles, median of 10";
+  t->read_source = "reads alone measured now: " + size + " in 64 KiB tiles, median of " + std::to_string(n);
   return true;
 #else
   (void)t;

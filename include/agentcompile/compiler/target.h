@@ -70,8 +70,9 @@ bool detect_gpu_target(TargetFacts* out, std::string* why_not);
 // compile report are against the device as it runs now. False (why in *why_not) when the target
 // is not a detected GPU, the build has no CUDA or the measurement failed (e.g. no 2 GiB free); the
 // facts are then unchanged.
-// `bytes`: the size of each measurement (tests pass one no GPU holds to see the failure path).
-bool measure_gpu_ceilings(TargetFacts* t, std::string* why_not, size_t bytes = size_t(1) << 30);
+// `bytes`: the size of each measurement, 0 for bench's (tests pass one no GPU holds to see the
+// failure path).
+bool measure_gpu_ceilings(TargetFacts* t, std::string* why_not, size_t bytes = 0);
 
 // --target resolution for a backend: "" means the detected GPU (backend cuda, else the host CPU);
 // backend cuda without a GPU and without --target uses the h200 row and says so in *note.

@@ -19,6 +19,11 @@ struct Measured {
   std::vector<double> samples;
 };
 
+// The copy and read ceilings' size and samples, the same for `bench` and `compile`: far past L2,
+// so the figures are DRAM's; 10 samples take a few milliseconds.
+constexpr size_t kCeilingBytes = size_t(1) << 30;
+constexpr int kCeilingRepeats = 10;
+
 // GPU name, architecture, SMs, memory, L2, CUDA driver/runtime versions, kernel driver version.
 Json gpu_environment();
 
