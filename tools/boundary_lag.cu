@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/pdl.cuh"
+#include "common/vec.cuh"
 #include "cuda_tool.h"
 
 constexpr int THREADS = 256, A_LOADS = 16, OUTS = 2048, PAIRS = 24, MAX_P_LOADS = 8;
@@ -29,14 +30,7 @@ __device__ __forceinline__ unsigned long long gtime() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
-__device__ __forceinline__ uint4 ldg_stream(const uint4* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-__device__ __forceinline__ unsigned mix(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
+__device__ __forceinline__ unsigned mix(u32x4 v) { return v.a ^ v.b ^ v.c ^ v.d; }
 
 struct Times {
   unsigned long long* a_end;                        // [blocks]
@@ -48,17 +42,17 @@ struct Times {
 template <bool ATOMIC, bool A_EARLY>
 __global__ void __launch_bounds__(THREADS) kernel_a(const uint4* w, float* out, unsigned long long* a_end, unsigned* sink) {
   const uint4* wb = w + (long long)blockIdx.x * THREADS * A_LOADS + threadIdx.x;
-  uint4 v[A_LOADS / 2];
+  u32x4 v[A_LOADS / 2];  // the GEMVs' weight load (common/vec.cuh)
   if (!A_EARLY) pdl_wait();
 #pragma unroll
-  for (int i = 0; i < A_LOADS / 2; ++i) v[i] = ldg_stream(wb + i * THREADS);
+  for (int i = 0; i < A_LOADS / 2; ++i) v[i] = load_stream16(wb + i * THREADS);
   pdl_launch_dependents();
   if (A_EARLY) pdl_wait();  // the previous pair's B
   unsigned s = 0;
 #pragma unroll
   for (int i = 0; i < A_LOADS / 2; ++i) s += mix(v[i]);
 #pragma unroll
-  for (int i = 0; i < A_LOADS / 2; ++i) v[i] = ldg_stream(wb + (A_LOADS / 2 + i) * THREADS);
+  for (int i = 0; i < A_LOADS / 2; ++i) v[i] = load_stream16(wb + (A_LOADS / 2 + i) * THREADS);
 #pragma unroll
   for (int i = 0; i < A_LOADS / 2; ++i) s += mix(v[i]);
   __shared__ unsigned part[THREADS];
@@ -77,9 +71,9 @@ __global__ void __launch_bounds__(THREADS) kernel_a(const uint4* w, float* out, 
 template <int P_LOADS>
 __global__ void __launch_bounds__(THREADS) kernel_b(const uint4* w, const float* x, Times t, unsigned* sink) {
   const uint4* wb = w + (long long)blockIdx.x * THREADS * MAX_P_LOADS + threadIdx.x;
-  uint4 v[P_LOADS > 0 ? P_LOADS : 1];
+  u32x4 v[P_LOADS > 0 ? P_LOADS : 1];
 #pragma unroll
-  for (int i = 0; i < P_LOADS; ++i) v[i] = ldg_stream(wb + i * THREADS);
+  for (int i = 0; i < P_LOADS; ++i) v[i] = load_stream16(wb + i * THREADS);
   pdl_launch_dependents();
   pdl_wait();
   const unsigned long long tw = gtime();

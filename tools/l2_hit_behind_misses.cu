@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/mbarrier.cuh"
+#include "common/vec.cuh"
 #include "cuda_tool.h"
 
 constexpr int THREADS = 256, PER_THREAD = 8, ROUND_BYTES = THREADS * PER_THREAD * 16, ROUNDS = 48;
@@ -33,13 +34,6 @@ constexpr int X_SLICES = 256;  // x slices of THREADS float4 (4 KiB each): 1 MiB
 enum Mode { X_ONLY, LDG_X, X_LDG, BULK_X, LDG_WAIT_X, MODES };
 const char* kModeName[MODES] = {"x_only", "ldg_x", "x_ldg", "bulk_x", "ldg_wait_x"};
 
-__device__ __forceinline__ uint4 ldg_stream(const void* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
 // x as the GEMVs' staging reads it (written by the previous kernel, so never in this SM's L1), here
 // with .cg so that a line another block of this SM read is not an L1 hit either.
 __device__ __forceinline__ float4 ldg_x(const float4* p) {
@@ -72,14 +66,14 @@ __global__ void __launch_bounds__(THREADS) probe(const uint4* w, long long w_rou
     const long long round = ((long long)r * gridDim.x + blockIdx.x) % w_rounds;
     const uint4* wr = w + round * (THREADS * PER_THREAD);
     const float4* xr = x + ((long long)r * gridDim.x + blockIdx.x) % X_SLICES * THREADS + threadIdx.x;
-    uint4 v[PER_THREAD];
+    u32x4 v[PER_THREAD];  // the GEMVs' weight load (common/vec.cuh)
     float4 xv;
     __syncthreads();
     const long long t0 = clock64();
     if (MODE == X_LDG) xv = ldg_x(xr);
     if (MODE == LDG_X || MODE == X_LDG || MODE == LDG_WAIT_X)
 #pragma unroll
-      for (int i = 0; i < PER_THREAD; ++i) v[i] = ldg_stream(wr + i * THREADS + threadIdx.x);
+      for (int i = 0; i < PER_THREAD; ++i) v[i] = load_stream16(wr + i * THREADS + threadIdx.x);
     if (MODE == BULK_X && threadIdx.x == 0) {
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // last round's reads before the copy's writes
       mbar_arrive_expect_tx(&bar, ROUND_BYTES);
@@ -90,7 +84,7 @@ __global__ void __launch_bounds__(THREADS) probe(const uint4* w, long long w_rou
     if (MODE == LDG_WAIT_X) {
       unsigned s = 0;
 #pragma unroll
-      for (int i = 0; i < PER_THREAD; ++i) s += v[i].x ^ v[i].y ^ v[i].z ^ v[i].w;
+      for (int i = 0; i < PER_THREAD; ++i) s += v[i].a ^ v[i].b ^ v[i].c ^ v[i].d;
       tw = block_clock_after(s, scratch);
       acc += s;
     }
@@ -100,7 +94,7 @@ __global__ void __launch_bounds__(THREADS) probe(const uint4* w, long long w_rou
     if (MODE == LDG_X || MODE == X_LDG) {
       unsigned s = 0;
 #pragma unroll
-      for (int i = 0; i < PER_THREAD; ++i) s += v[i].x ^ v[i].y ^ v[i].z ^ v[i].w;
+      for (int i = 0; i < PER_THREAD; ++i) s += v[i].a ^ v[i].b ^ v[i].c ^ v[i].d;
       tw = block_clock_after(s, scratch);
       acc += s;
     }
