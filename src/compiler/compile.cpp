@@ -515,6 +515,9 @@ std::string report_markdown(const Json& rep) {
         " (measured now " + std::to_string(rep["totals"]["measured"].get<size_t>()) + ", reused " +
         std::to_string(rep["totals"]["reused"].get<size_t>()) + ", of them from other models " +
         std::to_string(rep["totals"]["reused_from_other_models"].get<size_t>()) + ")\n\n";
+  // Whether the target's reads alone were measured (one target per compile: the first region says).
+  const bool reads = !rep["regions"].empty() && rep["regions"].front()["achieved"].contains("read_GBps") &&
+                     rep["regions"].front()["achieved"]["read_GBps"].is_number();
   if (!rep["regions"].empty()) {  // what "% of bandwidth" is relative to (one target per compile)
     // Built without a fixed buffer: a long bandwidth source once cut the line short, and with it
     // the blank line that must separate the list from the table.
@@ -525,15 +528,13 @@ std::string report_markdown(const Json& rep) {
     md += std::string("- bandwidth for \"% of bandwidth\": ") + gbs + " GB/s (" + a["bandwidth_source"].get<std::string>() +
           "); bytes are the region summary's at its shape point; a copy both reads and writes, so a region "
           "that only reads can pass 100%";
-    if (a.contains("read_GBps") && a["read_GBps"].is_number()) {
+    if (reads) {
       std::snprintf(gbs, sizeof gbs, "%.0f", a["read_GBps"].get<double>());
       md += std::string("; the second percentage is of what reads alone streamed: ") + gbs + " GB/s (" +
             rep["target"]["read_source"].get<std::string>() + ")";
     }
     md += "\n\n";
   }
-  const bool reads = !rep["regions"].empty() && rep["regions"].front()["achieved"].contains("read_GBps") &&
-                     rep["regions"].front()["achieved"]["read_GBps"].is_number();
   md += std::string("| region | phase | n | candidates ok/failed/skipped | winner | time | fallback | speedup | ") +
         (reads ? "GB/s (% of bandwidth / % of reads)" : "GB/s (% of bandwidth)") + " | decision |\n";
   md += "|---|---|---|---|---|---|---|---|---|---|\n";
