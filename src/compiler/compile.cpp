@@ -604,7 +604,8 @@ std::string report_markdown(const Json& rep) {
   }
   // The whole-step alternatives: each one's decision and, when measured, its medians.
   for (const auto& [key, label, ms] : {std::tuple{"attention_output", "attention and output projection in one kernel", "fused_ms"},
-                                       std::tuple{"persistent_layers", "every layer in one persistent kernel", "persistent_ms"}}) {
+                                       std::tuple{"persistent_layers", "every layer in one persistent kernel", "persistent_ms"},
+                                       std::tuple{"smem_carveout", "one shared-memory carveout for every kernel", "carveout_ms"}}) {
     const Json pl = rep.contains(key) ? rep[key] : Json{{"status", "not recorded"}};
     md += std::string("- ") + label + ": " + pl["status"].get<std::string>();
     if (pl.contains("chain_ms")) {
@@ -701,6 +702,26 @@ Json try_attention_output(Plan& plan, E2e& check, E2eStage& e2e, const Graph& g,
   Plan with = plan;
   with.cuda_fast->attn_o = 1;
   return try_step_alternative(plan, {ao->v.name(), with, {{"attn_o", 1}}}, "fused", check, e2e, tokens, margin, deadline);
+}
+
+// One preferred shared-memory carveout for every kernel of the step (FastConfig::smem_carveout)
+// against the driver's choice per kernel, a few values in turn, each against the plan as it then
+// is. On the H200 the best value differed by model (Qwen3-1.7B 40, Llama-3.2-1B 25, Qwen3-4B 60:
+// 1.3-1.7% faster W2 decode; 100 was 3-9% slower: bench/results/2026-12-01-smem-carveout/).
+// Returns report.json's "smem_carveout": the kept trial (or the last one) with every trial.
+Json try_smem_carveout(Plan& plan, E2e& check, E2eStage& e2e, int tokens, double margin, Clock::time_point deadline) {
+  Json trials = Json::array(), kept;
+  for (int v : {25, 40, 60}) {
+    Plan with = plan;
+    with.cuda_fast->smem_carveout = v;
+    Json r = try_step_alternative(plan, {"smem_carveout=" + std::to_string(v), with, {{"smem_carveout", v}}}, "carveout",
+                                  check, e2e, tokens, margin, deadline);
+    trials.push_back(r);
+    if (r.value("status", "") == "kept") kept = r;
+  }
+  Json out = kept.is_null() ? trials.back() : kept;
+  out["trials"] = trials;
+  return out;
 }
 
 // One whole-step alternative in the decode-step stage: a warm compile from the same plan takes the
@@ -983,7 +1004,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   Json step_tuning = {{"status", step_tune ? "not run (no fast-path plan)" : "off (CPU backend, throughput objective or --no-step-tuning)"}};
   std::map<size_t, std::string> step_tuned;  // search -> the candidate the step tuning chose
   Json persistent_layers = {{"status", step_tune ? "not tried (no fast-path plan)" : "not tried (CUDA latency plans only)"}};
-  Json attention_output = persistent_layers;
+  Json attention_output = persistent_layers, smem_carveout = persistent_layers;
 #ifdef AGENTCOMPILE_HAVE_CUDA
   if (step_tune && built.plan.cuda_fast) {
     report_progress("decode-step tuning");
@@ -1049,6 +1070,15 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
         [](const Plan& p, const Json&) {
           Plan with = p;
           with.cuda_fast->persistent = 1;
+          return with;
+        });
+    report_progress("shared-memory carveout");
+    smem_carveout = step_alternative_stage(
+        "smem-carveout/1|", built.plan, check, e2e, db, env, hash, o, sto,
+        [&] { return try_smem_carveout(built.plan, check, e2e, o.step_tune_tokens, sto.margin, deadline_total); },
+        [](const Plan& p, const Json& rec) {
+          Plan with = p;
+          with.cuda_fast->smem_carveout = rec.value("smem_carveout", 0);
           return with;
         });
   }
@@ -1178,6 +1208,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
               {"step_tuning", step_tuning},
               {"persistent_layers", persistent_layers},
               {"attention_output", attention_output},
+              {"smem_carveout", smem_carveout},
               {"selection", {{"margin", so.margin}, {"repeats", so.repeats}, {"warmup", so.warmup},
                              {"rule", "fastest correct; ties within the measured noise go to the simpler candidate; a "
                                       "specialised candidate must beat the fallback by max(margin, noise)"}}},

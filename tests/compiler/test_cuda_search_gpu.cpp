@@ -158,6 +158,7 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
   Json routes_part = r.plan.cuda_fast->to_json();
   routes_part.erase("persistent");  // set after the routes' tuning (below), not by a route
   routes_part.erase("attn_o");
+  routes_part.erase("smem_carveout");
   EXPECT_EQ(routes_part, cuda_fast_from_routes(r.plan.routes).to_json());
   // Every layer as one persistent kernel (tiny-llama: head dim 32, so it applies): timed against
   // the chain, and in the plan exactly when kept.
@@ -186,6 +187,20 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
     EXPECT_EQ(r.plan.cuda_fast->attn_o.value_or(0), 0);
   }
   EXPECT_NE(r.report_md.find("attention and output projection in one kernel: "), std::string::npos);
+  // One shared-memory carveout for every kernel: three values timed in turn against the plan as
+  // it then is; the plan carries the last kept one, or none.
+  const Json& sc = r.report["smem_carveout"];
+  std::printf("[ compile ] shared-memory carveout %s\n", sc.dump().c_str());
+  ASSERT_TRUE(sc.contains("chain_ms")) << sc.dump();
+  ASSERT_EQ(sc["trials"].size(), 3u) << sc.dump();
+  if (sc["status"] == "kept") {
+    EXPECT_LT(sc["carveout_ms"].get<double>(), sc["chain_ms"].get<double>());
+    EXPECT_EQ(r.plan.cuda_fast->smem_carveout.value_or(-1), sc["smem_carveout"].get<int>());
+  } else {
+    EXPECT_EQ(sc["status"], "not kept (not faster by the margin)") << sc.dump();
+    EXPECT_FALSE(r.plan.cuda_fast->smem_carveout.has_value());
+  }
+  EXPECT_NE(r.report_md.find("one shared-memory carveout for every kernel: "), std::string::npos);
   if (st["status"] == "tuned") {
     EXPECT_LT(st["tuned_ms"].get<double>(), st["start_ms"].get<double>());
     EXPECT_FALSE(st["changes"].empty());
@@ -205,6 +220,8 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
   EXPECT_EQ(r2.report["attention_output"]["status"], ao["status"]);
   EXPECT_EQ(r2.report["attention_output"]["source"].get<std::string>().rfind("tuning DB", 0), 0u);
   EXPECT_EQ(r2.report["persistent_layers"]["source"].get<std::string>().rfind("tuning DB", 0), 0u);
+  EXPECT_EQ(r2.report["smem_carveout"]["status"], sc["status"]);
+  EXPECT_EQ(r2.report["smem_carveout"]["source"].get<std::string>().rfind("tuning DB", 0), 0u);
   EXPECT_LE(r.report["budget"]["overrun_s"].get<double>(), 10.0);
   std::printf("[ compile ] %s\n", r.report["budget"].dump().c_str());
 }

@@ -214,6 +214,12 @@ TEST_P(CudaFastPreset, MatchesCpuReference) {
     auto exo = cuda::make_fast_executor(g, lim, ac);
     check_greedy(*exo, spec);
   }
+  // One shared-memory carveout on every kernel (the compile tries 25, 40, 60), also with the
+  // persistent layers; then the default again on the same (memoised) kernels.
+  for (const char* spec : {"smem_carveout=25", "smem_carveout=100", "smem_carveout=60,persistent=1", "smem_carveout=-1"}) {
+    auto exs = cuda::make_fast_executor(g, lim, cuda::apply_fast_config_override({}, spec));
+    check_greedy(*exs, spec);
+  }
   // Every decoder layer in one persistent kernel (batch 1): the default point (8 splits per KV
   // head, one chunk of rows each), one split (the whole context in chunks of 32 rows, the step's
   // own row in the last), and a two-stage ring with 16 splits.

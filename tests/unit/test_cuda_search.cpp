@@ -96,6 +96,21 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
     b["attn_o"] = n;
     expect_bad_input([&] { PlanCudaFast::from_json(b, "cuda_fast"); }, {"attn_o"});
   }
+  // The shared-memory carveout: written only when set (-1, the driver's choice, reads back as
+  // absent), a percentage.
+  EXPECT_FALSE(p.to_json().contains("smem_carveout"));
+  EXPECT_EQ(d.smem_carveout, -1);
+  c.smem_carveout = 40;
+  const Json sc = plan_fast_of(c).to_json();
+  EXPECT_EQ(sc.at("smem_carveout"), 40);
+  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(sc, "cuda_fast")).smem_carveout, 40);
+  c.smem_carveout = 0;
+  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(plan_fast_of(c).to_json(), "cuda_fast")).smem_carveout, 0);
+  for (int n : {-1, 101}) {
+    Json b = sc;
+    b["smem_carveout"] = n;
+    expect_bad_input([&] { PlanCudaFast::from_json(b, "cuda_fast"); }, {"smem_carveout"});
+  }
 }
 
 TEST(CudaSearch, CudaFastFromRoutes) {

@@ -66,6 +66,23 @@ TEST(FastConfigOverride, LongContextSplitsFitTheArch) {
 // its CLUSTER blocks of SPLIT rows cover attn_long_from positions, the kernel's cluster shape is
 // compiled in; none where clusters do not exist (sm_80), where nothing bounds the context, or
 // when switched off. Batches and long contexts keep attn_decode.fused.
+// The preferred shared-memory carveout set on every fast-path kernel: none by default, -1 or a
+// percentage, anything else a one-line error naming the key.
+TEST(FastConfigOverride, SharedMemoryCarveout) {
+  EXPECT_EQ(cuda::FastConfig{}.smem_carveout, -1);
+  EXPECT_EQ(cuda::apply_fast_config_override({}, "smem_carveout=40").smem_carveout, 40);
+  EXPECT_EQ(cuda::apply_fast_config_override({}, "smem_carveout=0").smem_carveout, 0);
+  EXPECT_EQ(cuda::apply_fast_config_override({}, "smem_carveout=-1").smem_carveout, -1);
+  for (const char* bad : {"smem_carveout=101", "smem_carveout=-2", "smem_carveout=x"}) {
+    try {
+      cuda::apply_fast_config_override({}, bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(e.reason().find("smem_carveout"), std::string::npos) << e.reason();
+    }
+  }
+}
+
 TEST(FastConfigOverride, ClusterAttentionForShortContexts) {
   EXPECT_EQ(cuda::FastConfig{}.attn_cluster, 8);
   EXPECT_THROW(cuda::apply_fast_config_override({}, "attn_cluster=3"), Error);

@@ -110,6 +110,10 @@ struct PlanCudaFast {
   // this many clusters per KV head (cuda::FastConfig::attn_o: 1, 2 or 4); 0 or absent: two kernels.
   // The compile's decode-step stage sets it when whole steps with it are faster.
   std::optional<int> attn_o;
+  // Every kernel's preferred shared-memory carveout, percent of the SM's unified L1/shared store
+  // (cuda::FastConfig::smem_carveout); absent: the driver's choice per kernel. The compile's
+  // decode-step stage sets it when whole steps with it are faster.
+  std::optional<int> smem_carveout;
   bool cuda_graph = true, pdl = true;
   Json to_json() const;
   static PlanCudaFast from_json(const Json& j, const std::string& subject);

@@ -281,10 +281,10 @@ LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K) {
 }
 
 void launch_argmax_finish(unsigned long long* best, int* tokens, long long B, CUstream s, bool pdl,
-                          const std::string& arch) {
+                          const std::string& arch, int carveout) {
   ArgmaxFinishParams f{best, tokens, B};
   const Variant v = make_variant(find_family("argmax_finish", "ref"), {{"BLOCK", int(kRefBlock)}}, {}, arch);
-  launch_kernel(load_kernel(v), Dim3{1}, kRefBlock, 0, s, &f, pdl);
+  launch_kernel(load_kernel(v), Dim3{1}, kRefBlock, 0, s, &f, pdl, carveout);
 }
 
 std::optional<Variant> fast_mlp_variant(const FastConfig& cfg, int batch, long long H, long long I, DType wt,
@@ -517,7 +517,7 @@ class FastExecutor final : public Executor {
   bool argmax_rows(std::vector<int32_t>& out) override {
     if (!decode_step_ && !tokens_ready_) {  // prefill: the reference argmax over the logit rows
       ArgmaxParams p{logits_.as<float>(), token_out_.as<int>(), rows_in_step_, g_.config.vocab_size};
-      launch_kernel(ref("argmax", {}), Dim3{unsigned(rows_in_step_)}, kRefBlock, 0, s_, &p);
+      launch_kernel(ref("argmax", {}), Dim3{unsigned(rows_in_step_)}, kRefBlock, 0, s_, &p, false, cfg_.smem_carveout);
     }
     if (!host_tokens_valid_) {
       // A decode step's lm_head wrote them over its token ids (the next chained step's input).
@@ -542,7 +542,7 @@ class FastExecutor final : public Executor {
                  topk_parts_.as<float>(), reinterpret_cast<int*>(topk_parts_.as<float>() + parts), topk_counters_.as<unsigned>(),
                  rows_in_step_, vocab, sh.chunk, k};
     launch_kernel(load_kernel(topk_variant(cfg_, arch_)), Dim3{unsigned(sh.chunks), unsigned(rows_in_step_)},
-                  unsigned(cfg_.top_k_block), 0, s_, &p);
+                  unsigned(cfg_.top_k_block), 0, s_, &p, false, cfg_.smem_carveout);
     topk_.download(host_topk_.data(), 2 * n * 4, s_);
     CU_CHECK(drv().cuStreamSynchronize(s_));
     out.resize(n);
@@ -697,7 +697,7 @@ class FastExecutor final : public Executor {
                        c.hidden_size, c.intermediate_size, c.num_heads, c.num_kv_heads, lim_.max_seq, pl_->stage_bytes,
                        float(c.rms_norm_eps), 1.0f / std::sqrt(float(c.head_dim))};
     launch_kernel(load_kernel(pl_->v), Dim3{unsigned(dev_.info().sm_count)}, unsigned(pl_->v.threads()), pl_->smem, s_, &p,
-                  cfg_.pdl);
+                  cfg_.pdl, cfg_.smem_carveout);
   }
 
   const void* wptr(const TensorInfo* t) const { return t ? reinterpret_cast<const void*>(w_.at(t).ptr()) : nullptr; }
@@ -715,9 +715,9 @@ class FastExecutor final : public Executor {
     const Variant v = fast_decode_gemv(cfg_, ch, mma, epi, batch, K, wt_, arch_);
     GemvParams p{x, gamma, float(g_.config.rms_norm_eps), w, w2, bias, out, best_.as<unsigned long long>(), n, N, K};
     const LaunchShape ls = gemv_launch_shape(v, N, K);
-    launch_kernel(load_kernel(v), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, s_, &p, cfg_.pdl);
+    launch_kernel(load_kernel(v), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, s_, &p, cfg_.pdl, cfg_.smem_carveout);
     // The tokens, over the next step's input ids, from the blocks' keys.
-    if (epi == kEpiArgmax) launch_argmax_finish(best_.as<unsigned long long>(), in_.tokens(), n, s_, cfg_.pdl, arch_);
+    if (epi == kEpiArgmax) launch_argmax_finish(best_.as<unsigned long long>(), in_.tokens(), n, s_, cfg_.pdl, arch_, cfg_.smem_carveout);
   }
 
   void mlp(const Variant& v, const LayerOps& L, size_t layer, long long n) {
@@ -727,7 +727,7 @@ class FastExecutor final : public Executor {
     MlpParams p{resid_.as<float>(), wptr(L.post_norm, 0), float(c.rms_norm_eps), wptr(L.gate, 0), wptr(L.up, 0),
                 reinterpret_cast<const void*>(wdown_tiled_.at(layer).ptr()), mlp_counters_.as<unsigned>(), n, c.hidden_size,
                 c.intermediate_size};
-    launch_kernel(k, Dim3{ls.grid_x}, ls.threads, ls.smem, s_, &p, cfg_.pdl);
+    launch_kernel(k, Dim3{ls.grid_x}, ls.threads, ls.smem, s_, &p, cfg_.pdl, cfg_.smem_carveout);
   }
 
   void attention(const LayerOps& L, size_t layer, long long n, bool pdl) {
@@ -739,7 +739,7 @@ class FastExecutor final : public Executor {
                      vcache_[layer].as<unsigned short>(), n, c.num_heads, c.num_kv_heads, c.head_dim, lim_.max_seq};
     const LoadedKernel& kp = load_kernel(qkv_post_variant(cfg_, wt_, arch_));
     launch_kernel(kp, Dim3{unsigned(c.num_heads + 2 * c.num_kv_heads), unsigned(n)}, unsigned(cfg_.qkv_post_block), 0,
-                  s_, &qp, pdl);
+                  s_, &qp, pdl, cfg_.smem_carveout);
     if (pdl) mark("qkv_post", 0);
     DecodeAttnParams ap{q_.as<float>(), kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(),
                         part_o_.as<float>(), part_ml_.as<float>(), attn_.as<float>(), in_.positions(),
@@ -747,14 +747,14 @@ class FastExecutor final : public Executor {
                         1.0f / std::sqrt(float(hd))};
     const Variant va = attn_variant(c, cfg_, arch_);
     launch_kernel(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(max_splits_), unsigned(n)},
-                  unsigned(va.threads()), 0, s_, &ap, pdl);
+                  unsigned(va.threads()), 0, s_, &ap, pdl, cfg_.smem_carveout);
     if (pdl && profile_) {  // bytes: the K and V rows every token reads (positions come from the host copy)
       double kv = 0;
       for (long long t = 0; t < n; ++t) kv += double(last_positions_[size_t(t)] + 1) * double(c.kv_dim()) * 2 * 2;
       mark("attn_decode", kv);
     }
     const LoadedKernel& kc = load_kernel(combine_variant(c, cfg_, arch_));
-    launch_kernel(kc, Dim3{unsigned(c.num_heads), unsigned(n)}, unsigned(hd), 0, s_, &ap, pdl);
+    launch_kernel(kc, Dim3{unsigned(c.num_heads), unsigned(n)}, unsigned(hd), 0, s_, &ap, pdl, cfg_.smem_carveout);
     if (pdl) mark("attn_combine", 0);
   }
 
@@ -808,7 +808,7 @@ class FastExecutor final : public Executor {
     const Variant va = decode_attention_variant(c, cfg_, wt_, arch_, batch_template(n), longest_);
     const size_t smem = size_t(attn_fused_smem_bytes(va.param("SPLIT"), va.param("HD"), va.param("GROUP")));
     launch_kernel(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(decode_attention_blocks(va, lim_.max_seq)), unsigned(n)},
-                  unsigned(va.threads()), smem, s_, &ap, cfg_.pdl);
+                  unsigned(va.threads()), smem, s_, &ap, cfg_.pdl, cfg_.smem_carveout);
     if (profile_) {
       double kv = 0;
       for (long long t = 0; t < n; ++t) kv += double(last_positions_[size_t(t)] + 1) * double(c.kv_dim()) * 2 * 2;
@@ -832,7 +832,7 @@ class FastExecutor final : public Executor {
     AttnOParams p{attn_params(layer, L, n), wptr(L.o, 0), resid_.as<float>(), c.hidden_size};
     launch_kernel(load_kernel(ao.v),
                   Dim3{unsigned(c.num_kv_heads), unsigned(ao.v.param("CLUSTER")), unsigned(n * ao.v.param("COPIES"))},
-                  unsigned(ao.v.threads()), ao.smem, s_, &p, cfg_.pdl);
+                  unsigned(ao.v.threads()), ao.smem, s_, &p, cfg_.pdl, cfg_.smem_carveout);
     mark("attention_o", double(c.hidden_size * c.q_dim() * dtype_size(wt_)));
   }
 
@@ -841,7 +841,7 @@ class FastExecutor final : public Executor {
     const double es = double(dtype_size(wt_));
     mark("start", 0);
     EmbedParams ep{wptr(ops_.embed, 0), in_.tokens(), resid_.as<float>(), n, c.hidden_size, c.vocab_size};
-    launch_kernel(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, s_, &ep, cfg_.pdl);
+    launch_kernel(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, s_, &ep, cfg_.pdl, cfg_.smem_carveout);
     mark("embed", double(n * c.hidden_size) * es);
     const long long qkvd = c.q_dim() + 2 * c.kv_dim();
     const bool persistent = pl_ && n == 1;  // decode_layers.persistent runs every layer
@@ -940,26 +940,26 @@ class FastExecutor final : public Executor {
   // ---- prefill: cuBLAS GEMMs over the step's tokens ----
   void linear(const void* w, const void* bias, const float* x, long long n, long long in, long long out_dim, float* out) {
     CastParams cp{x, cast_.as<void>(), n * in};
-    launch_kernel(ref("cast", {}, {wt_}), Dim3{elementwise_blocks(n * in, kRefBlock)}, kRefBlock, 0, s_, &cp);
+    launch_kernel(ref("cast", {}, {wt_}), Dim3{elementwise_blocks(n * in, kRefBlock)}, kRefBlock, 0, s_, &cp, false, cfg_.smem_carveout);
     cublas_linear(cublas_, wt_, cast_.as<void>(), w, out, n, in, out_dim);
     if (bias) {
       BiasParams bp{out, bias, n, out_dim};
-      launch_kernel(ref("bias", {}, {wt_}), Dim3{elementwise_blocks(n * out_dim, kRefBlock)}, kRefBlock, 0, s_, &bp);
+      launch_kernel(ref("bias", {}, {wt_}), Dim3{elementwise_blocks(n * out_dim, kRefBlock)}, kRefBlock, 0, s_, &bp, false, cfg_.smem_carveout);
     }
   }
   void rms_norm(const Op* norm, const float* x, long long rows, long long dim, float* out) {
     RmsNormParams p{x, wptr(norm, 0), out, rows, dim, float(g_.config.rms_norm_eps)};
-    launch_kernel(ref("rms_norm", {}, {wt_}), Dim3{unsigned(rows)}, kRefBlock, 0, s_, &p);
+    launch_kernel(ref("rms_norm", {}, {wt_}), Dim3{unsigned(rows)}, kRefBlock, 0, s_, &p, false, cfg_.smem_carveout);
   }
   void add(float* acc, const float* x, long long count) {
     ElementwiseParams p{acc, x, acc, count};
-    launch_kernel(ref("add", {}), Dim3{elementwise_blocks(count, kRefBlock)}, kRefBlock, 0, s_, &p);
+    launch_kernel(ref("add", {}), Dim3{elementwise_blocks(count, kRefBlock)}, kRefBlock, 0, s_, &p, false, cfg_.smem_carveout);
   }
 
   void run_prefill(long long n, long long r) {
     const ModelConfig& c = g_.config;
     EmbedParams ep{wptr(ops_.embed, 0), in_.tokens(), resid_.as<float>(), n, c.hidden_size, c.vocab_size};
-    launch_kernel(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, s_, &ep);
+    launch_kernel(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, s_, &ep, false, cfg_.smem_carveout);
     const long long qkvd = c.q_dim() + 2 * c.kv_dim();
     for (size_t l = 0; l < ops_.layers.size(); ++l) {
       const LayerOps& L = ops_.layers[l];
@@ -974,12 +974,12 @@ class FastExecutor final : public Executor {
       linear(wptr(L.gate, 0), nullptr, h_.as<float>(), n, c.hidden_size, c.intermediate_size, gate_.as<float>());
       linear(wptr(L.up, 0), nullptr, h_.as<float>(), n, c.hidden_size, c.intermediate_size, up_.as<float>());
       ElementwiseParams sp{gate_.as<float>(), up_.as<float>(), gate_.as<float>(), n * c.intermediate_size};
-      launch_kernel(ref("swiglu", {}), Dim3{elementwise_blocks(n * c.intermediate_size, kRefBlock)}, kRefBlock, 0, s_, &sp);
+      launch_kernel(ref("swiglu", {}), Dim3{elementwise_blocks(n * c.intermediate_size, kRefBlock)}, kRefBlock, 0, s_, &sp, false, cfg_.smem_carveout);
       linear(wptr(L.down, 0), nullptr, gate_.as<float>(), n, c.intermediate_size, c.hidden_size, tmp_.as<float>());
       add(resid_.as<float>(), tmp_.as<float>(), n * c.hidden_size);
     }
     GatherRowsParams gp{resid_.as<float>(), in_.rows(), gathered_.as<float>(), r, c.hidden_size};
-    launch_kernel(ref("gather_rows", {}), Dim3{unsigned(r)}, kRefBlock, 0, s_, &gp);
+    launch_kernel(ref("gather_rows", {}), Dim3{unsigned(r)}, kRefBlock, 0, s_, &gp, false, cfg_.smem_carveout);
     rms_norm(ops_.final_norm, gathered_.as<float>(), r, c.hidden_size, h_.as<float>());
     linear(wptr(ops_.logits, 0), nullptr, h_.as<float>(), r, c.hidden_size, c.vocab_size, logits_.as<float>());
   }
@@ -1063,7 +1063,8 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
                                                          {"persistent_block", &FastConfig::persistent_block},
                                                          {"persistent_stages", &FastConfig::persistent_stages},
                                                          {"persistent_splits", &FastConfig::persistent_splits},
-                                                         {"persistent_stage_kb", &FastConfig::persistent_stage_kb}};
+                                                         {"persistent_stage_kb", &FastConfig::persistent_stage_kb},
+                                                         {"smem_carveout", &FastConfig::smem_carveout}};
   const std::map<std::string, bool FastConfig::*> bools = {{"cuda_graph", &FastConfig::cuda_graph},
                                                            {"pdl", &FastConfig::pdl},
                                                            {"batched_mma", &FastConfig::batched_mma},
@@ -1112,6 +1113,8 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
       if (key == "attn_o" && !valid_attn_o(cfg.attn_o)) throw_input("fast config override", "'attn_o' must be 0, 1, 2 or 4");
       if (key == "attn_o_late" && (cfg.attn_o_late < 0 || cfg.attn_o_late > 2))
         throw_input("fast config override", "'attn_o_late' must be 0, 1 or 2");
+      if (key == "smem_carveout" && (cfg.smem_carveout < -1 || cfg.smem_carveout > 100))
+        throw_input("fast config override", "'smem_carveout' must be -1 (none) or a percentage 0-100");
       if (key == "attn_cluster_long_split" && cfg.attn_cluster_long_split != 0) {
         const auto& dom = find_family("attn_decode", "cluster").params;
         const auto split = std::find_if(dom.begin(), dom.end(), [](const auto& d) { return d.name == "SPLIT"; });

@@ -109,6 +109,12 @@ struct FastConfig {
   // chain on some models; the compile measures it per model (bench/results/2026-12-01-persistent/).
   int persistent = 0;
   int persistent_block = 288, persistent_stages = 5, persistent_splits = 8, persistent_stage_kb = 32;
+  // The preferred shared-memory carveout (percent of the unified L1/shared store, 0-100) set on
+  // every kernel the fast path launches; -1: none (the driver picks per kernel). On the H200 one
+  // carveout for the whole chain decoded W2 faster by model-dependent values (Qwen3-1.7B best at
+  // 40, Llama-3.2-1B at 25, Qwen3-4B at 60; 100 was slower everywhere:
+  // bench/results/2026-12-01-smem-carveout/); the compile measures a few per model.
+  int smem_carveout = -1;
   bool cuda_graph = true;
   bool pdl = true;
   // Top-k sampling selects its k candidates on the device (topk.radix) instead of copying every
@@ -156,7 +162,7 @@ int batch_template(long long n);
 // GEMV regions (qkv, o, gate_up, down, lm_head) take block:rows:unroll:splitk, their batched
 // tensor-core points (qkv_mma, ...) block:mt:unroll:splitk; mlp block:kc:rows:unroll:bps; attn_block, attn_tile, attn_split, attn_ilp,
 // qkv_post_block, top_k_block, attn_cluster and attn_cluster_long (0, 2, 4, 8, 16), attn_cluster_long_split, attn_o
-// (0, 1, 2, 4), attn_o_late (0, 1, 2), mma_terms,
+// (0, 1, 2, 4), attn_o_late (0, 1, 2), smem_carveout (-1 to 100), mma_terms,
 // mma_min_batch, mlp_fused_batch, batched_mma, gpu_top_k, cuda_graph and pdl take integers. Throws BadInput on
 // anything else.
 FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec);
@@ -233,7 +239,7 @@ LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K);
 // best[b] (-1 for a row with a NaN/Inf logit), best zeroed for the next launch (one block,
 // sampling/argmax.cuh argmax_finish; with pdl, it is scheduled while the GEMV runs).
 void launch_argmax_finish(unsigned long long* best, int* tokens, long long B, CUstream s, bool pdl,
-                          const std::string& arch);
+                          const std::string& arch, int carveout = -1);
 // gemv.fused's K slice per block at split-K `splitk` (kernels/cuda/gemv/gemv.cuh's kchunk).
 inline long long gemv_kchunk(long long K, long long splitk) { return ((K + splitk - 1) / splitk + 7) / 8 * 8; }
 

@@ -90,7 +90,7 @@ const LoadedKernel& load_kernel(const Variant& v) {
 }
 
 void launch_kernel(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t dynamic_smem, CUstream s,
-                   const void* params, bool pdl) {
+                   const void* params, bool pdl, int carveout) {
   const DeviceInfo& info = Device::get().info();
   if (threads == 0 || int(threads) > k.max_threads)
     throw_internal(k.name, "launch with " + std::to_string(threads) + " threads; the kernel allows " +
@@ -101,6 +101,12 @@ void launch_kernel(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t dy
                                std::to_string(info.max_smem_per_block_optin));
   if (smem > size_t(info.max_smem_per_block))
     CU_CHECK(drv().cuFuncSetAttribute(k.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(dynamic_smem)));
+  // One carveout for every kernel of a chain lets an SM hold blocks of the next kernel while the
+  // last ones of this one run (bench/results/2026-12-01-smem-carveout/); -1 restores the default.
+  if (carveout != k.carveout) {
+    CU_CHECK(drv().cuFuncSetAttribute(k.fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, carveout));
+    k.carveout = carveout;
+  }
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;  // nothing to do
   void* args[] = {const_cast<void*>(params)};
   if (!pdl) {

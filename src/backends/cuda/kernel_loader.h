@@ -16,6 +16,9 @@ struct LoadedKernel {
   int registers = 0;
   int static_smem = 0;
   int local_bytes = 0;
+  // The preferred shared-memory carveout last set on fn (launch_kernel's `carveout`); -1: the
+  // driver's default.
+  mutable int carveout = -1;
   JitResult jit;
 };
 
@@ -45,7 +48,7 @@ struct Dim3 {
 // With `pdl`, the launch allows programmatic dependent launch: the kernel may start before the
 // previous one on the stream ends (it must call pdl_wait() before reading that kernel's outputs).
 void launch_kernel(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t dynamic_smem, CUstream s,
-                   const void* params, bool pdl = false);
+                   const void* params, bool pdl = false, int carveout = -1);
 
 // Convenience: grid-stride launch size for `count` elements.
 unsigned elementwise_blocks(long long count, unsigned threads);
