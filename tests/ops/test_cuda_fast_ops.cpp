@@ -279,12 +279,12 @@ TEST_P(CudaDecodeAttention, SplitsAndCombineMatchCpu) {
                      out.as<float>(), dpos.as<int>(), dslot.as<int>(), n, c.heads, c.kv_heads, max_seq, max_splits,
                      1.0f / std::sqrt(float(c.hd))};
   const int group = int(c.heads / c.kv_heads);
-  auto ka = cuda::load_kernel(cuda::make_variant(
+  const auto& ka = cuda::load_kernel(cuda::make_variant(
       cuda::find_family("attn_decode", "split"),
       {{"BLOCK", c.block}, {"TILE", c.tile}, {"SPLIT", c.split}, {"HD", int(c.hd)}, {"GROUP", group}}, {}, arch()));
   cuda::launch_kernel(ka, cuda::Dim3{unsigned(c.kv_heads), unsigned(max_splits), unsigned(n)}, unsigned(c.block), 0,
                       stream(), &p);
-  auto kc = cuda::load_kernel(cuda::make_variant(cuda::find_family("attn_combine", "split"),
+  const auto& kc = cuda::load_kernel(cuda::make_variant(cuda::find_family("attn_combine", "split"),
                                                  {{"SPLIT", c.split}, {"HD", int(c.hd)}}, {}, arch()));
   cuda::launch_kernel(kc, cuda::Dim3{unsigned(c.heads), unsigned(n)}, unsigned(c.hd), 0, stream(), &p);
   EXPECT_LE(rel_l2(to_host<float>(out, want.size()), want), 1e-5);

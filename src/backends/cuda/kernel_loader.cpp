@@ -101,12 +101,11 @@ void launch_kernel(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t dy
                                std::to_string(info.max_smem_per_block_optin));
   if (smem > size_t(info.max_smem_per_block))
     CU_CHECK(drv().cuFuncSetAttribute(k.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(dynamic_smem)));
-  // One carveout for every kernel of a chain lets an SM hold blocks of the next kernel while the
-  // last ones of this one run (bench/results/2026-12-01-smem-carveout/); -1 restores the default.
-  if (carveout != k.carveout) {
+  // The caller's shared-memory carveout (the fast path gives every kernel of its chain the same
+  // one: faster decode on the H200, bench/results/2026-12-01-smem-carveout/); -1 restores the
+  // driver's choice. Set only when it differs from the function's.
+  if (k.carveout.exchange(carveout) != carveout)
     CU_CHECK(drv().cuFuncSetAttribute(k.fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, carveout));
-    k.carveout = carveout;
-  }
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;  // nothing to do
   void* args[] = {const_cast<void*>(params)};
   if (!pdl) {

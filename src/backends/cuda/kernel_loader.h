@@ -1,6 +1,7 @@
 #pragma once
 // Compiled variants on the GPU: compile (through the cache), load the CUBIN, read its resource
 // attributes, and launch with the hardware constraints checked first.
+#include <atomic>
 #include <string>
 
 #include "backends/cuda/device.h"
@@ -17,8 +18,8 @@ struct LoadedKernel {
   int static_smem = 0;
   int local_bytes = 0;
   // The preferred shared-memory carveout last set on fn (launch_kernel's `carveout`); -1: the
-  // driver's default.
-  mutable int carveout = -1;
+  // driver's default. Atomic: executors on other threads may launch the same kernel.
+  mutable std::atomic<int> carveout{-1};
   JitResult jit;
 };
 
