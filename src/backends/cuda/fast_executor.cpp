@@ -517,7 +517,7 @@ class FastExecutor final : public Executor {
   bool argmax_rows(std::vector<int32_t>& out) override {
     if (!decode_step_ && !tokens_ready_) {  // prefill: the reference argmax over the logit rows
       ArgmaxParams p{logits_.as<float>(), token_out_.as<int>(), rows_in_step_, g_.config.vocab_size};
-      launch_kernel(ref("argmax", {}), Dim3{unsigned(rows_in_step_)}, kRefBlock, 0, s_, &p, false, cfg_.smem_carveout);
+      launch(ref("argmax", {}), Dim3{unsigned(rows_in_step_)}, kRefBlock, 0, &p);
     }
     if (!host_tokens_valid_) {
       // A decode step's lm_head wrote them over its token ids (the next chained step's input).
@@ -541,8 +541,8 @@ class FastExecutor final : public Executor {
     TopKParams p{logits_.as<float>(), topk_.as<float>(), reinterpret_cast<int*>(topk_.as<float>() + n),
                  topk_parts_.as<float>(), reinterpret_cast<int*>(topk_parts_.as<float>() + parts), topk_counters_.as<unsigned>(),
                  rows_in_step_, vocab, sh.chunk, k};
-    launch_kernel(load_kernel(topk_variant(cfg_, arch_)), Dim3{unsigned(sh.chunks), unsigned(rows_in_step_)},
-                  unsigned(cfg_.top_k_block), 0, s_, &p, false, cfg_.smem_carveout);
+    launch(load_kernel(topk_variant(cfg_, arch_)), Dim3{unsigned(sh.chunks), unsigned(rows_in_step_)},
+           unsigned(cfg_.top_k_block), 0, &p);
     topk_.download(host_topk_.data(), 2 * n * 4, s_);
     CU_CHECK(drv().cuStreamSynchronize(s_));
     out.resize(n);
@@ -696,8 +696,13 @@ class FastExecutor final : public Executor {
                        rope_cos_.as<float>(), rope_sin_.as<float>(), in_.positions(), in_.slots(), c.num_layers,
                        c.hidden_size, c.intermediate_size, c.num_heads, c.num_kv_heads, lim_.max_seq, pl_->stage_bytes,
                        float(c.rms_norm_eps), 1.0f / std::sqrt(float(c.head_dim))};
-    launch_kernel(load_kernel(pl_->v), Dim3{unsigned(dev_.info().sm_count)}, unsigned(pl_->v.threads()), pl_->smem, s_, &p,
-                  cfg_.pdl, cfg_.smem_carveout);
+    launch(load_kernel(pl_->v), Dim3{unsigned(dev_.info().sm_count)}, unsigned(pl_->v.threads()), pl_->smem, &p, cfg_.pdl);
+  }
+
+  // Every launch of this executor on its stream, with its shared-memory carveout (one for all of
+  // its kernels: FastConfig::smem_carveout).
+  void launch(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t smem, const void* params, bool pdl = false) {
+    launch_kernel(k, grid, threads, smem, s_, params, pdl, cfg_.smem_carveout);
   }
 
   const void* wptr(const TensorInfo* t) const { return t ? reinterpret_cast<const void*>(w_.at(t).ptr()) : nullptr; }
@@ -715,7 +720,7 @@ class FastExecutor final : public Executor {
     const Variant v = fast_decode_gemv(cfg_, ch, mma, epi, batch, K, wt_, arch_);
     GemvParams p{x, gamma, float(g_.config.rms_norm_eps), w, w2, bias, out, best_.as<unsigned long long>(), n, N, K};
     const LaunchShape ls = gemv_launch_shape(v, N, K);
-    launch_kernel(load_kernel(v), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, s_, &p, cfg_.pdl, cfg_.smem_carveout);
+    launch(load_kernel(v), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, &p, cfg_.pdl);
     // The tokens, over the next step's input ids, from the blocks' keys.
     if (epi == kEpiArgmax) launch_argmax_finish(best_.as<unsigned long long>(), in_.tokens(), n, s_, cfg_.pdl, arch_, cfg_.smem_carveout);
   }
@@ -727,7 +732,7 @@ class FastExecutor final : public Executor {
     MlpParams p{resid_.as<float>(), wptr(L.post_norm, 0), float(c.rms_norm_eps), wptr(L.gate, 0), wptr(L.up, 0),
                 reinterpret_cast<const void*>(wdown_tiled_.at(layer).ptr()), mlp_counters_.as<unsigned>(), n, c.hidden_size,
                 c.intermediate_size};
-    launch_kernel(k, Dim3{ls.grid_x}, ls.threads, ls.smem, s_, &p, cfg_.pdl, cfg_.smem_carveout);
+    launch(k, Dim3{ls.grid_x}, ls.threads, ls.smem, &p, cfg_.pdl);
   }
 
   void attention(const LayerOps& L, size_t layer, long long n, bool pdl) {
@@ -738,23 +743,22 @@ class FastExecutor final : public Executor {
                      in_.slots(), inv_freq_.as<float>(), kcache_[layer].as<unsigned short>(),
                      vcache_[layer].as<unsigned short>(), n, c.num_heads, c.num_kv_heads, c.head_dim, lim_.max_seq};
     const LoadedKernel& kp = load_kernel(qkv_post_variant(cfg_, wt_, arch_));
-    launch_kernel(kp, Dim3{unsigned(c.num_heads + 2 * c.num_kv_heads), unsigned(n)}, unsigned(cfg_.qkv_post_block), 0,
-                  s_, &qp, pdl, cfg_.smem_carveout);
+    launch(kp, Dim3{unsigned(c.num_heads + 2 * c.num_kv_heads), unsigned(n)}, unsigned(cfg_.qkv_post_block), 0, &qp, pdl);
     if (pdl) mark("qkv_post", 0);
     DecodeAttnParams ap{q_.as<float>(), kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(),
                         part_o_.as<float>(), part_ml_.as<float>(), attn_.as<float>(), in_.positions(),
                         in_.slots(), n, c.num_heads, c.num_kv_heads, lim_.max_seq, max_splits_,
                         1.0f / std::sqrt(float(hd))};
     const Variant va = attn_variant(c, cfg_, arch_);
-    launch_kernel(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(max_splits_), unsigned(n)},
-                  unsigned(va.threads()), 0, s_, &ap, pdl, cfg_.smem_carveout);
+    launch(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(max_splits_), unsigned(n)},
+           unsigned(va.threads()), 0, &ap, pdl);
     if (pdl && profile_) {  // bytes: the K and V rows every token reads (positions come from the host copy)
       double kv = 0;
       for (long long t = 0; t < n; ++t) kv += double(last_positions_[size_t(t)] + 1) * double(c.kv_dim()) * 2 * 2;
       mark("attn_decode", kv);
     }
     const LoadedKernel& kc = load_kernel(combine_variant(c, cfg_, arch_));
-    launch_kernel(kc, Dim3{unsigned(c.num_heads), unsigned(n)}, unsigned(hd), 0, s_, &ap, pdl, cfg_.smem_carveout);
+    launch(kc, Dim3{unsigned(c.num_heads), unsigned(n)}, unsigned(hd), 0, &ap, pdl);
     if (pdl) mark("attn_combine", 0);
   }
 
@@ -807,8 +811,8 @@ class FastExecutor final : public Executor {
     FusedAttnParams ap = attn_params(layer, L, n);
     const Variant va = decode_attention_variant(c, cfg_, wt_, arch_, batch_template(n), longest_);
     const size_t smem = size_t(attn_fused_smem_bytes(va.param("SPLIT"), va.param("HD"), va.param("GROUP")));
-    launch_kernel(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(decode_attention_blocks(va, lim_.max_seq)), unsigned(n)},
-                  unsigned(va.threads()), smem, s_, &ap, cfg_.pdl, cfg_.smem_carveout);
+    launch(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(decode_attention_blocks(va, lim_.max_seq)), unsigned(n)},
+           unsigned(va.threads()), smem, &ap, cfg_.pdl);
     if (profile_) {
       double kv = 0;
       for (long long t = 0; t < n; ++t) kv += double(last_positions_[size_t(t)] + 1) * double(c.kv_dim()) * 2 * 2;
@@ -830,9 +834,9 @@ class FastExecutor final : public Executor {
   void attention_and_output(const AttnOPlan& ao, const LayerOps& L, size_t layer, long long n) {
     const ModelConfig& c = g_.config;
     AttnOParams p{attn_params(layer, L, n), wptr(L.o, 0), resid_.as<float>(), c.hidden_size};
-    launch_kernel(load_kernel(ao.v),
-                  Dim3{unsigned(c.num_kv_heads), unsigned(ao.v.param("CLUSTER")), unsigned(n * ao.v.param("COPIES"))},
-                  unsigned(ao.v.threads()), ao.smem, s_, &p, cfg_.pdl, cfg_.smem_carveout);
+    launch(load_kernel(ao.v),
+           Dim3{unsigned(c.num_kv_heads), unsigned(ao.v.param("CLUSTER")), unsigned(n * ao.v.param("COPIES"))},
+           unsigned(ao.v.threads()), ao.smem, &p, cfg_.pdl);
     mark("attention_o", double(c.hidden_size * c.q_dim() * dtype_size(wt_)));
   }
 
@@ -841,7 +845,7 @@ class FastExecutor final : public Executor {
     const double es = double(dtype_size(wt_));
     mark("start", 0);
     EmbedParams ep{wptr(ops_.embed, 0), in_.tokens(), resid_.as<float>(), n, c.hidden_size, c.vocab_size};
-    launch_kernel(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, s_, &ep, cfg_.pdl, cfg_.smem_carveout);
+    launch(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, &ep, cfg_.pdl);
     mark("embed", double(n * c.hidden_size) * es);
     const long long qkvd = c.q_dim() + 2 * c.kv_dim();
     const bool persistent = pl_ && n == 1;  // decode_layers.persistent runs every layer
@@ -940,26 +944,26 @@ class FastExecutor final : public Executor {
   // ---- prefill: cuBLAS GEMMs over the step's tokens ----
   void linear(const void* w, const void* bias, const float* x, long long n, long long in, long long out_dim, float* out) {
     CastParams cp{x, cast_.as<void>(), n * in};
-    launch_kernel(ref("cast", {}, {wt_}), Dim3{elementwise_blocks(n * in, kRefBlock)}, kRefBlock, 0, s_, &cp, false, cfg_.smem_carveout);
+    launch(ref("cast", {}, {wt_}), Dim3{elementwise_blocks(n * in, kRefBlock)}, kRefBlock, 0, &cp);
     cublas_linear(cublas_, wt_, cast_.as<void>(), w, out, n, in, out_dim);
     if (bias) {
       BiasParams bp{out, bias, n, out_dim};
-      launch_kernel(ref("bias", {}, {wt_}), Dim3{elementwise_blocks(n * out_dim, kRefBlock)}, kRefBlock, 0, s_, &bp, false, cfg_.smem_carveout);
+      launch(ref("bias", {}, {wt_}), Dim3{elementwise_blocks(n * out_dim, kRefBlock)}, kRefBlock, 0, &bp);
     }
   }
   void rms_norm(const Op* norm, const float* x, long long rows, long long dim, float* out) {
     RmsNormParams p{x, wptr(norm, 0), out, rows, dim, float(g_.config.rms_norm_eps)};
-    launch_kernel(ref("rms_norm", {}, {wt_}), Dim3{unsigned(rows)}, kRefBlock, 0, s_, &p, false, cfg_.smem_carveout);
+    launch(ref("rms_norm", {}, {wt_}), Dim3{unsigned(rows)}, kRefBlock, 0, &p);
   }
   void add(float* acc, const float* x, long long count) {
     ElementwiseParams p{acc, x, acc, count};
-    launch_kernel(ref("add", {}), Dim3{elementwise_blocks(count, kRefBlock)}, kRefBlock, 0, s_, &p, false, cfg_.smem_carveout);
+    launch(ref("add", {}), Dim3{elementwise_blocks(count, kRefBlock)}, kRefBlock, 0, &p);
   }
 
   void run_prefill(long long n, long long r) {
     const ModelConfig& c = g_.config;
     EmbedParams ep{wptr(ops_.embed, 0), in_.tokens(), resid_.as<float>(), n, c.hidden_size, c.vocab_size};
-    launch_kernel(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, s_, &ep, false, cfg_.smem_carveout);
+    launch(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, &ep);
     const long long qkvd = c.q_dim() + 2 * c.kv_dim();
     for (size_t l = 0; l < ops_.layers.size(); ++l) {
       const LayerOps& L = ops_.layers[l];
@@ -974,12 +978,12 @@ class FastExecutor final : public Executor {
       linear(wptr(L.gate, 0), nullptr, h_.as<float>(), n, c.hidden_size, c.intermediate_size, gate_.as<float>());
       linear(wptr(L.up, 0), nullptr, h_.as<float>(), n, c.hidden_size, c.intermediate_size, up_.as<float>());
       ElementwiseParams sp{gate_.as<float>(), up_.as<float>(), gate_.as<float>(), n * c.intermediate_size};
-      launch_kernel(ref("swiglu", {}), Dim3{elementwise_blocks(n * c.intermediate_size, kRefBlock)}, kRefBlock, 0, s_, &sp, false, cfg_.smem_carveout);
+      launch(ref("swiglu", {}), Dim3{elementwise_blocks(n * c.intermediate_size, kRefBlock)}, kRefBlock, 0, &sp);
       linear(wptr(L.down, 0), nullptr, gate_.as<float>(), n, c.intermediate_size, c.hidden_size, tmp_.as<float>());
       add(resid_.as<float>(), tmp_.as<float>(), n * c.hidden_size);
     }
     GatherRowsParams gp{resid_.as<float>(), in_.rows(), gathered_.as<float>(), r, c.hidden_size};
-    launch_kernel(ref("gather_rows", {}), Dim3{unsigned(r)}, kRefBlock, 0, s_, &gp, false, cfg_.smem_carveout);
+    launch(ref("gather_rows", {}), Dim3{unsigned(r)}, kRefBlock, 0, &gp);
     rms_norm(ops_.final_norm, gathered_.as<float>(), r, c.hidden_size, h_.as<float>());
     linear(wptr(ops_.logits, 0), nullptr, h_.as<float>(), r, c.hidden_size, c.vocab_size, logits_.as<float>());
   }
