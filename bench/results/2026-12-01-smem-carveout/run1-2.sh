@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # W2 on the compiled plans with every kernel's preferred shared-memory carveout set (AGENTCOMPILE_SMEM_CARVEOUT, percent) or not.
+# Needs a build-device/ of 9bdec29 with env-carveout.diff applied (the variable is read there only).
 set -uo pipefail
 . tools/gpu_common.sh
 export PLANS_IN=bench/results/2026-12-01-w2-measured-ceilings/plans

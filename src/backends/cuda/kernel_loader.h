@@ -48,6 +48,8 @@ struct Dim3 {
 // above 48 KiB), then launches `params` (the kernel's single by-value argument).
 // With `pdl`, the launch allows programmatic dependent launch: the kernel may start before the
 // previous one on the stream ends (it must call pdl_wait() before reading that kernel's outputs).
+// `carveout`: the function's preferred shared-memory carveout (percent of the L1/shared store; -1
+// the driver's choice), set when it differs from the one the function has.
 void launch_kernel(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t dynamic_smem, CUstream s,
                    const void* params, bool pdl = false, int carveout = -1);
 
