@@ -605,7 +605,7 @@ std::string report_markdown(const Json& rep) {
   // The whole-step alternatives: each one's decision and, when measured, its medians.
   for (const auto& [key, label, ms] : {std::tuple{"attention_output", "attention and output projection in one kernel", "fused_ms"},
                                        std::tuple{"persistent_layers", "every layer in one persistent kernel", "persistent_ms"},
-                                       std::tuple{"smem_carveout", "one shared-memory carveout for every kernel", "carveout_ms"}}) {
+                                       std::tuple{"smem_carveout", "one shared-memory carveout for every kernel (timed before the tuning)", "carveout_ms"}}) {
     const Json pl = rep.contains(key) ? rep[key] : Json{{"status", "not recorded"}};
     md += std::string("- ") + label + ": " + pl["status"].get<std::string>();
     if (pl.contains("chain_ms")) {
@@ -706,7 +706,8 @@ Json try_attention_output(Plan& plan, E2e& check, E2eStage& e2e, const Graph& g,
 
 // One preferred shared-memory carveout for every kernel of the step (FastConfig::smem_carveout)
 // against the driver's choice per kernel, a few values in turn, each against the plan as it then
-// is. On the H200 the best value differed by model (Qwen3-1.7B 40, Llama-3.2-1B 25, Qwen3-4B 60:
+// is; it runs before the decode-step tuning, which then times its points under the kept value.
+// On the H200 the best value differed by model (Qwen3-1.7B 40, Llama-3.2-1B 25, Qwen3-4B 60:
 // 1.3-1.7% faster W2 decode; 100 was 3-9% slower: bench/results/2026-12-01-smem-carveout/).
 // Returns report.json's "smem_carveout": the kept trial (or the last one) with every trial.
 Json try_smem_carveout(Plan& plan, E2e& check, E2eStage& e2e, int tokens, double margin, Clock::time_point deadline) {
@@ -1007,12 +1008,29 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   Json attention_output = persistent_layers, smem_carveout = persistent_layers;
 #ifdef AGENTCOMPILE_HAVE_CUDA
   if (step_tune && built.plan.cuda_fast) {
-    report_progress("decode-step tuning");
     StepTuneOptions sto;
     sto.deadline = deadline_total - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(0.05 * o.budget_s));
+    // First one shared-memory carveout for every kernel, against the searched plan, so that the
+    // tuning below times its points under it: which points win in the chain depends on it (on the
+    // H200, Qwen3-1.7B's output projection at half the blocks was 1.7% faster under carveout 40
+    // and 0.4% without one, under the tuning's margin: bench/results/2026-12-02-o-grid/).
+    report_progress("shared-memory carveout");
+    smem_carveout = step_alternative_stage(
+        "smem-carveout/2|", built.plan, check, e2e, db, env, hash, o, sto,
+        [&] { return try_smem_carveout(built.plan, check, e2e, o.step_tune_tokens, sto.margin, deadline_total); },
+        [](const Plan& p, const Json& rec) {
+          Plan with = p;
+          with.cuda_fast->smem_carveout = rec.value("smem_carveout", 0);
+          return with;
+        });
+    report_progress("decode-step tuning");
     const Plan before = built.plan;
     auto tunable = [](const PlanRoute& r) { return r.phase == "decode" && r.family.rfind("cuda:", 0) == 0; };
-    auto refresh = [](Plan& p) { p.cuda_fast = cuda_fast_from_routes(p.routes); };
+    auto refresh = [](Plan& p) {  // the routes' points; the carveout is the plan's, not a route's
+      const std::optional<int> carveout = p.cuda_fast ? p.cuda_fast->smem_carveout : std::nullopt;
+      p.cuda_fast = cuda_fast_from_routes(p.routes);
+      p.cuda_fast->smem_carveout = carveout;
+    };
     // A warm compile from the same starting plan takes the recorded outcome (as the region
     // searches take their recorded candidates); otherwise measure and record every trial.
     const std::string key = step_tuning_key(built.plan, hash, o.step_tune_tokens, e2e.prompt_tokens(), sto);
@@ -1070,15 +1088,6 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
         [](const Plan& p, const Json&) {
           Plan with = p;
           with.cuda_fast->persistent = 1;
-          return with;
-        });
-    report_progress("shared-memory carveout");
-    smem_carveout = step_alternative_stage(
-        "smem-carveout/1|", built.plan, check, e2e, db, env, hash, o, sto,
-        [&] { return try_smem_carveout(built.plan, check, e2e, o.step_tune_tokens, sto.margin, deadline_total); },
-        [](const Plan& p, const Json& rec) {
-          Plan with = p;
-          with.cuda_fast->smem_carveout = rec.value("smem_carveout", 0);
           return with;
         });
   }

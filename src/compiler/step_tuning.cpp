@@ -51,6 +51,8 @@ std::string step_tuning_key(const Plan& start, const std::string& model_hash, in
                 o.margin, o.confirm_rounds);
   std::string k = "step-tuning/1|" + model_hash + b;
   for (const PlanRoute& r : start.routes) k += "|" + r.phase + " " + r.region + " " + choice_of(r).name();
+  // The points' times in the chain depend on the shared-memory carveout the step runs under.
+  if (start.cuda_fast && start.cuda_fast->smem_carveout) k += "|carveout " + std::to_string(*start.cuda_fast->smem_carveout);
   return k;
 }
 

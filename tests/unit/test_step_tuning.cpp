@@ -218,6 +218,16 @@ TEST(StepTuning, RecordedOutcomeRoundTripsThroughTheDbAndApplies) {
   EXPECT_NE(step_tuning_key(other, "hash1", 64, 128, {}), key);
   EXPECT_NE(step_tuning_key(start, "hash2", 64, 128, {}), key);
   EXPECT_NE(step_tuning_key(start, "hash1", 32, 128, {}), key);
+  // ... and so is another shared-memory carveout (the chain's timings depend on it).
+  Plan carved = start;
+  carved.cuda_fast = PlanCudaFast{};
+  const std::string no_carveout = step_tuning_key(carved, "hash1", 64, 128, {});
+  EXPECT_EQ(no_carveout, key);
+  carved.cuda_fast->smem_carveout = 40;
+  const std::string at40 = step_tuning_key(carved, "hash1", 64, 128, {});
+  EXPECT_NE(at40, no_carveout);
+  carved.cuda_fast->smem_carveout = 60;
+  EXPECT_NE(step_tuning_key(carved, "hash1", 64, 128, {}), at40);
   // Records that do not fit are not applied, and leave the plan as it was.
   StepTuning bad = *rec;
   bad.final[0] = rows_name(5);  // failed in the search: not a choice
