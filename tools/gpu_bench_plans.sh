@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine: the suite's end-to-end tier with compiled plans — for each preset, compile
 # it for the CUDA backend (the search, the end-to-end check and the decode-step tuning; BUDGET s,
-# 150 for qwen3-4b whose CPU reference side alone takes ~50 s cold), then `bench e2e --plan` of that
+# BUDGET_4B=220 for qwen3-4b, whose CPU reference side alone takes 50-70 s cold: at 150 the
+# decode-step stages ran out, bench/results/2026-12-02-carveout-first/), then `bench e2e --plan` of that
 # model against the peer records given in PEERS_IN (a folder in the working tree, e.g. an earlier
 # suite's peers/: the peers are not re-measured here). Needs build-device/ (carried).
 # PLANS_IN=<folder>: use the plans in <folder>/plan-<m>/plan.json (an earlier run's, committed)
@@ -32,7 +33,7 @@ export AGENTCOMPILE_COMMIT=${AGENTCOMPILE_COMMIT:-$(cat "$(dirname "$bin")"/COMM
       python3 -c "import json,sys; p=json.load(open(sys.argv[1])); p['kernels']=[]; json.dump(p, open(sys.argv[2],'w'))" \
         "$PLANS_IN/plan-$m/plan.json" "$work/plan-$m/plan.json"
     else
-      budget=${BUDGET:-100}; [ "$m" = qwen3-4b ] && budget=${BUDGET_4B:-150}
+      budget=${BUDGET:-100}; [ "$m" = qwen3-4b ] && budget=${BUDGET_4B:-220}
       echo "== $m: compile --backend cuda --budget $budget"
       start=$(date +%s)
       $bin compile "$work/models/$m" --out "$work/plan-$m" --backend cuda --budget "$budget" --db /tmp/ac-tune.db > "$res/compile-$m.log" 2>&1
