@@ -19,7 +19,13 @@ With --waves SUBSTR, how those launches' blocks filled the GPU, per kernel: bloc
 blocks started by the first wait return (the resident ones), blocks per SM over the launch, and
 how many blocks ended in each microsecond after the first wait return (means over launches) — a
 multi-wave grid ends in bursts.
+With --residency SUBSTR, where those launches' blocks started against the kernel before them, per
+kernel (means over launches): the blocks that started before its last block ended (beside it), on
+the SMs still running one of its blocks at this launch's first start and on the others (per SM),
+and those that started after it, on which SMs — e.g. the output projection's blocks that could
+not start beside the attention, and where (bench/results/2026-12-02-carveout-first/).
   tools/timeline_summary.py timeline.csv [--per-launch] [--layers LABEL] [--marks SUBSTR] [--waves SUBSTR]
+                                         [--residency SUBSTR]
 """
 import csv
 import sys
@@ -133,6 +139,36 @@ def waves_table(ls, sub):
             print(f"{b:5d}-{b + 1:<3d} {hist[b]:8.1f}")
 
 
+def residency_table(ls, sub):
+    all_sms = {r["sm"] for l in ls for r in l["rows"]}
+    acc = defaultdict(lambda: defaultdict(float))
+    for i, l in enumerate(ls):
+        if i == 0 or sub not in l["kernel"]:
+            continue
+        prev = ls[i - 1]["rows"]
+        prev_end = max(r["end"] for r in prev)
+        s0 = min(r["start"] for r in l["rows"])
+        busy = {r["sm"] for r in prev if r["end"] > s0}  # still running the previous kernel
+        a = acc[short(l["kernel"])]
+        a["n"] += 1
+        a["blocks"] += len(l["rows"])
+        a["busy_sms"] += len(busy)
+        a["free_sms"] += len(all_sms - busy)
+        for r in l["rows"]:
+            where = "busy" if r["sm"] in busy else "free"
+            a[("beside_" if r["start"] < prev_end else "after_") + where] += 1
+    if not acc:
+        sys.exit(f"no launch of a kernel holding {sub!r} after another")
+    for name, a in acc.items():
+        m = defaultdict(float, {k: v / a["n"] for k, v in a.items()})
+        per = lambda k, sms: m[k] / m[sms] if m[sms] else 0.0
+        print(f"{int(a['n'])} launches of {name}: {m['blocks']:.0f} blocks; beside the kernel before "
+              f"{m['beside_busy'] + m['beside_free']:.1f}: {m['beside_busy']:.1f} on the {m['busy_sms']:.1f} SMs still "
+              f"running it ({per('beside_busy', 'busy_sms'):.2f} per SM), {m['beside_free']:.1f} on the other "
+              f"{m['free_sms']:.1f} ({per('beside_free', 'free_sms'):.2f} per SM); after it "
+              f"{m['after_busy'] + m['after_free']:.1f}: {m['after_busy']:.1f} on those SMs, {m['after_free']:.1f} on the others")
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -172,6 +208,9 @@ def main():
     total = prev_end
     if "--marks" in sys.argv:
         marks_table(ls, sys.argv[sys.argv.index("--marks") + 1])
+        return
+    if "--residency" in sys.argv:
+        residency_table(ls, sys.argv[sys.argv.index("--residency") + 1])
         return
     if "--waves" in sys.argv:
         waves_table(ls, sys.argv[sys.argv.index("--waves") + 1])

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tools/timeline_summary.py on a hand-made decode-step timeline (the CSV that
 # AGENTCOMPILE_TIMELINE writes): launches grouped in start order, the per-kind summary, and the
-# stage marks per kernel from the launch's first wait return and from each block's own, and the
-# waves of a kernel's blocks. No GPU.
+# stage marks per kernel from the launch's first wait return and from each block's own, the
+# waves of a kernel's blocks and where they started against the kernel before. No GPU.
 set -euo pipefail
 src=${AC_SRC:?}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -43,6 +43,24 @@ assert lines[0].startswith("1 launches of gemv.fused") and "2 blocks, 2 started 
 hist = {l.split()[0]: float(l.split()[1]) for l in lines[1:]}
 assert hist == {"4-5": 1.0, "5-6": 1.0}, hist
 PY
+# --residency: B's first block starts at 5.5 us, when A still runs on SM 1 only (SM 0 ended at
+# 5.0); B's blocks 0-2 start before A's last end (6.0): two on the three other SMs, one on SM 1;
+# block 3 after it, on SM 1.
+cat > "$tmp/r.csv" <<'CSV'
+kernel,block,sm,start_ns,wait_ns,end_ns,mark0_ns,mark1_ns,mark2_ns,mark3_ns,mark4_ns,mark5_ns
+gemv__fused__w_bf16__block256__sm90,0,0,0,1000,5000,-1,-1,-1,-1,-1,-1
+gemv__fused__w_bf16__block256__sm90,1,1,100,1500,6000,-1,-1,-1,-1,-1,-1
+attn_decode__cluster__w_bf16__block256__sm90,0,2,5500,6500,9000,-1,-1,-1,-1,-1,-1
+attn_decode__cluster__w_bf16__block256__sm90,1,3,5600,6500,9500,-1,-1,-1,-1,-1,-1
+attn_decode__cluster__w_bf16__block256__sm90,2,1,5800,6500,9500,-1,-1,-1,-1,-1,-1
+attn_decode__cluster__w_bf16__block256__sm90,3,1,6200,6500,9500,-1,-1,-1,-1,-1,-1
+CSV
+python3 "$src/tools/timeline_summary.py" "$tmp/r.csv" --residency attn_decode > "$tmp/res.txt"
+grep -q "^1 launches of attn_decode.cluster{w_bf16,block256}: 4 blocks; beside the kernel before 3.0: 1.0 on the 1.0 SMs still running it (1.00 per SM), 2.0 on the other 3.0 (0.67 per SM); after it 1.0: 1.0 on those SMs, 0.0 on the others$" "$tmp/res.txt" ||
+  fail "--residency: $(cat "$tmp/res.txt")"
+if python3 "$src/tools/timeline_summary.py" "$tmp/r.csv" --residency gemv > /dev/null 2>&1; then
+  fail "--residency of the first launch only exited 0"
+fi
 if python3 "$src/tools/timeline_summary.py" "$tmp/t.csv" --waves nosuchkernel > /dev/null 2>&1; then
   fail "--waves of no launch exited 0"
 fi
