@@ -109,6 +109,9 @@ INSTANTIATE_TEST_SUITE_P(
         // residual, with and without split-K
         GemvCase{256, 1, 4, 1, 1, 1, 1, 2048, 2048, false, false}, GemvCase{256, 1, 2, 4, 1, 1, 1, 1000, 6144, false, true},
         GemvCase{128, 2, 2, 8, 2, 1, 2, 64, 9728, false, false},
+        // split-K's vector reductions (ROWS 2 and 4): aligned rows; and N odd (batch row 1 and 2
+        // misaligned), N's last rows, the bias added by the first slice: the scalar fallbacks
+        GemvCase{128, 2, 2, 4, 2, 1, 2, 2048, 2048, false, false}, GemvCase{256, 4, 1, 2, 4, 1, 3, 1001, 2048, true, true},
         // SwiGLU with norm
         GemvCase{256, 1, 2, 1, 1, 2, 1, 3000, 2048, true, false}, GemvCase{128, 2, 2, 1, 4, 2, 4, 100, 256, true, false},
         // argmax with norm (lm_head), a vocabulary that is not a multiple of anything

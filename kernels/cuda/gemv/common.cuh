@@ -10,6 +10,28 @@
 #define EPI_SWIGLU 2
 #define EPI_ARGMAX 3
 
+// h[i .. i+1] += (a, b), h[i .. i+3] += v: one vector reduction (sm_90 has them for f32; 8- and
+// 16-byte aligned), else one atomic add per value. Nothing waits for their results.
+__device__ __forceinline__ void red_add2(float* h, float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(h), "f"(a), "f"(b) : "memory");
+#else
+  atomicAdd(h, a);
+  atomicAdd(h + 1, b);
+#endif
+}
+__device__ __forceinline__ void red_add4(float* h, float4 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(h), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+               : "memory");
+#else
+  atomicAdd(h, v.x);
+  atomicAdd(h + 1, v.y);
+  atomicAdd(h + 2, v.z);
+  atomicAdd(h + 3, v.w);
+#endif
+}
+
 // One output y[b, row] = v (u: SwiGLU's up projection) through the epilogue; the bias is added
 // by the first K slice only.
 template <int EPI, int SPLITK, typename W>

@@ -26,18 +26,6 @@
 #include "common/vec.cuh"
 #include "gemv/gemv.cuh"
 
-// h[i .. i+3] += v (one 16-byte reduction; sm_90 has vector f32 reductions).
-__device__ __forceinline__ void red_add4(float* h, float4 v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(h), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
-               : "memory");
-#else
-  atomicAdd(h, v.x);
-  atomicAdd(h + 1, v.y);
-  atomicAdd(h + 2, v.z);
-  atomicAdd(h + 3, v.w);
-#endif
-}
 
 template <int BLOCK, int KC, int ROWS, int UNROLL, int BATCH, typename W>
 __device__ void mlp_fused(const MlpParams& p) {
