@@ -26,7 +26,6 @@
 #include "common/vec.cuh"
 #include "gemv/gemv.cuh"
 
-
 template <int BLOCK, int KC, int ROWS, int UNROLL, int BATCH, typename W>
 __device__ void mlp_fused(const MlpParams& p) {
   constexpr int WARPS = BLOCK / 32;
