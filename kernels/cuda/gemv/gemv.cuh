@@ -252,7 +252,9 @@ __device__ void gemv(const GemvParams& p) {
     for (int b = 0; b < BATCH; ++b) {
       if (b >= B) break;
       const long long at = b * N + row0;
-      const bool aligned = reinterpret_cast<unsigned long long>(p.out + at) % (4 * ROWS) == 0;
+      // By element index (p.out itself checked once): the address form took 7 more registers
+      // (48 -> 55 at 128:2:1:8), a block fewer per SM, Qwen3-4B's W2 +3.9%.
+      const bool aligned = at % ROWS == 0 && reinterpret_cast<unsigned long long>(p.out) % 16 == 0;
       if (row0 + ROWS <= N && aligned && !(p.bias && blockIdx.y == 0)) {
         if constexpr (ROWS == 2) red_add2(p.out + at, vs[b][0], vs[b][1]);
         else red_add4(p.out + at, make_float4(vs[b][0], vs[b][1], vs[b][2], vs[b][3]));
