@@ -278,7 +278,9 @@ INSTANTIATE_TEST_SUITE_P(Presets, CudaFastPreset, ::testing::Values("tiny-qwen3"
 // embedding reads the previous step's argmax on the device) gives the tokens of step-by-step
 // decoding (decode_ahead=0): at batch 1 through generate (to the length, and stopping at a token
 // with a step in flight, after which the same executor generates again), and at batch 4 through
-// the benchmark's loop. Split-K 1 everywhere, so both add in the same order.
+// the benchmark's loop; and with device_chain off (a chained step's inputs uploaded, its tokens
+// copied back, instead of advanced and written by the step before). Split-K 1 everywhere, so all
+// add in the same order.
 TEST(CudaDecodeAhead, EqualsStepByStep) {
   AC_REQUIRE_GPU();
   const fs::path dir = fs::temp_directory_path() / "ac-decode-ahead";
@@ -291,9 +293,12 @@ TEST(CudaDecodeAhead, EqualsStepByStep) {
   on.o_mma.splitk = on.down_mma.splitk = 1;
   cuda::FastConfig off = on;
   off.decode_ahead = false;
+  cuda::FastConfig copies = on;
+  copies.device_chain = false;
   const int64_t seq = 96;
   auto a = cuda::make_fast_executor(g, ExecutorLimits{4, seq, 4 * seq, 4 * seq}, on);
   auto b = cuda::make_fast_executor(g, ExecutorLimits{4, seq, 4 * seq, 4 * seq}, off);
+  auto c = cuda::make_fast_executor(g, ExecutorLimits{4, seq, 4 * seq, 4 * seq}, copies);
   Rng rng(11);
   auto prompt = [&](int len) {
     std::vector<int32_t> p;
@@ -307,6 +312,7 @@ TEST(CudaDecodeAhead, EqualsStepByStep) {
   const GenerateResult ra = generate(*a, model->config, p1, go, nullptr), rb = generate(*b, model->config, p1, go, nullptr);
   ASSERT_EQ(ra.tokens.size(), 40u);
   EXPECT_EQ(ra.tokens, rb.tokens);
+  EXPECT_EQ(generate(*c, model->config, p1, go, nullptr).tokens, rb.tokens);
   GenerateOptions stop = go;
   stop.ignore_eos = false;
   stop.stop_ids = {ra.tokens[12]};
@@ -318,11 +324,68 @@ TEST(CudaDecodeAhead, EqualsStepByStep) {
   EXPECT_EQ(generate(*a, model->config, p2, go, nullptr).tokens, generate(*b, model->config, p2, go, nullptr).tokens);
   const std::vector<std::vector<int32_t>> batch = {prompt(20), prompt(20), prompt(20), prompt(20)};
   const bench::RunOut ba = bench::run_greedy(*a, model->config, batch, 30), bb = bench::run_greedy(*b, model->config, batch, 30);
+  const bench::RunOut bc = bench::run_greedy(*c, model->config, batch, 30);
   ASSERT_EQ(ba.tokens.size(), 4u);
   for (size_t r = 0; r < 4; ++r) {
     EXPECT_EQ(ba.tokens[r].size(), 30u);
     EXPECT_EQ(ba.tokens[r], bb.tokens[r]) << "row " << r;
+    EXPECT_EQ(bc.tokens[r], bb.tokens[r]) << "row " << r << ", device_chain off";
   }
+  fs::remove_all(dir);
+}
+
+// device_chain's token slot is the step's first position % 2: two sequences whose steps have the
+// same parity in flight at once (not one chain) each get their own tokens, as step by step, and
+// a chain after them still reads the device's advanced positions right.
+TEST(CudaDecodeAhead, SameSlotStepsInFlight) {
+  AC_REQUIRE_GPU();
+  const fs::path dir = fs::temp_directory_path() / "ac-decode-ahead-slots";
+  synth_model(SynthOptions{"tiny-llama", dir, 5, DType::BF16, {}, true});
+  auto model = load_model(dir);
+  Graph g = build_decoder_graph(model->config, model->weights);
+  cuda::FastConfig on;
+  cuda::FastConfig off = on;
+  off.decode_ahead = false;
+  const int64_t seq = 64;
+  Rng rng(4);
+  auto run = [&](const cuda::FastConfig& cfg) {
+    auto ex = cuda::make_fast_executor(g, ExecutorLimits{2, seq, 2 * seq, 2 * seq}, cfg);
+    std::vector<int32_t> first;  // each sequence's greedy token after its prompt
+    for (int s = 0; s < 2; ++s) {
+      const int len = s == 0 ? 24 : 18;  // both even: their first decode positions share a slot
+      StepBatch p;
+      for (int i = 0; i < len; ++i) {
+        p.tokens.push_back(int32_t(rng.next_u64() % 100000));
+        p.positions.push_back(i);
+        p.slots.push_back(s);
+      }
+      p.logit_rows = {len - 1};
+      ex->forward(p);
+      std::vector<int32_t> t;
+      EXPECT_TRUE(ex->argmax_rows(t));
+      first.push_back(t.at(0));
+    }
+    std::vector<int32_t> out, got;
+    {
+      DecodeAheadScope ahead(*ex);
+      ex->decode_ahead(StepBatch{{first[0]}, {24}, {0}, {0}}, false);
+      ex->decode_ahead(StepBatch{{first[1]}, {18}, {1}, {0}}, false);
+      ex->next_greedy(out);
+      got.push_back(out.at(0));
+      ex->decode_ahead(StepBatch{{0}, {19}, {1}, {0}}, true);  // chained on sequence 1's step
+      ex->next_greedy(out);
+      got.push_back(out.at(0));
+      ex->next_greedy(out);
+      got.push_back(out.at(0));
+    }
+    return got;
+  };
+  const Rng start = rng;
+  const std::vector<int32_t> a = run(on);
+  rng = start;
+  const std::vector<int32_t> b = run(off);
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a, b);
   fs::remove_all(dir);
 }
 

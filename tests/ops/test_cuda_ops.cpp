@@ -92,6 +92,22 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaLinear,
 TEST(CudaOps, EmbedAndRmsNormMatchCpu) {
   AC_REQUIRE_GPU();
   for (DType t : {DType::BF16, DType::F16, DType::F32}) {
+    // 16-bit tables gather by 16-byte chunks: 8200 takes a second pass of the block's chunks
+    // (1025 > 4 x 256), 100 (not a multiple of 8) and the odd-width rows the one-value loop.
+    for (long long width : {8200LL, 100LL}) {
+      const long long vocab = 300, n = 7;
+      std::vector<float> wide_r;
+      auto wide = store_as(random_vec(size_t(vocab * width), 9), t, wide_r);
+      std::vector<int32_t> ids = {0, 299, 5, 5, 17, 123, 42};
+      std::vector<float> want(size_t(n * width));
+      cpu::embed(ids.data(), n, wide_r.data(), width, want.data());
+      auto dw = to_device(wide);
+      auto dids = to_device(ids);
+      auto got = poisoned(want.size());
+      EmbedParams wp{dw.as<void>(), dids.as<int>(), got.as<float>(), n, width, vocab};
+      cuda::launch_kernel(ref_kernel("embed", {}, {t}), cuda::Dim3{unsigned(n)}, 256, 0, stream(), &wp);
+      EXPECT_EQ(rel_l2(to_host<float>(got, want.size()), want), 0.0) << "embed " << dtype_user_name(t) << " width " << width;
+    }
     const long long vocab = 300, hidden = 96, n = 7;
     std::vector<float> table_r;
     auto table = store_as(random_vec(size_t(vocab * hidden), 4), t, table_r);

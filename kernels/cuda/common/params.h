@@ -133,6 +133,12 @@ struct ArgmaxFinishParams {
   unsigned long long* best;  // [B]
   int* token_out;            // [B]
   long long B;
+  // A greedy decode step's inputs for the next chained step, on the device (null: not): every
+  // position advances by one once the tokens are chosen, and the tokens also go into page-locked
+  // host memory, slot positions[0] % 2 of two slot_len-long slots (no copy between two steps).
+  int* positions;      // [B]
+  int* host_tokens;    // [2 * slot_len], host memory the device writes
+  long long slot_len;
 };
 
 // A decoder layer's MLP as one decode kernel (mlp.fused): h += W_down (silu(W_gate x') * (W_up x')),

@@ -42,12 +42,18 @@ __device__ void argmax_ref(const ArgmaxParams& p) {
 // The token of each batch row from an ARGMAX GEMV's published keys (gemv/common.cuh), launched
 // right after it: the wait returns once every block of the GEMV has finished, so every block's
 // atomic max is in. Zeroes the keys for the next launch.
+// With p.positions, also the next chained step's inputs (ArgmaxFinishParams).
 template <int BLOCK>
 __device__ void argmax_finish(const ArgmaxFinishParams& p) {
   pdl_wait();
+  int* host = p.host_tokens && p.positions ? p.host_tokens + (p.positions[0] & 1) * p.slot_len : nullptr;
+  if (p.positions) __syncthreads();  // every thread has read positions[0] before one advances it
   for (long long b = threadIdx.x; b < p.B; b += BLOCK) {
     const unsigned long long k = p.best[b];
-    p.token_out[b] = k == 0ull || k == ~0ull ? -1 : (int)~(unsigned)(k & 0xffffffffull);
+    const int token = k == 0ull || k == ~0ull ? -1 : (int)~(unsigned)(k & 0xffffffffull);
+    p.token_out[b] = token;
+    if (host) host[b] = token;
     p.best[b] = 0ull;
+    if (p.positions) p.positions[b] += 1;
   }
 }

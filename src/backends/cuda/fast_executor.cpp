@@ -1,6 +1,7 @@
 #include "backends/cuda/fast_executor.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -281,8 +282,8 @@ LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K) {
 }
 
 void launch_argmax_finish(unsigned long long* best, int* tokens, long long B, CUstream s, bool pdl,
-                          const std::string& arch, int carveout) {
-  ArgmaxFinishParams f{best, tokens, B};
+                          const std::string& arch, int carveout, int* positions, int* host_tokens, long long slot_len) {
+  ArgmaxFinishParams f{best, tokens, B, positions, host_tokens, slot_len};
   const Variant v = make_variant(find_family("argmax_finish", "ref"), {{"BLOCK", int(kRefBlock)}}, {}, arch);
   launch_kernel(load_kernel(v), Dim3{1}, kRefBlock, 0, s, &f, pdl, carveout);
 }
@@ -552,9 +553,12 @@ class FastExecutor final : public Executor {
     return true;
   }
 
-  // Decode ahead (Executor::decode_ahead): the step is enqueued with a copy of its greedy tokens
-  // (written over the step's token ids by the lm_head's argmax, so a chained step's embedding
-  // reads them there) into one of two pinned slots and an event; nothing waits here.
+  // Decode ahead (Executor::decode_ahead): the step is enqueued with its greedy tokens (written
+  // over the step's token ids by the lm_head's argmax, so a chained step's embedding reads them
+  // there) going into one of two pinned slots, and an event; nothing waits here. With
+  // device_chain the argmax writes the slot itself (slot: the step's first position % 2) and a
+  // chained step whose inputs the device already advanced uploads nothing, so two steps' graphs
+  // follow each other with no copy between them; otherwise one upload before and one copy after.
   void decode_ahead(const StepBatch& b, bool chained) override {
     if (!cfg_.decode_ahead) return Executor::decode_ahead(b, chained);
     validate_step(b, lim_, g_.config.vocab_size);
@@ -562,15 +566,25 @@ class FastExecutor final : public Executor {
     if (!is_decode_step(b)) throw_internal("decode ahead", "not a decode step");
     if (ahead_.size() >= 2) throw_internal("decode ahead", "more than two steps in flight");
     if (chained && ahead_n_ != n) throw_internal("decode ahead", "a chained step differs from the step before it");
-    in_.upload(b, s_, chained);
+    const int slot = cfg_.device_chain ? int(b.positions[0] & 1) : int(ahead_count_ % 2);
+    ++ahead_count_;
+    // A step in flight on the same slot (not the step before this one: a new sequence of the
+    // same parity): its tokens are taken off the slot first.
+    for (Ahead& a : ahead_)
+      if (a.slot == slot && !a.stashed) {
+        CU_CHECK(drv().cuEventSynchronize(ahead_done_[slot]));
+        std::copy_n(host_ahead_.as<int32_t>() + slot * kMaxBatch, a.n, a.stash.begin());
+        a.stashed = true;
+      }
+    if (!(cfg_.device_chain && chained && in_.on_device(b))) in_.upload(b, s_, chained);
     rows_in_step_ = n;
     last_positions_ = b.positions;
     logits_on_host_ = false;
     host_tokens_valid_ = false;
     decode_step_ = true;
     run_decode(n);
-    const int slot = int(ahead_count_++ % 2);
-    CU_CHECK(drv().cuMemcpyDtoHAsync(host_ahead_.as<int32_t>() + slot * kMaxBatch, CUdeviceptr(in_.tokens()), size_t(n) * 4, s_));
+    if (!cfg_.device_chain)
+      CU_CHECK(drv().cuMemcpyDtoHAsync(host_ahead_.as<int32_t>() + slot * kMaxBatch, CUdeviceptr(in_.tokens()), size_t(n) * 4, s_));
     CU_CHECK(drv().cuEventRecord(ahead_done_[slot], s_));
     ahead_.push_back({slot, n});
     ahead_n_ = n;
@@ -581,6 +595,10 @@ class FastExecutor final : public Executor {
     if (ahead_.empty()) throw_internal("decode ahead", "no step in flight");
     const Ahead a = ahead_.front();
     ahead_.pop_front();
+    if (a.stashed) {
+      out.assign(a.stash.begin(), a.stash.begin() + a.n);
+      return;
+    }
     CU_CHECK(drv().cuEventSynchronize(ahead_done_[a.slot]));
     const int32_t* t = host_ahead_.as<int32_t>() + a.slot * kMaxBatch;
     out.assign(t, t + a.n);
@@ -722,7 +740,11 @@ class FastExecutor final : public Executor {
     const LaunchShape ls = gemv_launch_shape(v, N, K);
     launch(load_kernel(v), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, &p, cfg_.pdl);
     // The tokens, over the next step's input ids, from the blocks' keys.
-    if (epi == kEpiArgmax) launch_argmax_finish(best_.as<unsigned long long>(), in_.tokens(), n, s_, cfg_.pdl, arch_, cfg_.smem_carveout);
+    if (epi == kEpiArgmax) {
+      int* positions = cfg_.device_chain ? in_.positions() : nullptr;  // every decode step's lm_head is ARGMAX
+      launch_argmax_finish(best_.as<unsigned long long>(), in_.tokens(), n, s_, cfg_.pdl, arch_, cfg_.smem_carveout, positions,
+                           host_ahead_.as<int32_t>(), kMaxBatch);
+    }
   }
 
   void mlp(const Variant& v, const LayerOps& L, size_t layer, long long n) {
@@ -895,11 +917,12 @@ class FastExecutor final : public Executor {
     long long longest = 0;
     for (int32_t p : last_positions_) longest = std::max<long long>(longest, p + 1);
     longest_ = longest;
-    // The developer timeline records one step's kernels (backends/cuda/timeline.h).
-    const bool timed = timeline_enabled() && ++decode_steps_ == timeline_step();
-    if (timed) timeline_reset(s_);
+    // The developer timeline records the kernels of one step or a few (backends/cuda/timeline.h).
+    const long long step = ++decode_steps_;
+    if (timeline_enabled() && step == timeline_step()) timeline_reset(s_);
     run_decode_step(n);
-    if (timed) timeline_write(s_);
+    if (cfg_.device_chain) in_.advanced_on_device();  // the step's argmax_finish adds one to every position
+    if (timeline_enabled() && step == timeline_step() + timeline_steps() - 1) timeline_write(s_);
   }
 
   void run_decode_step(long long n) {
@@ -1016,6 +1039,8 @@ class FastExecutor final : public Executor {
   struct Ahead {
     int slot;
     long long n;
+    bool stashed = false;  // its tokens were taken off the slot early (stash)
+    std::array<int32_t, kMaxBatch> stash{};
   };
   std::deque<Ahead> ahead_;   // decode-ahead steps in flight, oldest first
   PinnedBuffer host_ahead_;   // their greedy tokens: two slots of kMaxBatch
@@ -1073,7 +1098,8 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
                                                            {"pdl", &FastConfig::pdl},
                                                            {"batched_mma", &FastConfig::batched_mma},
                                                            {"gpu_top_k", &FastConfig::gpu_top_k},
-                                                           {"decode_ahead", &FastConfig::decode_ahead}};
+                                                           {"decode_ahead", &FastConfig::decode_ahead},
+                                                           {"device_chain", &FastConfig::device_chain}};
   auto number = [&](const std::string& key, const std::string& text) {
     size_t used = 0;
     int v = 0;

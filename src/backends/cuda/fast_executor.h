@@ -124,6 +124,10 @@ struct FastConfig {
   // Greedy decode steps are enqueued one ahead of the host (Executor::decode_ahead): a step's
   // token ids are the previous step's argmax, written on the device by the lm_head's epilogue.
   bool decode_ahead = true;
+  // A chained decode-ahead step's inputs come from the device: the step before advanced every
+  // position by one and wrote its tokens into page-locked host memory itself (argmax_finish), so
+  // no copy runs between two steps' graphs; off: one upload before and one download after each.
+  bool device_chain = true;
 };
 
 // Blocks per KV head attn_decode.cluster may run with (0: not at all).
@@ -237,9 +241,12 @@ struct LaunchShape {
 LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K);
 // After an argmax-epilogue GEMV on stream s: tokens[b] from the keys its blocks published to
 // best[b] (-1 for a row with a NaN/Inf logit), best zeroed for the next launch (one block,
-// sampling/argmax.cuh argmax_finish; with pdl, it is scheduled while the GEMV runs).
+// sampling/argmax.cuh argmax_finish; with pdl, it is scheduled while the GEMV runs). With
+// positions, the next chained step's inputs too (ArgmaxFinishParams: positions advanced, the
+// tokens into slot positions[0] % 2 of host_tokens' two slots of slot_len).
 void launch_argmax_finish(unsigned long long* best, int* tokens, long long B, CUstream s, bool pdl,
-                          const std::string& arch, int carveout = -1);
+                          const std::string& arch, int carveout = -1, int* positions = nullptr,
+                          int* host_tokens = nullptr, long long slot_len = 0);
 // gemv.fused's K slice per block at split-K `splitk` (kernels/cuda/gemv/gemv.cuh's kchunk).
 inline long long gemv_kchunk(long long K, long long splitk) { return ((K + splitk - 1) / splitk + 7) / 8 * 8; }
 

@@ -25,6 +25,17 @@ void StepInputs::upload(const StepBatch& b, CUstream s, bool keep_tokens) {
   const long long skip = keep_tokens ? n : 0;
   CU_CHECK(drv().cuMemcpyHtoDAsync(dev_.ptr() + size_t(skip) * 4, st + skip, size_t(3 * n + r - skip) * 4, s));
   n_ = n;
+  positions_ = b.positions;
+  slots_ = b.slots;
+  rows_ = b.logit_rows;
+}
+
+void StepInputs::advanced_on_device() {
+  for (int32_t& p : positions_) ++p;
+}
+
+bool StepInputs::on_device(const StepBatch& b) const {
+  return (long long)b.tokens.size() == n_ && b.positions == positions_ && b.slots == slots_ && b.logit_rows == rows_;
 }
 
 }  // namespace ac::cuda

@@ -46,6 +46,12 @@ long long timeline_step() {
   return n > 0 ? n : 64;
 }
 
+long long timeline_steps() {
+  const char* v = std::getenv("AGENTCOMPILE_TIMELINE_STEPS");
+  const long long n = v ? std::atoll(v) : 0;
+  return n > 0 ? n : 1;
+}
+
 void timeline_bind(CUmodule mod, const std::string& name) {
   if (!timeline_enabled()) return;
   State& st = state();
