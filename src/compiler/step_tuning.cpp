@@ -47,8 +47,8 @@ std::optional<StepTuning> StepTuning::from_json(const Json& j) {
 std::string step_tuning_key(const Plan& start, const std::string& model_hash, int tokens, int64_t prompt_tokens,
                             const StepTuneOptions& o) {
   char b[120];
-  std::snprintf(b, sizeof b, "|tokens %d|prompt %lld|top %zu|margin %g|confirm %d", tokens, (long long)prompt_tokens, o.top,
-                o.margin, o.confirm_rounds);
+  std::snprintf(b, sizeof b, "|tokens %d|prompt %lld|top %zu|margin %g|confirm %d|combine %d", tokens, (long long)prompt_tokens,
+                o.top, o.margin, o.confirm_rounds, int(o.combine));
   std::string k = "step-tuning/1|" + model_hash + b;
   for (const PlanRoute& r : start.routes) k += "|" + r.phase + " " + r.region + " " + choice_of(r).name();
   // The points' times in the chain depend on the shared-memory carveout the step runs under.
@@ -136,9 +136,19 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
     return finish();
   }
   bool stopped = false;
+  // Per route where nothing was kept: its fastest point that beat the incumbent by less than the
+  // margin (route index, point, ms).
+  struct Near {
+    size_t route;
+    Candidate c;
+    double ms;
+  };
+  std::vector<Near> near;
   for (size_t k = 0; k < plan.routes.size() && k < search_of_route.size() && !stopped; ++k) {
     if (!tunable(plan.routes[k])) continue;
     const RegionSearch& s = searches.at(search_of_route[k]);
+    std::optional<Near> route_near;
+    bool route_kept = false;
     for (const Candidate& c : step_alternatives(plan.routes[k], s, o.top)) {
       if (Clock::now() >= o.deadline) {
         t.note = "the budget ran out after " + std::to_string(t.trials.size() - 1) + " trials";
@@ -155,9 +165,31 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
         t.changes.push_back(plan.routes[k].region + ": " + choice_of(plan.routes[k]).name() + " -> " + c.name());
         plan = std::move(trial_plan);
         best = ms;
+        route_kept = true;
+      } else if (ms > 0 && ms < best && (!route_near || ms < route_near->ms)) {
+        route_near = Near{k, c, ms};
       }
       t.trials.push_back(trial);
     }
+    if (route_near && !route_kept) near.push_back(*route_near);
+  }
+  // Gains inside the margin on two or more routes may add up beyond it: all of them at once are
+  // timed as one more trial and kept like any point (then confirmed with the rest). One such gain
+  // alone was already timed.
+  if (o.combine && near.size() >= 2 && !stopped && Clock::now() < o.deadline) {
+    Plan comb = plan;
+    for (const Near& n : near) set_route_choice(comb.routes[n.route], searches.at(search_of_route[n.route]), n.c);
+    refresh(comb);
+    StepTrial trial{"plan", "combined", 0, false, ""};
+    const double ms = timed(comb, trial);
+    trial.kept = ms > 0 && ms < best * (1 - o.margin);
+    if (trial.kept) {
+      for (const Near& n : near)
+        t.changes.push_back(plan.routes[n.route].region + ": " + choice_of(plan.routes[n.route]).name() + " -> " + n.c.name());
+      plan = std::move(comb);
+      best = ms;
+    }
+    t.trials.push_back(trial);
   }
   if (t.changes.empty()) return finish();
   // Confirm: the start and the tuned plan timed in turn; the tuned one must still win by the margin.

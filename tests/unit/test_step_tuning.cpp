@@ -3,6 +3,7 @@
 // and the deadline.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 #include "agentcompile/compiler/tuning_db.h"
@@ -128,6 +129,56 @@ TEST(StepTuning, KeepsWhatTheStepPrefersAndOnlyBeyondTheMargin) {
   EXPECT_NEAR(t.tuned_ms, 1.7, 1e-9);
   const Json j = t.to_json();
   EXPECT_EQ(j["trials"].size(), t.trials.size());
+}
+
+// Two routes each faster by 0.3% with another point (inside the 0.5% margin, so neither is kept
+// alone) and independent: both at once are 0.6% faster, kept and confirmed. Where they interact
+// (together slower), nothing changes and nothing is confirmed; with combine off, neither is tried.
+TEST(StepTuning, CombinesGainsInsideTheMarginWhenTheyAddUp) {
+  {
+    Fixture f;
+    CostModel m;
+    m.cost["attn_in"] = {{4, 0.5}, {3, 0.494}, {2, 0.6}, {1, 0.7}, {0, 0.8}};
+    m.cost["mlp_in"] = {{4, 0.5}, {3, 0.7}, {2, 0.494}, {1, 0.7}, {0, 0.497}};
+    const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, std::ref(m), {});
+    EXPECT_TRUE(t.changed);
+    EXPECT_EQ(f.plan.routes[0].params.at("ROWS"), 3);
+    EXPECT_EQ(f.plan.routes[1].params.at("ROWS"), 2);  // its fastest point inside the margin, not the fallback
+    ASSERT_EQ(t.changes.size(), 2u);
+    EXPECT_EQ(m.calls, 1 + 4 + 4 + 1 + 4);  // start, the descent, the combination, the confirmation
+    bool combined_kept = false;
+    for (const StepTrial& x : t.trials)
+      if (x.region == "plan" && x.candidate == "combined") combined_kept = x.kept && std::abs(x.ms - 1.988) < 1e-9;
+    EXPECT_TRUE(combined_kept);
+    EXPECT_NEAR(t.tuned_ms, 1.988, 1e-9);
+  }
+  {
+    Fixture f;
+    CostModel m;
+    m.cost["attn_in"] = {{4, 0.5}, {3, 0.494}, {2, 0.6}, {1, 0.7}, {0, 0.8}};
+    m.cost["mlp_in"] = {{4, 0.5}, {3, 0.7}, {2, 0.494}, {1, 0.7}, {0, 0.8}};
+    auto interacting = [&](const Plan& p) {
+      const double ms = m(p);
+      const auto rows = [&](size_t k) { return p.routes[k].params.count("ROWS") ? p.routes[k].params.at("ROWS") : 0; };
+      return rows(0) == 3 && rows(1) == 2 ? ms + 0.1 : ms;
+    };
+    const Plan before = f.plan;
+    const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, interacting, {});
+    EXPECT_FALSE(t.changed);
+    EXPECT_EQ(f.plan.to_json(), before.to_json());
+    EXPECT_EQ(m.calls, 1 + 4 + 4 + 1);
+  }
+  {
+    Fixture f;
+    CostModel m;
+    m.cost["attn_in"] = {{4, 0.5}, {3, 0.494}, {2, 0.6}, {1, 0.7}, {0, 0.8}};
+    m.cost["mlp_in"] = {{4, 0.5}, {3, 0.7}, {2, 0.494}, {1, 0.7}, {0, 0.8}};
+    StepTuneOptions o;
+    o.combine = false;
+    const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, std::ref(m), o);
+    EXPECT_FALSE(t.changed);
+    EXPECT_EQ(m.calls, 1 + 4 + 4);
+  }
 }
 
 TEST(StepTuning, NothingBetterLeavesThePlanAsItWas) {
