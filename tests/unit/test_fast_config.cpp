@@ -62,10 +62,6 @@ TEST(FastConfigOverride, LongContextSplitsFitTheArch) {
   }
 }
 
-// attn_decode.cluster for batch-1 steps of short contexts: on by default (8 blocks per KV head);
-// its CLUSTER blocks of SPLIT rows cover attn_long_from positions, the kernel's cluster shape is
-// compiled in; none where clusters do not exist (sm_80), where nothing bounds the context, or
-// when switched off. Batches and long contexts keep attn_decode.fused.
 // The preferred shared-memory carveout set on every fast-path kernel: none by default, -1 or a
 // percentage, anything else a one-line error naming the key.
 TEST(FastConfigOverride, SharedMemoryCarveout) {
@@ -83,6 +79,10 @@ TEST(FastConfigOverride, SharedMemoryCarveout) {
   }
 }
 
+// attn_decode.cluster for batch-1 steps of short contexts: on by default (8 blocks per KV head);
+// its CLUSTER blocks of SPLIT rows cover attn_long_from positions, the kernel's cluster shape is
+// compiled in; none where clusters do not exist (sm_80), where nothing bounds the context, or
+// when switched off. Batches and long contexts keep attn_decode.fused.
 TEST(FastConfigOverride, ClusterAttentionForShortContexts) {
   EXPECT_EQ(cuda::FastConfig{}.attn_cluster, 8);
   EXPECT_THROW(cuda::apply_fast_config_override({}, "attn_cluster=3"), Error);
