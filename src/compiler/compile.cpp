@@ -592,10 +592,13 @@ std::string report_markdown(const Json& rep) {
     if (!st["note"].get<std::string>().empty()) md += "; " + st["note"].get<std::string>();
     md += "\n";
     for (const auto& c : st["changes"]) md += "- " + c.get<std::string>() + "\n";
-    md += "\n| region | candidate | decode ms/token | kept |\n|---|---|---:|---|\n";
+    md += "\n| pass | region | candidate | decode ms/token | kept |\n|---:|---|---|---:|---|\n";
     for (const auto& t : st["trials"]) {
       std::snprintf(b, sizeof b, "%.4f", t["decode_ms"].get<double>());
-      md += "| " + t["region"].get<std::string>() + " | " + t["candidate"].get<std::string>() + " | " +
+      // Passes from 1 for the descent's trials; the start, combined and confirming ones have none.
+      const bool descent = t["region"].get<std::string>() != "plan";
+      md += "| " + (descent ? std::to_string(t.value("pass", 0) + 1) : std::string()) + " | " + t["region"].get<std::string>() +
+            " | " + t["candidate"].get<std::string>() + " | " +
             (t.contains("error") ? "failed: " + t["error"].get<std::string>() : std::string(b)) + " | " +
             (t["kept"].get<bool>() ? "yes" : "") + " |\n";
     }
@@ -1069,6 +1072,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     step_tuning["tokens"] = o.step_tune_tokens;
     step_tuning["margin"] = sto.margin;
     step_tuning["top"] = sto.top;
+    step_tuning["passes"] = sto.passes;
     // Then the attention with the output projection in one kernel, and every layer as one
     // persistent kernel, each against the chain as it then is; a warm compile from the same plan
     // takes the recorded decision (re-checked end to end when it was kept).

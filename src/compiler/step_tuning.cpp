@@ -18,6 +18,7 @@ Json StepTuning::to_json() const {
   for (const StepTrial& x : trials) {
     Json j = {{"region", x.region}, {"candidate", x.candidate}, {"decode_ms", x.ms}, {"kept", x.kept}};
     if (!x.error.empty()) j["error"] = x.error;
+    if (x.pass > 0) j["pass"] = x.pass;
     t.push_back(j);
   }
   return {{"trials", t},        {"start_ms", start_ms}, {"tuned_ms", tuned_ms}, {"changed", changed},
@@ -29,7 +30,7 @@ std::optional<StepTuning> StepTuning::from_json(const Json& j) {
     StepTuning t;
     for (const Json& x : j.at("trials")) {
       StepTrial s{x.at("region").get<std::string>(), x.at("candidate").get<std::string>(), x.at("decode_ms").get<double>(),
-                  x.at("kept").get<bool>(), x.value("error", std::string())};
+                  x.at("kept").get<bool>(), x.value("error", std::string()), x.value("pass", 0)};
       t.trials.push_back(s);
     }
     t.start_ms = j.at("start_ms").get<double>();
@@ -47,8 +48,8 @@ std::optional<StepTuning> StepTuning::from_json(const Json& j) {
 std::string step_tuning_key(const Plan& start, const std::string& model_hash, int tokens, int64_t prompt_tokens,
                             const StepTuneOptions& o) {
   char b[120];
-  std::snprintf(b, sizeof b, "|tokens %d|prompt %lld|top %zu|margin %g|confirm %d|combine %d", tokens, (long long)prompt_tokens,
-                o.top, o.margin, o.confirm_rounds, int(o.combine));
+  std::snprintf(b, sizeof b, "|tokens %d|prompt %lld|top %zu|margin %g|confirm %d|combine %d|passes %d", tokens,
+                (long long)prompt_tokens, o.top, o.margin, o.confirm_rounds, int(o.combine), o.passes);
   std::string k = "step-tuning/1|" + model_hash + b;
   for (const PlanRoute& r : start.routes) k += "|" + r.phase + " " + r.region + " " + choice_of(r).name();
   // The points' times in the chain depend on the shared-memory carveout the step runs under.
@@ -144,35 +145,47 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
     double ms;
   };
   std::vector<Near> near;
-  for (size_t k = 0; k < plan.routes.size() && k < search_of_route.size() && !stopped; ++k) {
-    if (!tunable(plan.routes[k])) continue;
-    const RegionSearch& s = searches.at(search_of_route[k]);
-    std::optional<Near> route_near;
-    bool route_kept = false;
-    for (const Candidate& c : step_alternatives(plan.routes[k], s, o.top)) {
-      if (Clock::now() >= o.deadline) {
-        t.note = "the budget ran out after " + std::to_string(t.trials.size() - 1) + " trials";
-        stopped = true;
-        break;
+  // One pass of coordinate descent: each tunable route's alternatives in turn, the others at their
+  // current choice; whether it kept a point. `near` gets the pass's gains inside the margin.
+  auto descend = [&](int pass) {
+    near.clear();
+    bool pass_kept = false;
+    for (size_t k = 0; k < plan.routes.size() && k < search_of_route.size() && !stopped; ++k) {
+      if (!tunable(plan.routes[k])) continue;
+      const RegionSearch& s = searches.at(search_of_route[k]);
+      std::optional<Near> route_near;
+      bool route_kept = false;
+      for (const Candidate& c : step_alternatives(plan.routes[k], s, o.top)) {
+        if (Clock::now() >= o.deadline) {
+          t.note = "the budget ran out after " + std::to_string(t.trials.size() - 1) + " trials";
+          stopped = true;
+          break;
+        }
+        Plan trial_plan = plan;
+        set_route_choice(trial_plan.routes[k], s, c);
+        refresh(trial_plan);
+        StepTrial trial{plan.routes[k].region, c.name(), 0, false, "", pass};
+        const double ms = timed(trial_plan, trial);
+        trial.kept = ms > 0 && ms < best * (1 - o.margin);
+        if (trial.kept) {
+          t.changes.push_back(plan.routes[k].region + ": " + choice_of(plan.routes[k]).name() + " -> " + c.name());
+          plan = std::move(trial_plan);
+          best = ms;
+          route_kept = pass_kept = true;
+        } else if (ms > 0 && ms < best && (!route_near || ms < route_near->ms)) {
+          route_near = Near{k, c, ms};
+        }
+        t.trials.push_back(trial);
       }
-      Plan trial_plan = plan;
-      set_route_choice(trial_plan.routes[k], s, c);
-      refresh(trial_plan);
-      StepTrial trial{plan.routes[k].region, c.name(), 0, false, ""};
-      const double ms = timed(trial_plan, trial);
-      trial.kept = ms > 0 && ms < best * (1 - o.margin);
-      if (trial.kept) {
-        t.changes.push_back(plan.routes[k].region + ": " + choice_of(plan.routes[k]).name() + " -> " + c.name());
-        plan = std::move(trial_plan);
-        best = ms;
-        route_kept = true;
-      } else if (ms > 0 && ms < best && (!route_near || ms < route_near->ms)) {
-        route_near = Near{k, c, ms};
-      }
-      t.trials.push_back(trial);
+      if (route_near && !route_kept) near.push_back(*route_near);
     }
-    if (route_near && !route_kept) near.push_back(*route_near);
-  }
+    return pass_kept;
+  };
+  // Another pass only after one kept a point: the routes interact in the step (the attention,
+  // tuned last, shares the SMs with the output projection before it), so the points kept move
+  // what the other routes' alternatives give. The near gains combined below are the last pass's.
+  for (int pass = 0; pass < std::max(1, o.passes) && !stopped; ++pass)
+    if (!descend(pass)) break;
   // Gains inside the margin on two or more routes may add up beyond it: all of them at once are
   // timed as one more trial and kept like any point (then confirmed with the rest). One such gain
   // alone was already timed.

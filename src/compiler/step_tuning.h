@@ -5,7 +5,8 @@
 // the best there (bench/results/2026-11-30-gemv-points-w2/: each model had a point 1-2% faster end
 // to end than the search's choice). So after the end-to-end check, each tuned route's few fastest
 // points alone and its search's fallback (the engine's defaults) are timed in whole decode steps,
-// one route at a time with the others at their current choice (one pass of coordinate descent).
+// one route at a time with the others at their current choice (coordinate descent; a second pass
+// after a pass that kept a point, since the routes interact in the step).
 // A point is kept when the step is faster by more than the margin; where two or more routes each
 // had a point faster by less (and nothing kept), those points together are one more trial, kept
 // by the same rule (session 25: Qwen3-1.7B's fresh compile rejected -0.37% and -0.44% on two
@@ -27,6 +28,7 @@ struct StepTrial {
   double ms = 0;          // decode time per token (0: the trial failed)
   bool kept = false;
   std::string error;      // why the trial failed
+  int pass = 0;           // the pass of coordinate descent it ran in (from 0)
 };
 
 struct StepTuning {
@@ -46,6 +48,7 @@ struct StepTuneOptions {
   double margin = 0.005;   // relative: a point or the tuned plan must beat the incumbent by it
   int confirm_rounds = 2;  // interleaved re-timings of the start and the tuned plan
   bool combine = true;     // time the routes' gains inside the margin together (above)
+  int passes = 2;          // passes of coordinate descent at most (another only after one kept a point)
   Clock::time_point deadline = Clock::time_point::max();  // no trial starts after it
 };
 

@@ -122,9 +122,10 @@ TEST(StepTuning, KeepsWhatTheStepPrefersAndOnlyBeyondTheMargin) {
   EXPECT_EQ(f.plan.routes[2].params.at("ROWS"), 4);  // prefill: not tuned
   ASSERT_EQ(t.changes.size(), 1u);
   EXPECT_NE(t.changes[0].find("attn_in"), std::string::npos);
-  // start + 4 alternatives per decode route + 2 confirming rounds of (start, tuned)
-  EXPECT_EQ(m.calls, 1 + 4 + 4 + 4);
-  EXPECT_EQ(refreshed, 8);
+  // start + 4 alternatives per decode route in each of two passes (the first kept a point) + 2
+  // confirming rounds of (start, tuned)
+  EXPECT_EQ(m.calls, 1 + 2 * (4 + 4) + 4);
+  EXPECT_EQ(refreshed, 16);
   EXPECT_NEAR(t.start_ms, 1.8, 1e-9);
   EXPECT_NEAR(t.tuned_ms, 1.7, 1e-9);
   const Json j = t.to_json();
@@ -207,8 +208,8 @@ TEST(StepTuning, RevertsWhenTheConfirmationDisagreesAndRecordsFailures) {
     ++call;
     const int rows = p.routes[0].params.count("ROWS") ? p.routes[0].params.at("ROWS") : 0;
     if (rows == 3) throw_input("launch", "too many resources requested");
-    if (call <= 9) return rows == 2 ? 1.0 : 2.0;  // the descent (9 timings) sees ROWS 2 twice as fast
-    return 2.0;                                    // the confirmation does not
+    if (call <= 9) return rows == 2 ? 1.0 : 2.0;  // the first pass (9 timings) sees ROWS 2 twice as fast
+    return 2.0;                                    // the second pass and the confirmation do not
   };
   const Plan before = f.plan;
   const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, timer, {});
@@ -219,6 +220,48 @@ TEST(StepTuning, RevertsWhenTheConfirmationDisagreesAndRecordsFailures) {
   for (const StepTrial& x : t.trials)
     if (x.region == "attn_in" && x.candidate == rows_name(3)) failed_recorded = !x.error.empty() && !x.kept;
   EXPECT_TRUE(failed_recorded);
+}
+
+// Routes that interact: attn_in's ROWS 3 is faster only once mlp_in (tuned after it) is at ROWS 2.
+// The first pass keeps mlp_in's point, the second finds attn_in's; with one pass it stays unseen.
+// A pass that keeps nothing is the last.
+TEST(StepTuning, SecondPassRetimesAroundTheKeptPoints) {
+  auto cost = [](const Plan& p) {
+    const auto rows = [&](size_t k) { return p.routes[k].params.count("ROWS") ? p.routes[k].params.at("ROWS") : 0; };
+    const std::map<int, double> attn_in = {{4, 0.5}, {3, 0.6}, {2, 0.7}, {1, 0.7}, {0, 0.8}};
+    const std::map<int, double> mlp_in = {{4, 0.5}, {3, 0.7}, {2, 0.3}, {1, 0.7}, {0, 0.8}};
+    const double a = rows(0) == 3 && rows(1) == 2 ? 0.4 : attn_in.at(rows(0));
+    return 1.0 + a + mlp_in.at(rows(1));
+  };
+  for (int passes : {1, 2}) {
+    Fixture f;
+    int calls = 0;
+    StepTuneOptions o;
+    o.passes = passes;
+    const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {},
+                                          [&](const Plan& p) { ++calls; return cost(p); }, o);
+    EXPECT_TRUE(t.changed) << passes;
+    EXPECT_EQ(f.plan.routes[1].params.at("ROWS"), 2) << passes;
+    EXPECT_EQ(f.plan.routes[0].params.at("ROWS"), passes == 2 ? 3 : 4) << passes;
+    EXPECT_EQ(calls, 1 + passes * (4 + 4) + 4) << passes;
+    EXPECT_NEAR(t.tuned_ms, passes == 2 ? 1.7 : 1.8, 1e-9);
+    int second = 0;
+    for (const StepTrial& x : t.trials) second += x.pass == 1 ? 1 : 0;
+    EXPECT_EQ(second, passes == 2 ? 8 : 0);
+    const auto back = StepTuning::from_json(t.to_json());  // the pass survives the DB record
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->to_json(), t.to_json());
+  }
+  {  // three passes allowed: the third finds nothing better and the descent ends there
+    Fixture f;
+    int calls = 0;
+    StepTuneOptions o;
+    o.passes = 3;
+    tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {},
+                     [&](const Plan& p) { ++calls; return cost(p); }, o);
+    EXPECT_EQ(f.plan.routes[0].params.at("ROWS"), 3);
+    EXPECT_EQ(calls, 1 + 3 * (4 + 4) + 4);
+  }
 }
 
 TEST(StepTuning, StopsAtTheDeadline) {
@@ -273,6 +316,9 @@ TEST(StepTuning, RecordedOutcomeRoundTripsThroughTheDbAndApplies) {
   EXPECT_NE(step_tuning_key(other, "hash1", 64, 128, {}), key);
   EXPECT_NE(step_tuning_key(start, "hash2", 64, 128, {}), key);
   EXPECT_NE(step_tuning_key(start, "hash1", 32, 128, {}), key);
+  StepTuneOptions one_pass;
+  one_pass.passes = 1;
+  EXPECT_NE(step_tuning_key(start, "hash1", 64, 128, one_pass), key);
   // ... and so is another shared-memory carveout (the chain's timings depend on it).
   Plan carved = start;
   carved.cuda_fast = PlanCudaFast{};
