@@ -8,6 +8,7 @@
 # PLANS_IN=<folder>: use the plans in <folder>/plan-<m>/plan.json (an earlier run's, committed)
 # instead of compiling (their kernel binaries are not shipped: compiled at load). COMPILED_PEER=1:
 # measure the compiled-PyTorch peer (W2) in this run first and use it instead of PEERS_IN's.
+# COMPILE_EXTRA: more compile flags (e.g. --seed-plan DIR).
 #   PEERS_IN=bench/results/2026-11-30-bench4/peers tools/gpu_bench_plans.sh -> $OUT/bench-plans.tgz
 #   (per model: e2e-<m>.{json,md}, plan-<m>/{plan.json,report.json,report.md}; bench.log)
 set -uo pipefail
@@ -36,10 +37,12 @@ export AGENTCOMPILE_COMMIT=${AGENTCOMPILE_COMMIT:-$(cat "$(dirname "$bin")"/COMM
       budget=${BUDGET:-100}; [ "$m" = qwen3-4b ] && budget=${BUDGET_4B:-220}
       echo "== $m: compile --backend cuda --budget $budget"
       start=$(date +%s)
-      $bin compile "$work/models/$m" --out "$work/plan-$m" --backend cuda --budget "$budget" --db /tmp/ac-tune.db > "$res/compile-$m.log" 2>&1
+      $bin compile "$work/models/$m" --out "$work/plan-$m" --backend cuda --budget "$budget" --db /tmp/ac-tune.db ${COMPILE_EXTRA:-} \
+        > "$res/compile-$m.log" 2>&1
       echo "compile exit $? in $(( $(date +%s) - start )) s"
       mkdir -p "$res/plan-$m" && cp "$work/plan-$m"/*.json "$work/plan-$m"/*.md "$res/plan-$m/" 2>/dev/null
-      sed -n '/## Decode-step tuning/,/^| region/p' "$work/plan-$m/report.md" | head -8
+      sed -n '/## Decode-step tuning/,/^| pass/p' "$work/plan-$m/report.md" | head -8
+      grep "seed plan's choices" "$work/plan-$m/report.md" || true
     fi
     peers=()
     if [ "${COMPILED_PEER:-0}" = 1 ]; then

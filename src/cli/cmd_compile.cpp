@@ -16,7 +16,7 @@ namespace ac::cli {
 namespace {
 
 struct CompileCliOptions {
-  std::string model, out, backend = "auto", advisor = "heuristic", llm_url, llm_model, db, objective = "latency";
+  std::string model, out, backend = "auto", advisor = "heuristic", llm_url, llm_model, db, objective = "latency", seed_plan;
   double budget = 120;
   int max_batch = 1;
   bool allow_regression = false, json = false, no_step_tuning = false;
@@ -76,6 +76,10 @@ int run_compile(const CompileCliOptions& o) {
   co.max_batch = o.max_batch;
   co.allow_regression = o.allow_regression;
   co.step_tuning = !o.no_step_tuning;
+  if (!o.seed_plan.empty()) {
+    co.seed_plan = Plan::load_choices(o.seed_plan, "--seed-plan");
+    co.seed_from = o.seed_plan;
+  }
   ProgressPrinter printer;
   co.progress = [&](const CompileProgress& p) { printer(p); };
   auto model = load_model(o.model);
@@ -126,6 +130,9 @@ Subcommand add_compile(CLI::App& root) {
   app->add_option("--objective", o->objective, "latency (default: batch-1 prefill + decode) or throughput (batched decode)");
   app->add_option("--max-batch", o->max_batch, "decode batch of the throughput objective (default 1)");
   app->add_flag("--allow-regression", o->allow_regression, "accept a plan >10% slower than the best recorded one");
+  app->add_option("--seed-plan", o->seed_plan,
+                  "plan folder compiled before for this model: its choices, as one plan, against the searched plan "
+                  "before the decode-step tuning (CUDA)");
   app->add_flag("--no-step-tuning", o->no_step_tuning,
                 "CUDA: keep the search's decode points (skip timing their best few again in whole decode steps)");
   app->add_flag("--json", o->json, "Print a JSON summary");

@@ -606,7 +606,8 @@ std::string report_markdown(const Json& rep) {
     md += "\n";
   }
   // The whole-step alternatives: each one's decision and, when measured, its medians.
-  for (const auto& [key, label, ms] : {std::tuple{"attention_output", "attention and output projection in one kernel", "fused_ms"},
+  for (const auto& [key, label, ms] : {std::tuple{"seed_plan", "the seed plan's choices as one plan (timed first)", "seed_ms"},
+                                       std::tuple{"attention_output", "attention and output projection in one kernel", "fused_ms"},
                                        std::tuple{"persistent_layers", "every layer in one persistent kernel", "persistent_ms"},
                                        std::tuple{"smem_carveout", "one shared-memory carveout for every kernel (timed before the tuning)", "carveout_ms"}}) {
     const Json pl = rep.contains(key) ? rep[key] : Json{{"status", "not recorded"}};
@@ -834,6 +835,9 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   TuningDb db(o.db_path.empty() ? TuningDb::default_path() : o.db_path);
   const std::string hash = model_hash(m);
   const std::string model_name = m.dir.filename().empty() ? m.dir.parent_path().filename().string() : m.dir.filename().string();
+  if (o.seed_plan && o.seed_plan->model_hash != hash)
+    throw_input("--seed-plan " + o.seed_from, "made for another model (" + o.seed_plan->model_name + ", hash " +
+                                                  o.seed_plan->model_hash.substr(0, 12) + ")");
 
   FrontOptions fo;
   fo.backend = o.backend;
@@ -1009,10 +1013,33 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   std::map<size_t, std::string> step_tuned;  // search -> the candidate the step tuning chose
   Json persistent_layers = {{"status", step_tune ? "not tried (no fast-path plan)" : "not tried (CUDA latency plans only)"}};
   Json attention_output = persistent_layers, smem_carveout = persistent_layers;
+  Json seed_plan = {{"status", !o.seed_plan ? "none given" : step_tune ? "not applied (no fast-path plan)"
+                                                                       : "not applied (CUDA latency plans only)"}};
 #ifdef AGENTCOMPILE_HAVE_CUDA
   if (step_tune && built.plan.cuda_fast) {
     StepTuneOptions sto;
     sto.deadline = deadline_total - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(0.05 * o.budget_s));
+    auto tunable = [](const PlanRoute& r) { return r.phase == "decode" && r.family.rfind("cuda:", 0) == 0; };
+    auto refresh = [](Plan& p) {  // the routes' points; the carveout is the plan's, not a route's
+      const std::optional<int> carveout = p.cuda_fast ? p.cuda_fast->smem_carveout : std::nullopt;
+      p.cuda_fast = cuda_fast_from_routes(p.routes);
+      p.cuda_fast->smem_carveout = carveout;
+    };
+    // A plan compiled before (--seed-plan) as a whole against the searched one: which points win
+    // in the chain depends on the others and on the carveout, and the tuning below only times a
+    // few alternatives per route, ranked by their time alone (bench/results/2026-12-02-two-pass/:
+    // a fresh Qwen3-1.7B compile never tried the output projection point of the best plan known).
+    if (o.seed_plan) {
+      report_progress("seed plan");
+      const SeededPlan sp = seed_routes(built.plan, *o.seed_plan, searches, built.search_of_route, tunable, refresh);
+      Json r = sp.changed ? try_step_alternative(built.plan, {"seed plan " + o.seed_from, sp.plan, {}}, "seed", check, e2e,
+                                                 o.step_tune_tokens, sto.margin, deadline_total)
+                          : Json{{"status", "same as the searched plan"}};
+      r["from"] = o.seed_from;
+      r["taken"] = sp.taken;
+      r["missing"] = sp.missing;
+      seed_plan = r;
+    }
     // First one shared-memory carveout for every kernel, against the searched plan, so that the
     // tuning below times its points under it: which points win in the chain depends on it (on the
     // H200, Qwen3-1.7B's output projection at half the blocks was 1.7% faster under carveout 40
@@ -1028,12 +1055,6 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
         });
     report_progress("decode-step tuning");
     const Plan before = built.plan;
-    auto tunable = [](const PlanRoute& r) { return r.phase == "decode" && r.family.rfind("cuda:", 0) == 0; };
-    auto refresh = [](Plan& p) {  // the routes' points; the carveout is the plan's, not a route's
-      const std::optional<int> carveout = p.cuda_fast ? p.cuda_fast->smem_carveout : std::nullopt;
-      p.cuda_fast = cuda_fast_from_routes(p.routes);
-      p.cuda_fast->smem_carveout = carveout;
-    };
     // A warm compile from the same starting plan takes the recorded outcome (as the region
     // searches take their recorded candidates); otherwise measure and record every trial.
     const std::string key = step_tuning_key(built.plan, hash, o.step_tune_tokens, e2e.prompt_tokens(), sto);
@@ -1222,6 +1243,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
               {"persistent_layers", persistent_layers},
               {"attention_output", attention_output},
               {"smem_carveout", smem_carveout},
+              {"seed_plan", seed_plan},
               {"selection", {{"margin", so.margin}, {"repeats", so.repeats}, {"warmup", so.warmup},
                              {"rule", "fastest correct; ties within the measured noise go to the simpler candidate; a "
                                       "specialised candidate must beat the fallback by max(margin, noise)"}}},

@@ -109,6 +109,44 @@ void set_route_choice(PlanRoute& r, const RegionSearch& s, const Candidate& c) {
     if (o.status == "ok" && o.candidate.name() == c.name()) r.time_us = o.median_us;
 }
 
+SeededPlan seed_routes(const Plan& plan, const Plan& seed, const std::vector<RegionSearch>& searches,
+                       const std::vector<size_t>& search_of_route, const std::function<bool(const PlanRoute&)>& tunable,
+                       const std::function<void(Plan&)>& refresh) {
+  SeededPlan out;
+  out.plan = plan;
+  for (size_t k = 0; k < plan.routes.size() && k < search_of_route.size(); ++k) {
+    const PlanRoute& r = plan.routes[k];
+    if (!tunable(r)) continue;
+    const PlanRoute* from = nullptr;
+    for (const PlanRoute& x : seed.routes)
+      if (x.phase == r.phase && x.region == r.region && x.signature == r.signature) from = &x;
+    if (!from) {
+      out.missing.push_back(r.region + ": (none in the seed)");
+      continue;
+    }
+    const Candidate want = choice_of(*from);
+    if (want.name() == choice_of(r).name()) continue;
+    const RegionSearch& s = searches.at(search_of_route[k]);
+    bool ok = false;
+    for (const CandidateOutcome& c : s.outcomes) ok = ok || (c.status == "ok" && c.candidate.name() == want.name());
+    if (!ok || !s.work || !s.work->space.find(want.family)) {
+      out.missing.push_back(r.region + ": " + want.name());
+      continue;
+    }
+    set_route_choice(out.plan.routes[k], s, want);
+    out.taken.push_back(r.region + ": " + want.name());
+  }
+  refresh(out.plan);
+  if (out.plan.cuda_fast && seed.cuda_fast && seed.cuda_fast->smem_carveout != out.plan.cuda_fast->smem_carveout) {
+    out.plan.cuda_fast->smem_carveout = seed.cuda_fast->smem_carveout;
+    out.taken.push_back("smem_carveout: " + (seed.cuda_fast->smem_carveout ? std::to_string(*seed.cuda_fast->smem_carveout)
+                                                                             : std::string("none")));
+  }
+  out.changed = !out.taken.empty();
+  if (!out.changed) out.plan = plan;
+  return out;
+}
+
 StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searches,
                             const std::vector<size_t>& search_of_route,
                             const std::function<bool(const PlanRoute&)>& tunable,

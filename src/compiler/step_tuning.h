@@ -70,6 +70,21 @@ std::string step_tuning_key(const Plan& start, const std::string& model_hash, in
 bool apply_recorded_step_tuning(Plan& plan, const StepTuning& rec, const std::vector<RegionSearch>& searches,
                                 const std::vector<size_t>& search_of_route, const std::function<void(Plan&)>& refresh);
 
+// A plan compiled before for the same model (compile --seed-plan), applied to this compile's plan:
+// each tunable route pointed at the seed's choice for the same phase, region and signature when
+// that choice is a correct candidate of the route's search (validated and timed in this compile);
+// the seed's shared-memory carveout with it. taken / missing: "region: candidate" per route whose
+// seed choice differed from the plan's and was applied / is not a correct candidate here (or the
+// seed has no such route). changed: the result differs from `plan`.
+struct SeededPlan {
+  Plan plan;
+  std::vector<std::string> taken, missing;
+  bool changed = false;
+};
+SeededPlan seed_routes(const Plan& plan, const Plan& seed, const std::vector<RegionSearch>& searches,
+                       const std::vector<size_t>& search_of_route, const std::function<bool(const PlanRoute&)>& tunable,
+                       const std::function<void(Plan&)>& refresh);
+
 // Tunes `plan` in place. search_of_route[k]: route k's search; tunable(route): whether it is tuned;
 // refresh(plan): recomputes what derives from the routes (the CUDA plan's cuda_fast);
 // time(plan): the plan's decode time per token (may throw ac::Error: the trial is recorded as

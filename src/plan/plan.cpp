@@ -198,13 +198,19 @@ Plan Plan::from_json(const Json& j, const std::string& subject) {
   return p;
 }
 
-Plan Plan::load(const fs::path& dir) {
-  const std::string subject = "--plan " + dir.string();
+Plan Plan::load_choices(const fs::path& dir, const std::string& flag) {
+  const std::string subject = flag + " " + dir.string();
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw_input(subject, "not a plan folder (no such directory)");
   const fs::path file = dir / "plan.json";
   if (!fs::is_regular_file(file, ec)) throw_input(subject, "has no plan.json (compile one with `agentcompile compile`)");
-  Plan p = from_json(parse_json_strict(read_file(file, kMaxPlanBytes), subject + "/plan.json"), subject + "/plan.json");
+  return from_json(parse_json_strict(read_file(file, kMaxPlanBytes), subject + "/plan.json"), subject + "/plan.json");
+}
+
+Plan Plan::load(const fs::path& dir) {
+  const std::string subject = "--plan " + dir.string();
+  std::error_code ec;
+  Plan p = load_choices(dir, "--plan");
   for (auto& k : p.kernels) {
     const fs::path f = dir / k.file;
     if (!fs::is_regular_file(f, ec)) throw_input(subject, "kernel binary " + k.file + " is missing");

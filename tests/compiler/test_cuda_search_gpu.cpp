@@ -224,6 +224,29 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
   EXPECT_EQ(r2.report["smem_carveout"]["source"].get<std::string>().rfind("tuning DB", 0), 0u);
   EXPECT_LE(r.report["budget"]["overrun_s"].get<double>(), 10.0);
   std::printf("[ compile ] %s\n", r.report["budget"].dump().c_str());
+  EXPECT_EQ(r.report["seed_plan"]["status"], "none given");
+  // Seeded with the first compile's plan (its tuned routes and carveout): the searched plan (the
+  // same as before, from the DB) against the seed's choices as one plan, timed or found equal;
+  // the plan still passes the end-to-end check.
+  CompileOptions seeded = o;
+  seeded.seed_plan = r.plan;
+  seeded.seed_from = "the first compile";
+  const CompileResult r3 = compile_model(*m, seeded);
+  const Json& sp = r3.report["seed_plan"];
+  std::printf("[ compile ] seed plan %s\n", sp.dump().c_str());
+  EXPECT_EQ(sp["from"], "the first compile");
+  const std::string seed_status = sp["status"].get<std::string>();
+  if (seed_status == "same as the searched plan") {
+    EXPECT_TRUE(sp["taken"].empty()) << sp.dump();
+  } else {
+    EXPECT_FALSE(sp["taken"].empty()) << sp.dump();
+    EXPECT_GT(sp["seed_ms"].get<double>(), 0.0) << sp.dump();
+    EXPECT_GT(sp["chain_ms"].get<double>(), 0.0) << sp.dump();
+    EXPECT_TRUE(seed_status == "kept" || seed_status.rfind("not kept", 0) == 0) << seed_status;
+  }
+  EXPECT_TRUE(sp["missing"].empty()) << sp.dump();  // every choice of a plan of this compile was validated here
+  EXPECT_TRUE(r3.report["e2e"]["ok"].get<bool>());
+  EXPECT_NE(r3.report_md.find("- the seed plan's choices as one plan (timed first): "), std::string::npos);
 }
 
 }  // namespace

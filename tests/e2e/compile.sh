@@ -123,6 +123,14 @@ assert b["totals"]["reused_from_other_models"] == a["totals"]["measured"], b["to
 PY
 expect_error "another model" "$bin" generate "$tmp/m2" --prompt-tokens 1,2 --plan "$tmp/pm1"
 
+# ---- --seed-plan: a plan of another model or no plan folder is refused before anything is
+# written; on the CPU backend (no decode-step stages) the seed is reported as not applied
+expect_error "made for another model" "$bin" compile "$tmp/m2" --out "$tmp/p4" --db "$tmp/x.db" --backend cpu --seed-plan "$tmp/pm1"
+expect_error "no such directory" "$bin" compile "$tmp/m2" --out "$tmp/p4" --db "$tmp/x.db" --backend cpu --seed-plan "$tmp/none"
+[ ! -e "$tmp/p4" ] || fail "a refused seed left a plan folder"
+"$bin" compile "$tmp/m1" --out "$tmp/pm1b" --db "$tmp/x.db" --backend cpu --budget 60 --seed-plan "$tmp/pm1" >/dev/null 2>&1
+python3 -c "import json; s=json.load(open('$tmp/pm1b/report.json'))['seed_plan']; assert s['status'].startswith('not applied'), s"
+
 # ---- throughput objective at batch 2 with the none advisor
 "$bin" compile "$fx" --out "$tmp/p3" --db "$tmp/t.db" --backend cpu --objective throughput --max-batch 2 --advisor none --budget 30 --json >"$tmp/thr.json" 2>/dev/null
 python3 -c "import json,sys; j=json.load(open('$tmp/thr.json')); assert j['e2e']['ok'] and j['e2e']['profile']['batched_us_per_token'] > 0, j['e2e']"

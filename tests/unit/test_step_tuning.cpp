@@ -264,6 +264,41 @@ TEST(StepTuning, SecondPassRetimesAroundTheKeptPoints) {
   }
 }
 
+// A seed plan's choices onto this compile's plan: a tunable route takes the seed's point when its
+// search validated it (ROWS 2), keeps its own when the seed's failed here (ROWS 5) or the seed has
+// no such route; the prefill route is never touched; the seed's carveout comes along. A seed equal
+// to the plan changes nothing.
+TEST(StepTuning, SeedRoutesTakeWhatThisCompileValidated) {
+  Fixture f;
+  f.plan.cuda_fast = PlanCudaFast{};
+  f.plan.cuda_fast->smem_carveout = 60;
+  int refreshed = 0;
+  auto refresh = [&](Plan&) { ++refreshed; };
+  Plan seed = f.plan;
+  seed.routes[0].params = {{"ROWS", 2}};
+  seed.routes[1].params = {{"ROWS", 5}};
+  seed.routes[2].params = {{"ROWS", 1}};
+  seed.cuda_fast->smem_carveout = 40;
+  const SeededPlan sp = seed_routes(f.plan, seed, f.searches, f.search_of_route, decode_only, refresh);
+  EXPECT_TRUE(sp.changed);
+  EXPECT_EQ(sp.plan.routes[0].params.at("ROWS"), 2);
+  EXPECT_DOUBLE_EQ(sp.plan.routes[0].time_us, 6.0);  // its time alone as this compile measured it
+  EXPECT_EQ(sp.plan.routes[1].params.at("ROWS"), 4);
+  EXPECT_EQ(sp.plan.routes[2].params.at("ROWS"), 4);
+  EXPECT_EQ(sp.plan.cuda_fast->smem_carveout, 40);
+  EXPECT_EQ(sp.taken, (std::vector<std::string>{"attn_in: " + rows_name(2), "smem_carveout: 40"}));
+  EXPECT_EQ(sp.missing, (std::vector<std::string>{"mlp_in: " + rows_name(5)}));
+  EXPECT_EQ(refreshed, 1);
+  const SeededPlan same = seed_routes(f.plan, f.plan, f.searches, f.search_of_route, decode_only, refresh);
+  EXPECT_FALSE(same.changed);
+  EXPECT_EQ(same.plan.to_json(), f.plan.to_json());
+  Plan partial = f.plan;
+  partial.routes.erase(partial.routes.begin() + 1);  // no mlp_in route in the seed
+  const SeededPlan p = seed_routes(f.plan, partial, f.searches, f.search_of_route, decode_only, refresh);
+  EXPECT_FALSE(p.changed);
+  EXPECT_EQ(p.missing, (std::vector<std::string>{"mlp_in: (none in the seed)"}));
+}
+
 TEST(StepTuning, StopsAtTheDeadline) {
   Fixture f;
   CostModel m;

@@ -40,6 +40,12 @@ struct CompileOptions {
   bool step_tuning = true;
   int step_tune_tokens = 64;
   double regression_threshold = 0.10;
+  // A plan compiled before for the same model (compile --seed-plan; seed_from names it): on CUDA
+  // with the decode-step stages, its route choices that this compile validated, with its
+  // carveout, are timed as one plan against the searched plan before those stages, and the faster
+  // is where they start (report.json "seed_plan").
+  std::optional<Plan> seed_plan;
+  std::string seed_from;
   SearchOptions search;
   std::function<void(const CompileProgress&)> progress;
   // Fault injection for tests of the repair path: the end-to-end stage fails any plan that

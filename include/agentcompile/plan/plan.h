@@ -140,6 +140,9 @@ struct Plan {
   static Plan from_json(const Json& j, const std::string& subject);
   // dir/plan.json, with kernel files checked; BadInput naming the folder.
   static Plan load(const fs::path& dir);
+  // dir/plan.json alone (its kernel binaries neither read nor required: compile --seed-plan);
+  // BadInput naming `flag` and the folder.
+  static Plan load_choices(const fs::path& dir, const std::string& flag);
   // Binding of a graph op in a phase (null: the backend's default route).
   const PlanRoute* route_for_op(const std::string& op_name, const std::string& phase) const;
 };
