@@ -11,6 +11,15 @@ namespace {
 
 Candidate choice_of(const PlanRoute& r) { return Candidate{r.family, r.params}; }
 
+// The search's correct outcome of the candidate named `name`, whose family is in the region's
+// space (a choice a recorded tuning or a seed plan may point the route at); null when none.
+const CandidateOutcome* correct_candidate(const RegionSearch& s, const std::string& name) {
+  const CandidateOutcome* found = nullptr;
+  for (const CandidateOutcome& c : s.outcomes)
+    if (c.status == "ok" && c.candidate.name() == name) found = &c;
+  return found && s.work && s.work->space.find(found->candidate.family) ? found : nullptr;
+}
+
 }  // namespace
 
 Json StepTuning::to_json() const {
@@ -64,10 +73,8 @@ bool apply_recorded_step_tuning(Plan& plan, const StepTuning& rec, const std::ve
   for (size_t k = 0; k < out.routes.size(); ++k) {
     if (choice_of(out.routes[k]).name() == rec.final[k]) continue;
     const RegionSearch& s = searches.at(search_of_route[k]);
-    const CandidateOutcome* found = nullptr;
-    for (const CandidateOutcome& c : s.outcomes)
-      if (c.status == "ok" && c.candidate.name() == rec.final[k]) found = &c;
-    if (!found || !s.work || !s.work->space.find(found->candidate.family)) return false;
+    const CandidateOutcome* found = correct_candidate(s, rec.final[k]);
+    if (!found) return false;
     set_route_choice(out.routes[k], s, found->candidate);
   }
   refresh(out);
@@ -127,9 +134,7 @@ SeededPlan seed_routes(const Plan& plan, const Plan& seed, const std::vector<Reg
     const Candidate want = choice_of(*from);
     if (want.name() == choice_of(r).name()) continue;
     const RegionSearch& s = searches.at(search_of_route[k]);
-    bool ok = false;
-    for (const CandidateOutcome& c : s.outcomes) ok = ok || (c.status == "ok" && c.candidate.name() == want.name());
-    if (!ok || !s.work || !s.work->space.find(want.family)) {
+    if (!correct_candidate(s, want.name())) {
       out.missing.push_back(r.region + ": " + want.name());
       continue;
     }
