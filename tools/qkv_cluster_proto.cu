@@ -9,11 +9,12 @@
 //   chain: gemv.fused{128,2,4,1} (the engine's own device function, as the plans run it), then an
 //          attention stand-in, grid (8 heads, 8), that waits for it, reads its head's 512 values
 //          from global memory, sums them (block reduction) and writes 32 values of the next
-//          layer's x;
-//   fused: grid (8, 8) in clusters of 8, 512 or 1024 threads: each block 64 rows (4 or 2 per
-//          warp, the engine's gemv_load / gemv_stream), its 64 results into its shared memory, a cluster
-//          barrier, the head's 512 values read over the cluster, the same sum and 32 outputs,
-//          a second barrier before leaving.
+//          layer's x (x_next[head * 256 + j] = value j of the head * 0.5 + the sum / 512);
+//   fused: grid (8, C) in clusters of C = 8 or 16 (16 is non-portable: 128 SMs), 256 to 1024
+//          threads: each block 512 / C rows (the engine's gemv_load / gemv_stream), its results
+//          into its shared memory, a cluster barrier, the head's 512 values read over the cluster,
+//          the same sum and the same outputs (x_next[head * 256 + j] from value j of the head),
+//          a second barrier before leaving. Prints how many clusters of each point can be resident.
 // Both chain through x (the stand-in's outputs are the next layer's input), with PDL on every
 // launch. Prints us per layer (median of graph launches) and the largest difference of the final x.
 //   nvcc -O3 -arch=sm_90 -std=c++17 -I kernels/cuda -o build-sync/qkv_cluster_proto tools/qkv_cluster_proto.cu
@@ -30,17 +31,21 @@
 
 constexpr int K = 2048, HEADS = 8, ROWS_PER_HEAD = 512, N = HEADS * ROWS_PER_HEAD, CLUSTER = 8;
 constexpr int LAYERS = 28, COPIES = 6;
-constexpr int OUT_PER_BLOCK = K / (HEADS * CLUSTER);  // 32: the next x, spread over all blocks
 
 __global__ void __launch_bounds__(128) chain_gemv(GemvParams p) { gemv<128, 2, 4, 1, 1, EPI_STORE, ac_bf16>(p); }
 
-// The head's 512 values summed over the block, then this block's 32 outputs of the next x.
-template <int BLOCK>
-__device__ __forceinline__ void stand_in_tail(float v, const float* mine, float* x_next, int head, int rank) {
+// The head's 512 values summed over the block, then this block's K / (HEADS * C) outputs of the
+// next x: x_next[head * 256 + j] = value j of the head * 0.5 + the sum / 512, whatever C (value_at(j)
+// reads value j, locally or over the cluster).
+template <int BLOCK, int C, typename At>
+__device__ __forceinline__ void stand_in_tail(float v, At value_at, float* x_next, int head, int rank) {
+  constexpr int OUT_PER_BLOCK = K / (HEADS * C);
   __shared__ float scratch[BLOCK / 32];
   const float s = block_sum<BLOCK>(v, scratch);
-  if (threadIdx.x < OUT_PER_BLOCK)
-    x_next[(head * CLUSTER + rank) * OUT_PER_BLOCK + threadIdx.x] = mine[threadIdx.x] * 0.5f + s * (1.0f / 512.0f);
+  if (threadIdx.x < OUT_PER_BLOCK) {
+    const int j = rank * OUT_PER_BLOCK + threadIdx.x;
+    x_next[head * (K / HEADS) + j] = value_at(j) * 0.5f + s * (1.0f / 512.0f);
+  }
 }
 
 __global__ void __launch_bounds__(128) chain_attn(const float* qkv, float* x_next) {
@@ -50,12 +55,12 @@ __global__ void __launch_bounds__(128) chain_attn(const float* qkv, float* x_nex
   const float* h = qkv + head * ROWS_PER_HEAD;
   float v = 0.0f;
   for (int i = threadIdx.x; i < ROWS_PER_HEAD; i += 128) v += h[i];
-  stand_in_tail<128>(v, h + rank * (ROWS_PER_HEAD / CLUSTER), x_next, head, rank);
+  stand_in_tail<128, CLUSTER>(v, [&](int j) { return h[j]; }, x_next, head, rank);
 }
 
-template <int BLOCK, int ROWS, int UNROLL>
+template <int BLOCK, int ROWS, int UNROLL, int C>
 __global__ void __launch_bounds__(BLOCK) fused(GemvParams p, float* x_next) {
-  constexpr int WARPS = BLOCK / 32, PER = ROWS_PER_HEAD / CLUSTER;
+  constexpr int WARPS = BLOCK / 32, PER = ROWS_PER_HEAD / C;
   static_assert(WARPS * ROWS == PER, "a block's rows");
   __shared__ __align__(16) float xs[K];
   __shared__ float ss_part[1][WARPS];
@@ -78,9 +83,10 @@ __global__ void __launch_bounds__(BLOCK) fused(GemvParams p, float* x_next) {
     if (lane == 0) part[warp * ROWS + r] = v;
   }
   cluster_sync_all();
-  // Thread i: value i of the head, from block i / PER of the cluster.
-  const float v = threadIdx.x < ROWS_PER_HEAD ? cluster_load(&part[threadIdx.x % PER], threadIdx.x / PER) : 0.0f;
-  stand_in_tail<BLOCK>(v, part, x_next, head, (int)rank);
+  // Value i of the head, from block i / PER of the cluster.
+  float v = 0.0f;
+  for (int i = threadIdx.x; i < ROWS_PER_HEAD; i += BLOCK) v += cluster_load(&part[i % PER], i / PER);
+  stand_in_tail<BLOCK, C>(v, [&](int j) { return cluster_load(&part[j % PER], j / PER); }, x_next, head, (int)rank);
   cluster_sync_all();  // no block leaves while another still reads its part
 }
 
@@ -93,7 +99,7 @@ __global__ void fill_bf16(unsigned short* p, size_t n, unsigned seed) {
 }
 
 template <typename... Args>
-void launch(void (*k)(Args...), dim3 grid, dim3 block, size_t smem, cudaStream_t s, bool cluster, Args... args) {
+void launch(void (*k)(Args...), dim3 grid, dim3 block, size_t smem, cudaStream_t s, int cluster, Args... args) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;
@@ -104,10 +110,10 @@ void launch(void (*k)(Args...), dim3 grid, dim3 block, size_t smem, cudaStream_t
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   attr[1].id = cudaLaunchAttributeClusterDimension;
   attr[1].val.clusterDim.x = 1;
-  attr[1].val.clusterDim.y = CLUSTER;
+  attr[1].val.clusterDim.y = cluster;
   attr[1].val.clusterDim.z = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = cluster ? 2 : 1;
+  cfg.numAttrs = cluster > 0 ? 2 : 1;
   CK(cudaLaunchKernelEx(&cfg, k, args...));
 }
 
@@ -135,7 +141,7 @@ int main() {
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 
   // One graph of LAYERS layers per variant; layer l reads x from the previous layer (x0 first).
-  auto capture = [&](bool fuse, auto kernel, int threads) {
+  auto capture = [&](bool fuse, auto kernel, int threads, int c) {
     float** xs = fuse ? xb : xa;
     cudaGraph_t g;
     cudaGraphExec_t e;
@@ -147,10 +153,10 @@ int main() {
       p.out = qkv;
       p.B = 1, p.N = N, p.K = K;
       if (fuse) {
-        launch(kernel, dim3(HEADS, CLUSTER), dim3(threads), 0, s, true, p, xs[l % 2]);
+        launch(kernel, dim3(HEADS, c), dim3(threads), 0, s, c, p, xs[l % 2]);
       } else {
-        launch(chain_gemv, dim3(N / 8), dim3(128), size_t(K * 4), s, false, p);
-        launch(chain_attn, dim3(HEADS, CLUSTER), dim3(128), 0, s, false, (const float*)qkv, xs[l % 2]);
+        launch(chain_gemv, dim3(N / 8), dim3(128), size_t(K * 4), s, 0, p);
+        launch(chain_attn, dim3(HEADS, CLUSTER), dim3(128), 0, s, 0, (const float*)qkv, xs[l % 2]);
       }
     }
     CK(cudaStreamEndCapture(s, &g));
@@ -160,13 +166,32 @@ int main() {
   struct Point {
     const char* name;
     void (*k)(GemvParams, float*);
-    int threads;
+    int threads, cluster;
   };
-  const Point points[] = {{"512 threads, 4 rows, unroll 2", fused<512, 4, 2>, 512},
-                          {"512 threads, 4 rows, unroll 1", fused<512, 4, 1>, 512},
-                          {"1024 threads, 2 rows, unroll 2", fused<1024, 2, 2>, 1024},
-                          {"1024 threads, 2 rows, unroll 1", fused<1024, 2, 1>, 1024}};
-  cudaGraphExec_t ga = capture(false, points[0].k, 0);
+  // Clusters of 16 (non-portable: 128 SMs for the 8 KV heads, as many as the chain's GEMV
+  // nearly) since session 27; 8 as in session 19.
+  const Point points[] = {{"512 threads, 4 rows, unroll 2, cluster 8", fused<512, 4, 2, 8>, 512, 8},
+                          {"1024 threads, 2 rows, unroll 2, cluster 8", fused<1024, 2, 2, 8>, 1024, 8},
+                          {"512 threads, 2 rows, unroll 2, cluster 16", fused<512, 2, 2, 16>, 512, 16},
+                          {"512 threads, 2 rows, unroll 4, cluster 16", fused<512, 2, 4, 16>, 512, 16},
+                          {"1024 threads, 1 row, unroll 4, cluster 16", fused<1024, 1, 4, 16>, 1024, 16},
+                          {"1024 threads, 1 row, unroll 8, cluster 16", fused<1024, 1, 8, 16>, 1024, 16},
+                          {"256 threads, 4 rows, unroll 2, cluster 16", fused<256, 4, 2, 16>, 256, 16}};
+  for (const Point& pt : points) {
+    if (pt.cluster > 8) CK(cudaFuncSetAttribute(pt.k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(HEADS, pt.cluster);
+    cfg.blockDim = dim3(pt.threads);
+    cudaLaunchAttribute a;
+    a.id = cudaLaunchAttributeClusterDimension;
+    a.val.clusterDim.x = 1, a.val.clusterDim.y = pt.cluster, a.val.clusterDim.z = 1;
+    cfg.attrs = &a;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    CK(cudaOccupancyMaxActiveClusters(&clusters, pt.k, &cfg));
+    std::printf("%s: at most %d clusters resident (%d needed)\n", pt.name, clusters, HEADS);
+  }
+  cudaGraphExec_t ga = capture(false, points[0].k, 0, 0);
   // µs per layer: the median of 21 event-timed graph launches.
   auto time = [&](cudaGraphExec_t g) {
     return median_event_ms([&](int) { CK(cudaGraphLaunch(g, s)); }, 21, 1, s) * 1e3 / LAYERS;
@@ -175,7 +200,7 @@ int main() {
               COPIES);
   int rc = 0;
   for (const Point& pt : points) {
-    cudaGraphExec_t gb = capture(true, pt.k, pt.threads);
+    cudaGraphExec_t gb = capture(true, pt.k, pt.threads, pt.cluster);
     for (int round = 0; round < 2; ++round) {
       const double a = time(ga), b = time(gb);
       std::printf("chain (gemv.fused 128:2:4:1 + stand-in) %.2f us per layer, fused cluster (%s) %.2f us (%+.1f%%); "
