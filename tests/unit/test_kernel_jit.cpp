@@ -203,11 +203,11 @@ TEST(KernelJit, TimelineKernelsKeepThePlainResidentBlocks) {
                 resident_blocks_by_registers(loose.registers, v.threads(), "sm_90"),
                 resident_blocks_by_registers(tl.registers, v.threads(), "sm_90"));
     EXPECT_LE(tl.spill_bytes, plain.spill_bytes) << v.name();
-    if (v.family->op == "gemv") {  // bounded without spilling: the plain kernel's blocks per SM
+    // Bounded without spilling: the plain kernel's blocks per SM. Since the record's slot is taken
+    // at the block's start (timeline.cuh) the cluster attention fits its plain 40 registers too;
+    // a point that would spill is left unbounded (timeline_source), which the GEMVs never are.
+    if (v.family->op == "gemv" || src != v.source_with(true, 0))
       EXPECT_GE(resident_blocks_by_registers(tl.registers, v.threads(), "sm_90"), want) << v.name();
-    } else {  // the cluster attention would spill at its plain kernel's 40 registers: left unbounded
-      EXPECT_EQ(src, v.source_with(true, 0)) << v.name();
-    }
     raised += resident_blocks_by_registers(loose.registers, v.threads(), "sm_90") < want;
   }
   std::printf("[ timeline ] %d of %zu points lose resident blocks to the instrumentation unbounded\n", raised, vs.size());

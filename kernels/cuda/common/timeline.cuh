@@ -32,22 +32,27 @@ __device__ __forceinline__ unsigned long long ac_timeline_now() {
 
 // One per block, around the kernel's body (the generated binding): the destructor runs after every
 // return path of the body.
+// The record's slot is taken at the start: its atomic's round trip (about a microsecond under a
+// step's load) then overlaps the body instead of holding the block's SM slot after its end, which
+// in multi-wave kernels (gate/up) delayed the next wave's blocks by ~0.8 µs each (session 27).
 struct AcTimelineScope {
   unsigned long long t0 = 0;
+  unsigned slot = ~0u;
   __device__ AcTimelineScope() {
     if (threadIdx.x == 0) {
       t0 = ac_timeline_now();
+      if (ac_timeline_buf != nullptr) slot = atomicAdd(ac_timeline_count, 1u);
       ac_timeline_wait = 0;
       for (int i = 0; i < AC_TIMELINE_MARKS; ++i) ac_timeline_mark[i] = 0;
     }
   }
   __device__ ~AcTimelineScope() {
     __syncthreads();
-    const unsigned long long t1 = ac_timeline_now();  // before the record's atomic round trip
+    const unsigned long long t1 = ac_timeline_now();
     if (threadIdx.x != 0 || ac_timeline_buf == nullptr) return;
     unsigned sm;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    const unsigned i = atomicAdd(ac_timeline_count, 1u);
+    const unsigned i = slot;
     if (i >= ac_timeline_cap) return;
     const unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
     AcTimelineRecord r{t0, ac_timeline_wait, t1, ac_timeline_tag, block, sm, 0u, {}};

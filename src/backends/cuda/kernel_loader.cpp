@@ -42,8 +42,8 @@ std::string timeline_source(const Variant& v) {
   if (!plain.ok || plain.registers <= 0) return loose;  // its own error shows when compiled
   const std::string bounded =
       v.source_with(true, std::max(1, resident_blocks_by_registers(plain.registers, v.threads(), v.arch)));
-  // Spilling to keep the bound would distort the timing the other way (the cluster attention: 104
-  // bytes at 40 registers, for a 6th resident block its 64-block grid never uses).
+  // Spilling to keep the bound would distort the timing the other way (the cluster attention did,
+  // 104 bytes at 40 registers, before the record's slot moved to the block's start).
   const JitResult b = jit_compile(JitRequest{v.name(), bounded, v.arch, {}});
   return b.ok && b.spill_bytes > plain.spill_bytes ? loose : bounded;
 }
