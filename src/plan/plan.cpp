@@ -80,6 +80,7 @@ Json PlanCudaFast::to_json() const {
   if (attn_cluster_long) j["attn_cluster_long"] = *attn_cluster_long;
   if (persistent) j["persistent"] = *persistent;
   if (attn_o) j["attn_o"] = *attn_o;
+  if (attn_merge_o) j["attn_merge_o"] = *attn_merge_o;
   if (smem_carveout) j["smem_carveout"] = *smem_carveout;
   return j;
 }
@@ -131,6 +132,7 @@ PlanCudaFast PlanCudaFast::from_json(const Json& j, const std::string& subject) 
     f.attn_o = int(json_int(j, subject, "attn_o", 0, 4));
     if (*f.attn_o == 3) throw_input(subject, "attn_o must be 0, 1, 2 or 4");
   }
+  if (j.contains("attn_merge_o")) f.attn_merge_o = int(json_int(j, subject, "attn_merge_o", 0, 1));
   if (j.contains("smem_carveout")) f.smem_carveout = int(json_int(j, subject, "smem_carveout", 0, 100));
   f.cuda_graph = json_opt_bool(j, subject, "cuda_graph").value_or(true);
   f.pdl = json_opt_bool(j, subject, "pdl").value_or(true);

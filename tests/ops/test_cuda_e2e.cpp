@@ -214,6 +214,15 @@ TEST_P(CudaFastPreset, MatchesCpuReference) {
     auto exo = cuda::make_fast_executor(g, lim, ac);
     check_greedy(*exo, spec);
   }
+  // The attention's partials merged by the output projection (attn_decode.parts + gemv.merged),
+  // with o's default point and a split-K 1 point; the last with the long range from 60 positions
+  // (the cluster attention and the plain output GEMV there).
+  for (const char* spec : {"attn_merge_o=1", "attn_merge_o=1,o=256:1:2:1", "attn_merge_o=1,attn_long_from=60"}) {
+    const cuda::FastConfig mc = cuda::apply_fast_config_override({}, spec);
+    ASSERT_TRUE(cuda::merge_o_plan(model->config, mc, DType::BF16, "sm_90", 1, 0, false)) << spec;
+    auto exm = cuda::make_fast_executor(g, lim, mc);
+    check_greedy(*exm, spec);
+  }
   // One shared-memory carveout on every kernel (the compile tries 25, 40, 60), also with the
   // persistent layers; then the default again on the same (memoised) kernels.
   for (const char* spec : {"smem_carveout=25", "smem_carveout=100", "smem_carveout=60,persistent=1", "smem_carveout=-1"}) {

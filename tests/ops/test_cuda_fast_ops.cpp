@@ -459,6 +459,67 @@ TEST_P(CudaDecodeAttention, FusedKernelMatchesNormRopeWriteAndAttend) {
     }
     if ((group * c.hd) % 64 == 0 && c.block <= group * c.hd) EXPECT_GT(tried, 0);
   }
+  // attn_decode.parts + gemv.merged (attn_merge_o): PARTS independent blocks per KV head write
+  // their partials, the output projection merges them while staging x' (one token per launch:
+  // batch 1) and adds W_o . attention into the residual stream, against resid + W_o . want on the
+  // CPU; a token whose context the PARTS blocks cannot hold gets NaN (as the cluster's outputs).
+  {
+    const long long hidden = 256;
+    std::vector<float> wo_r;
+    const auto wo = store_as(random_vec(size_t(hidden * q_dim), 58, 0.05f), DType::BF16, wo_r);
+    const std::vector<float> res0 = random_vec(size_t(n * hidden), 59);
+    std::vector<float> want_res = res0;
+    for (long long t = 0; t < n; ++t)
+      for (long long r = 0; r < hidden; ++r) {
+        double acc = 0;
+        for (long long j = 0; j < q_dim; ++j) acc += double(wo_r[size_t(r * q_dim + j)]) * want[size_t(t * q_dim + j)];
+        want_res[size_t(t * hidden + r)] += float(acc);
+      }
+    auto dwo = to_device(wo);
+    cuda::DeviceBuffer ppo(size_t(n * c.heads * 16 * c.hd) * 4), ppml(size_t(n * c.heads * 16 * 2) * 4);
+    FusedAttnParams pp = p;
+    pp.part_o = ppo.as<float>();
+    pp.part_ml = ppml.as<float>();
+    int tried = 0;
+    for (auto [parts, cap, o] : {std::tuple{8, 128, cuda::GemvChoice{256, 2, 4, 2}}, std::tuple{2, 128, cuda::GemvChoice{128, 2, 1, 4}},
+                                 std::tuple{16, 128, cuda::GemvChoice{256, 1, 2, 1}}, std::tuple{4, 512, cuda::GemvChoice{128, 4, 2, 8}}}) {
+      int psplit = cap > 256 ? cap : 16;
+      while (psplit * parts < max_seq && psplit < cap) psplit *= 2;
+      const std::map<std::string, int> av = {
+          {"BLOCK", c.block}, {"SPLIT", psplit}, {"HD", int(c.hd)}, {"GROUP", group}, {"PARTS", parts}};
+      const cuda::Family& fa = cuda::find_family("attn_decode", "parts");
+      const long long smem = cuda::attn_fused_smem_bytes(psplit, int(c.hd), group);
+      if (!fa.constraint(av).empty() || smem > cuda::max_dynamic_smem(arch())) continue;
+      ++tried;
+      const auto& ka = cuda::load_kernel(cuda::make_variant(fa, av, {DType::BF16}, arch()));
+      ppml.fill_u32(0x4640e400u, stream());
+      cuda::launch_kernel(ka, cuda::Dim3{unsigned(c.kv_heads), unsigned(parts), unsigned(n)}, unsigned(c.block), size_t(smem),
+                          stream(), &pp);
+      const cuda::Variant vo = cuda::make_variant(
+          cuda::find_family("gemv", "merged"),
+          {{"BLOCK", o.block}, {"ROWS", o.rows}, {"UNROLL", o.unroll}, {"SPLITK", o.splitk}, {"BATCH", 1}, {"PARTS", parts}},
+          {DType::BF16}, arch());
+      auto dres = to_device(res0);
+      for (long long t = 0; t < n; ++t) {
+        GemvParams gp{ppo.as<float>() + t * c.heads * parts * c.hd, nullptr, 1e-6f, dwo.as<void>(), nullptr, nullptr,
+                      dres.as<float>() + t * hidden, nullptr, 1, hidden, q_dim,
+                      ppml.as<float>() + t * c.heads * parts * 2, group, c.hd};
+        const cuda::LaunchShape ls = cuda::gemv_launch_shape(vo, hidden, q_dim);
+        cuda::launch_kernel(cuda::load_kernel(vo), cuda::Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, stream(), &gp);
+      }
+      const std::vector<float> got = to_host<float>(dres, want_res.size());
+      for (long long t = 0; t < n; ++t) {
+        const std::vector<float> g(got.begin() + t * hidden, got.begin() + (t + 1) * hidden),
+            w(want_res.begin() + t * hidden, want_res.begin() + (t + 1) * hidden);
+        if (psplit * parts >= pos[size_t(t)] + 1) {
+          EXPECT_LE(rel_l2(g, w), 1e-5) << "parts " << parts << " split " << psplit << " token " << t << " " << vo.name();
+        } else {
+          for (float x : g) ASSERT_TRUE(std::isnan(x)) << "parts " << parts << ": rows past PARTS * SPLIT";
+        }
+      }
+    }
+    EXPECT_GT(tried, 0);
+  }
   // The cache now holds the step's k and v at each token's position.
   auto kc = to_host<uint16_t>(dk, kdev.size());
   for (long long t = 0; t < n; ++t)

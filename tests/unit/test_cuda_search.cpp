@@ -96,6 +96,18 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
     b["attn_o"] = n;
     expect_bad_input([&] { PlanCudaFast::from_json(b, "cuda_fast"); }, {"attn_o"});
   }
+  // The attention's partials merged by the output projection: the same (0 or 1).
+  EXPECT_FALSE(p.to_json().contains("attn_merge_o"));
+  EXPECT_EQ(d.attn_merge_o, 0);
+  c.attn_merge_o = 1;
+  const Json mo = plan_fast_of(c).to_json();
+  EXPECT_EQ(mo.at("attn_merge_o"), 1);
+  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(mo, "cuda_fast")).attn_merge_o, 1);
+  for (int n : {2, -1}) {
+    Json b = mo;
+    b["attn_merge_o"] = n;
+    expect_bad_input([&] { PlanCudaFast::from_json(b, "cuda_fast"); }, {"attn_merge_o"});
+  }
   // The shared-memory carveout: written only when set (-1, the driver's choice, reads back as
   // absent), a percentage.
   EXPECT_FALSE(p.to_json().contains("smem_carveout"));

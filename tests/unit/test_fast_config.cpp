@@ -2,6 +2,8 @@
 #ifdef AGENTCOMPILE_HAVE_CUDA
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "agentcompile/core/error.h"
 #include "agentcompile/model/hf_config.h"
 #include "agentcompile/model/synth_model.h"
@@ -158,6 +160,39 @@ TEST(FastConfigOverride, AttentionWithOutputProjection) {
   ModelConfig odd = q;
   odd.hidden_size = 2056;
   EXPECT_FALSE(cuda::attn_o_plan(odd, cuda::apply_fast_config_override({}, "attn_o=2"), DType::BF16, "sm_90", 1, 100, false));
+}
+
+// attn_merge_o: batch-1 steps of the short range run attn_decode.parts with the cluster
+// attention's point (PARTS its CLUSTER) and gemv.merged with o's point; off by default, never for
+// batches, the long range, without clusters (where the cluster attention does not run) or where
+// attn_o takes the step; an o_proj bias is the GEMV's as ever.
+TEST(FastConfigOverride, AttentionPartialsMergedByTheOutputProjection) {
+  EXPECT_EQ(cuda::FastConfig{}.attn_merge_o, 0);
+  for (const char* bad : {"attn_merge_o=2", "attn_merge_o=-1", "attn_merge_o=x"})
+    EXPECT_THROW(cuda::apply_fast_config_override({}, bad), Error) << bad;
+  const ModelConfig q = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
+  EXPECT_FALSE(cuda::merge_o_plan(q, {}, DType::BF16, "sm_90", 1, 100, false));  // off
+  const cuda::FastConfig on = cuda::apply_fast_config_override({}, "attn_merge_o=1,o=256:2:4:2");
+  const auto mo = cuda::merge_o_plan(q, on, DType::BF16, "sm_90", 1, 100, false);
+  ASSERT_TRUE(mo);
+  const cuda::Variant cl = cuda::decode_attention_variant(q, on, DType::BF16, "sm_90", 1, 100);
+  EXPECT_EQ(mo->attn.family->name, "parts");
+  for (const char* k : {"BLOCK", "SPLIT", "HD", "GROUP"}) EXPECT_EQ(mo->attn.param(k), cl.param(k)) << k;
+  EXPECT_EQ(mo->attn.param("PARTS"), cl.param("CLUSTER"));
+  EXPECT_EQ(cuda::decode_attention_blocks(mo->attn, 4096), cl.param("CLUSTER"));
+  EXPECT_EQ(mo->o.family->name, "merged");
+  EXPECT_EQ(mo->o.param("PARTS"), cl.param("CLUSTER"));
+  for (auto [k, want] : {std::pair{"BLOCK", 256}, std::pair{"ROWS", 2}, std::pair{"UNROLL", 4}, std::pair{"SPLITK", 2}})
+    EXPECT_EQ(mo->o.param(k), want) << k;
+  EXPECT_TRUE(cuda::merge_o_plan(q, on, DType::BF16, "sm_90", 1, 100, true));  // an o_proj bias: the GEMV adds it
+  std::set<std::string> listed;  // compiled ahead with the rest
+  for (const cuda::Variant& v : cuda::fast_path_variants(q, DType::BF16, on, "sm_90")) listed.insert(v.name());
+  EXPECT_TRUE(listed.count(mo->attn.name()) && listed.count(mo->o.name()));
+  EXPECT_FALSE(cuda::merge_o_plan(q, on, DType::BF16, "sm_90", 2, 100, false));   // a batch
+  EXPECT_FALSE(cuda::merge_o_plan(q, on, DType::BF16, "sm_90", 1, 385, false));   // the long range
+  EXPECT_FALSE(cuda::merge_o_plan(q, on, DType::BF16, "sm_80", 1, 100, false));   // no clusters
+  EXPECT_FALSE(cuda::merge_o_plan(q, cuda::apply_fast_config_override(on, "attn_cluster=0"), DType::BF16, "sm_90", 1, 100, false));
+  EXPECT_FALSE(cuda::merge_o_plan(q, cuda::apply_fast_config_override(on, "attn_o=2"), DType::BF16, "sm_90", 1, 100, false));
 }
 
 // attn_cluster_long: batch-1 steps past attn_long_from run attn_decode.cluster with that many

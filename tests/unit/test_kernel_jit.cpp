@@ -177,6 +177,37 @@ TEST(KernelJit, AttentionWithOutputOfTheTargetModelsCompile) {
   }
 }
 
+// attn_merge_o's pair for the target models compiles for sm_90 without spills, with the default o
+// point and session 22's plans' (bench/results/2026-12-02-carveout-first/plans: Qwen3-1.7B
+// 256:2:4:2, Llama-3.2-1B 128:2:4:2, Qwen3-4B 128:2:1:4 as the default). The partials' attention
+// needs no more registers than the cluster attention; at Qwen3-1.7B's point the merging staging
+// keeps the output projection's resident blocks (its weights' registers are held anyway), while
+// small points lose some (the search sees that: it times the pair against the chain).
+TEST(KernelJit, MergedOutputOfTheTargetModelsCompile) {
+  for (const char* preset : {"qwen3-1.7b", "qwen3-4b", "llama-3.2-1b", "tiny-qwen3"}) {
+    const ModelConfig c = parse_model_config(find_synth_preset(preset)->config, preset);
+    for (const char* o : {"128:2:1:4", "256:2:4:2", "128:2:4:2"}) {
+      const FastConfig cfg = apply_fast_config_override({}, std::string("attn_merge_o=1,o=") + o);
+      const auto mo = merge_o_plan(c, cfg, DType::BF16, "sm_90", 1, 0, false);
+      ASSERT_TRUE(mo) << preset;
+      const Variant plain_o = fast_gemv_variant(cfg.o, 1, 1, DType::BF16, "sm_90");
+      const Variant cluster = decode_attention_variant(c, cfg, DType::BF16, "sm_90", 1, 0);
+      for (auto [v, base] : {std::pair{&mo->o, &plain_o}, std::pair{&mo->attn, &cluster}}) {
+        const JitResult r = jit_compile(JitRequest{v->name(), v->source(), "sm_90", {}});
+        const JitResult b = jit_compile(JitRequest{base->name(), base->source(), "sm_90", {}});
+        ASSERT_TRUE(r.ok && b.ok) << v->name() << ": " << r.error << b.error;
+        EXPECT_EQ(r.spill_bytes, 0) << v->name() << "\n" << r.log;
+        std::printf("[ merge_o ] %s: %d registers (%s: %d)\n", v->name().c_str(), r.registers, base->name().c_str(),
+                    b.registers);
+        if (v == &mo->attn || std::string(o) == "256:2:4:2")
+          EXPECT_GE(resident_blocks_by_registers(r.registers, v->threads(), "sm_90"),
+                    resident_blocks_by_registers(b.registers, base->threads(), "sm_90"))
+              << v->name() << " " << r.registers << " registers, " << base->name() << " " << b.registers;
+      }
+    }
+  }
+}
+
 // The developer timeline's kernels keep the plain kernels' resident blocks per SM: the
 // instrumentation alone raised registers (gate/up 256:1:2:1 63 -> 76 under NVRTC: 4 blocks per SM
 // -> 3), so timelines showed waves the plain step does not have (bench/results/2026-12-01-plan-timeline/).

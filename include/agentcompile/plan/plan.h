@@ -110,6 +110,9 @@ struct PlanCudaFast {
   // this many clusters per KV head (cuda::FastConfig::attn_o: 1, 2 or 4); 0 or absent: two kernels.
   // The compile's decode-step stage sets it when whole steps with it are faster.
   std::optional<int> attn_o;
+  // Batch-1 short-range steps hand the attention's partials to the output projection, which
+  // merges them (cuda::FastConfig::attn_merge_o: attn_decode.parts + gemv.merged); absent: off.
+  std::optional<int> attn_merge_o;
   // Every kernel's preferred shared-memory carveout, percent of the SM's unified L1/shared store
   // (cuda::FastConfig::smem_carveout); absent: the driver's choice per kernel. The compile's
   // decode-step stage sets it when whole steps with it are faster.

@@ -45,10 +45,13 @@ __device__ __forceinline__ float cluster_load(const float* local, unsigned rank)
 // cached rows' copies and the wait for the QKV projection, `ready()` once the query and the rows
 // are in shared memory (attn_o.cluster issues its weight tile at one of them); PENDING is how many
 // cp.async groups committed after the rows' may still be in flight when the rows are used.
-// Returns whether the cluster's blocks hold the whole context (fits).
+// Without `clustered` (a constant: attn_decode.parts) the blocks are no cluster: blockIdx.y is
+// the block's share and the closing barrier is the block's own. Returns whether the CLUSTER
+// blocks hold the whole context (fits).
 template <int BLOCK, int SPLIT, int HD, int GROUP, int CLUSTER, int PENDING, typename W, typename Early, typename Ready>
 __device__ __forceinline__ bool attn_cluster_partials(const FusedAttnParams& p, long long t, bool write_kv, float* m_s,
-                                                      float* l_s, float* part, Early early, Ready ready) {
+                                                      float* l_s, float* part, Early early, Ready ready,
+                                                      bool clustered = true) {
   static_assert((GROUP * HD) % BLOCK == 0, "outputs divide among the threads");
   static_assert(HD % 8 == 0, "16-byte rows");
   constexpr int KPAD = HD + 8;
@@ -61,7 +64,7 @@ __device__ __forceinline__ bool attn_cluster_partials(const FusedAttnParams& p, 
   __shared__ AttnRow<HD> row;
 
   const long long kvh = blockIdx.x;
-  const unsigned rank = cluster_rank();
+  const unsigned rank = clustered ? cluster_rank() : blockIdx.y;
   const long long pos = p.positions[t];
   const long long len = pos + 1;
   const long long per = (len + CLUSTER - 1) / CLUSTER;
@@ -103,8 +106,9 @@ __device__ __forceinline__ bool attn_cluster_partials(const FusedAttnParams& p, 
 #pragma unroll
     for (int o = 0; o < OUTS; ++o) part[threadIdx.x + o * BLOCK] = acc[o];
   }
-  cluster_sync_all();
-  AC_TIMELINE_MARK(4);  // P.V of every block of the cluster
+  if (clustered) cluster_sync_all();
+  else __syncthreads();
+  AC_TIMELINE_MARK(4);  // P.V of every block of the cluster (of this block: attn_decode.parts)
   return fits;
 }
 

@@ -116,6 +116,11 @@ struct GemvParams {
   unsigned long long* best;  // ARGMAX: [B] largest (logit, row) key (gemv/common.cuh argmax_key), zero
                              // before the launch; argmax_finish turns it into the token and zeroes it
   long long B, N, K;
+  // gemv.merged only (x' merged from attn_decode.parts's partials: x is their P.V, [B, kv_heads,
+  // PARTS, part_group * part_hd]): each partial's (max, sum) per query head, [B, kv_heads, PARTS,
+  // part_group]; the query heads per KV head and the head dim.
+  const float* part_ml = nullptr;
+  long long part_group = 0, part_hd = 0;
 };
 
 // What reads alone stream (probe/read.cuh read_probe, `bench` ceilings): block b reads 16-byte

@@ -127,6 +127,47 @@ __device__ __forceinline__ float gemv_inv_rms(const GemvParams& p, const float* 
   return 1.0f / sqrtf(ss / (float)p.K + p.eps);
 }
 
+// gemv.merged's staging (PARTS > 0; no norm): x'[b, k] is the attention's output, merged here
+// from attn_decode.parts's PARTS partials (attention/decode_parts.cuh; GemvParams::part_ml): the
+// softmax of their maxima and sums weighs their unnormalised P.V, with the operations of
+// attn_decode.cluster's merge in its order (the same outputs). Each float4 of x' costs PARTS
+// float4 and PARTS (max, sum) loads from L2, all issued before any is used.
+template <int BLOCK, int BATCH, int PARTS>
+__device__ __forceinline__ void gemv_stage_parts(const GemvParams& p, float* xs, long long k0, long long k1,
+                                                 long long kchunk) {
+  const long long K = p.K, hd = p.part_hd, gh = p.part_group * p.part_hd;
+  for (int b = 0; b < BATCH; ++b)
+    for (long long j = threadIdx.x; j < kchunk / 4; j += BLOCK) {
+      float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (b < (int)p.B && k0 + 4 * j < k1) {
+        const long long e = b * K + k0 + 4 * j;  // in (token, KV head) unit e / gh at offset e % gh
+        const long long unit = e / gh, in = e - unit * gh;
+        const float* src = p.x + unit * PARTS * gh + in;
+        const float2* ml = reinterpret_cast<const float2*>(p.part_ml) + unit * PARTS * p.part_group + in / hd;
+        float4 o[PARTS];
+        float2 s[PARTS];
+#pragma unroll
+        for (int r = 0; r < PARTS; ++r) {
+          o[r] = *reinterpret_cast<const float4*>(src + r * gh);
+          s[r] = ml[r * p.part_group];
+        }
+        float mx = AC_NEG_INF;
+#pragma unroll
+        for (int r = 0; r < PARTS; ++r) mx = fmaxf(mx, s[r].x);
+        float sum = 0.0f;
+#pragma unroll
+        for (int r = 0; r < PARTS; ++r) {
+          const float w = s[r].x == AC_NEG_INF ? 0.0f : expf(s[r].x - mx);  // empty shares weigh nothing
+          sum = fmaf(w, s[r].y, sum);
+          a = make_float4(fmaf(w, o[r].x, a.x), fmaf(w, o[r].y, a.y), fmaf(w, o[r].z, a.z), fmaf(w, o[r].w, a.w));
+        }
+        a = make_float4(a.x / sum, a.y / sum, a.z / sum, a.w / sum);
+      }
+      *reinterpret_cast<float4*>(xs + b * kchunk + 4 * j) = a;
+    }
+  __syncthreads();
+}
+
 // Loads this lane's next UNROLL chunks of ROWS rows of each matrix (w0, and w1 for SWIGLU).
 template <int ROWS, int UNROLL, int MATS, typename W>
 __device__ __forceinline__ void gemv_load(u32x4 (&wv)[UNROLL][MATS][ROWS], const W* w0, const W* w1, long long row0,
@@ -201,7 +242,8 @@ __device__ __forceinline__ void gemv_stream(float (&acc)[MATS][ROWS][BATCH], u32
   }
 }
 
-template <int BLOCK, int ROWS, int UNROLL, int SPLITK, int BATCH, int EPI, typename W>
+// PARTS > 0: gemv.merged, x' merged from the attention's partials (gemv_stage_parts).
+template <int BLOCK, int ROWS, int UNROLL, int SPLITK, int BATCH, int EPI, typename W, int PARTS = 0>
 __device__ void gemv(const GemvParams& p) {
   constexpr int WARPS = BLOCK / 32;
   constexpr int MATS = EPI == EPI_SWIGLU ? 2 : 1;
@@ -229,8 +271,9 @@ __device__ void gemv(const GemvParams& p) {
   // Stage x' for this K slice: RMSNorm over the full row when gamma is given (with one slice, the
   // 1/rms scales the outputs instead: measured in bench/results/2026-11-30-deferred-norm/).
   __shared__ float ss_part[BATCH][WARPS];
-  const bool deferred = SPLITK == 1 && p.gamma != nullptr;
-  if (SPLITK == 1) gemv_stage_x_deferred<BLOCK, BATCH, W>(p, xs, ss_part, kchunk);
+  const bool deferred = PARTS == 0 && SPLITK == 1 && p.gamma != nullptr;
+  if constexpr (PARTS > 0) gemv_stage_parts<BLOCK, BATCH, PARTS>(p, xs, k0, k1, kchunk);
+  else if (SPLITK == 1) gemv_stage_x_deferred<BLOCK, BATCH, W>(p, xs, ss_part, kchunk);
   else gemv_stage_x<BLOCK, BATCH, W>(p, xs, k0, k1, kchunk);
   AC_TIMELINE_MARK(0);  // developer timeline: x' staged
 
@@ -286,4 +329,11 @@ __device__ void gemv(const GemvParams& p) {
     }
 
   if (EPI == EPI_ARGMAX) gemv_argmax_publish<BLOCK, BATCH>(p, &best_k[0][0], WARPS * ROWS);
+}
+
+// gemv.merged: the output projection with its residual add whose x' is the attention's output
+// merged from attn_decode.parts's PARTS partials (batch-1 steps of the short range).
+template <int BLOCK, int ROWS, int UNROLL, int SPLITK, int BATCH, int PARTS, typename W>
+__device__ void gemv_merged(const GemvParams& p) {
+  gemv<BLOCK, ROWS, UNROLL, SPLITK, BATCH, EPI_RESIDUAL, W, PARTS>(p);
 }

@@ -114,6 +114,22 @@ std::vector<Family> build_families() {
     v.push_back(std::move(f));
   }
   {
+    // gemv.fused's output projection (residual epilogue) staging x' from attn_decode.parts's partials.
+    Family f = v.back();
+    f.name = "merged";
+    f.device_fn = "gemv_merged";
+    f.params = {{"BLOCK", {128, 256}}, {"ROWS", {1, 2, 4}}, {"UNROLL", {1, 2, 4}},
+                {"SPLITK", {1, 2, 4, 8}}, {"BATCH", {1}}, {"PARTS", {2, 4, 8, 16}}};
+    f.description = "decode output projection (gemv.fused, residual epilogue) whose x' is the attention's output, "
+                    "merged while it is staged from attn_decode.parts's PARTS partials (softmax of their maxima "
+                    "and sums); batch 1";
+    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
+      if (v.at("ROWS") * v.at("UNROLL") > 8) return "more than 8 rows x chunks in flight per lane (registers)";
+      return "";
+    };
+    v.push_back(std::move(f));
+  }
+  {
     Family f;
     f.op = "gemv";
     f.name = "mma";
@@ -227,6 +243,27 @@ std::vector<Family> build_families() {
     f.constraint = [attn = cluster.constraint](const std::map<std::string, int>& v) -> std::string {
       if ((v.at("GROUP") * v.at("HD")) % 64 != 0) return "GROUP * HD must be a multiple of 64 (whole chunks per thread)";
       return attn(v);
+    };
+    v.push_back(std::move(f));
+  }
+  {
+    // attn_decode.cluster's blocks without the cluster: the merge moves into the output
+    // projection (gemv.merged).
+    Family f = *std::find_if(v.begin(), v.end(), [](const Family& x) { return x.op == "attn_decode" && x.name == "cluster"; });
+    f.name = "parts";
+    f.header = "attention/decode_parts.cuh";
+    f.device_fn = "attn_decode_parts";
+    f.cluster_dims.clear();
+    f.min_sm = 0;
+    for (ParamDomain& d : f.params)
+      if (d.name == "CLUSTER") d.name = "PARTS";
+    f.description = "batch-1 decode attention: attn_decode.cluster's steps on PARTS equal shares of the positions "
+                    "(at most SPLIT each) in independent blocks, each writing its unnormalised partial with its "
+                    "maxima and sums to global memory for the output projection (gemv.merged) to merge";
+    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
+      if (std::string why = attn_outputs_per_thread(v); !why.empty()) return why;
+      if ((v.at("GROUP") * v.at("HD")) % 4 != 0) return "GROUP * HD must be whole float4";
+      return attn_split_smem_fits(v);
     };
     v.push_back(std::move(f));
   }

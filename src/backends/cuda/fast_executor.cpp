@@ -263,8 +263,28 @@ std::optional<AttnOPlan> attn_o_plan(const ModelConfig& c, const FastConfig& cfg
   return AttnOPlan{make_variant(f, values, {wt}, arch), rows, size_t(smem)};
 }
 
+std::optional<MergeOPlan> merge_o_plan(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch,
+                                       int batch, long long longest, bool o_bias) {
+  if (cfg.attn_merge_o == 0 || batch != 1 || attn_o_plan(c, cfg, wt, arch, batch, longest, o_bias)) return std::nullopt;
+  if (decode_attention_range(c, cfg, wt, arch, batch, longest) != AttnRange::Short) return std::nullopt;
+  const std::optional<Variant> cv = cluster_attn_variant(c, cfg, wt, arch);
+  if (!cv) return std::nullopt;
+  const int parts = cv->param("CLUSTER");
+  const std::map<std::string, int> av = {{"BLOCK", cv->param("BLOCK")}, {"SPLIT", cv->param("SPLIT")},
+                                         {"HD", cv->param("HD")},       {"GROUP", cv->param("GROUP")},
+                                         {"PARTS", parts}};
+  const Family& fa = find_family("attn_decode", "parts");
+  if (!fa.constraint(av).empty()) return std::nullopt;
+  const Variant o = fast_gemv_variant(cfg.o, kEpiResidual, 1, wt, arch);
+  const std::map<std::string, int> ov = {{"BLOCK", o.param("BLOCK")},   {"ROWS", o.param("ROWS")},
+                                         {"UNROLL", o.param("UNROLL")}, {"SPLITK", o.param("SPLITK")},
+                                         {"BATCH", 1},                  {"PARTS", parts}};
+  return MergeOPlan{make_variant(fa, av, {wt}, arch), make_variant(find_family("gemv", "merged"), ov, {wt}, arch)};
+}
+
 long long decode_attention_blocks(const Variant& v, long long max_seq) {
   if (v.family->name == "cluster") return v.param("CLUSTER");
+  if (v.family->name == "parts") return v.param("PARTS");
   return (max_seq + v.param("SPLIT") - 1) / v.param("SPLIT");
 }
 
@@ -388,6 +408,10 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
   v.push_back(attn_variant(c, cfg, arch));
   v.push_back(combine_variant(c, cfg, arch));
   if (auto pl = persistent_plan(c, cfg, wt, arch, false)) v.push_back(pl->v);
+  if (auto mo = merge_o_plan(c, cfg, wt, arch, 1, 0, false)) {
+    v.push_back(mo->attn);
+    v.push_back(mo->o);
+  }
   return v;
 }
 
@@ -436,8 +460,10 @@ class FastExecutor final : public Executor {
     up_ = f32(nt * c.intermediate_size);
     tmp_ = f32(nt * std::max(c.hidden_size, c.intermediate_size));
     cast_ = DeviceBuffer(size_t(nt) * size_t(std::max({c.hidden_size, c.q_dim(), c.intermediate_size})) * 2);
-    part_o_ = f32(nt * c.num_heads * max_splits_ * c.head_dim);
-    part_ml_ = f32(nt * c.num_heads * max_splits_ * 2);
+    // Also attn_decode.parts's partials (attn_merge_o): up to 16 per (KV head, token).
+    const long long parts = std::max<long long>(max_splits_, 16);
+    part_o_ = f32(nt * c.num_heads * parts * c.head_dim);
+    part_ml_ = f32(nt * c.num_heads * parts * 2);
     gathered_ = f32(nr * c.hidden_size);
     logits_ = f32(nr * c.vocab_size);
     // The argmax GEMV's (logit, row) key per batch row: zero before it, zeroed again by argmax_finish.
@@ -828,10 +854,11 @@ class FastExecutor final : public Executor {
     double bytes;
   };
 
-  void fused_attention(const LayerOps& L, size_t layer, long long n) {
+  // The decode attention of the step's range (`parts`: attn_decode.parts instead, attn_merge_o).
+  void fused_attention(const LayerOps& L, size_t layer, long long n, const Variant* parts = nullptr) {
     const ModelConfig& c = g_.config;
     FusedAttnParams ap = attn_params(layer, L, n);
-    const Variant va = decode_attention_variant(c, cfg_, wt_, arch_, batch_template(n), longest_);
+    const Variant va = parts ? *parts : decode_attention_variant(c, cfg_, wt_, arch_, batch_template(n), longest_);
     const size_t smem = size_t(attn_fused_smem_bytes(va.param("SPLIT"), va.param("HD"), va.param("GROUP")));
     launch(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(decode_attention_blocks(va, lim_.max_seq)), unsigned(n)},
            unsigned(va.threads()), smem, &ap, cfg_.pdl);
@@ -879,6 +906,8 @@ class FastExecutor final : public Executor {
     // The same for every layer but one with an o_proj bias (attn_o_plan: then the two kernels).
     std::optional<AttnOPlan> ao;
     if (!persistent) ao = attn_o_plan(c, cfg_, wt_, arch_, batch_template(n), longest_, false);
+    std::optional<MergeOPlan> mo;  // attn_merge_o: the attention's partials merged by the output GEMV
+    if (!persistent && !ao) mo = merge_o_plan(c, cfg_, wt_, arch_, batch_template(n), longest_, false);
     for (size_t l = 0; !persistent && l < ops_.layers.size(); ++l) {
       const LayerOps& L = ops_.layers[l];
       gemv(cfg_.qkv, cfg_.qkv_mma, kEpiStore, n, resid_.as<float>(), wptr(L.input_norm, 0), reinterpret_cast<const void*>(wqkv_[l].ptr()),
@@ -887,6 +916,14 @@ class FastExecutor final : public Executor {
       mark("qkv_gemv", double(qkvd * c.hidden_size) * es);
       if (ao && L.o->weights.size() == 1) {
         attention_and_output(*ao, L, l, n);
+      } else if (mo) {
+        fused_attention(L, l, n, &mo->attn);
+        GemvParams p{part_o_.as<float>(), nullptr, float(c.rms_norm_eps), wptr(L.o, 0), nullptr, wptr(L.o, 1),
+                     resid_.as<float>(), best_.as<unsigned long long>(), n, c.hidden_size, c.q_dim(),
+                     part_ml_.as<float>(), c.num_heads / c.num_kv_heads, c.head_dim};
+        const LaunchShape ls = gemv_launch_shape(mo->o, c.hidden_size, c.q_dim());
+        launch(load_kernel(mo->o), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, &p, cfg_.pdl);
+        mark("o_gemv", double(c.hidden_size * c.q_dim()) * es);
       } else {
         fused_attention(L, l, n);
         gemv(cfg_.o, cfg_.o_mma, kEpiResidual, n, attn_.as<float>(), nullptr, wptr(L.o, 0), nullptr, wptr(L.o, 1), resid_.as<float>(),
@@ -1084,6 +1121,7 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
                                                          {"attn_cluster_long", &FastConfig::attn_cluster_long},
                                                          {"attn_o", &FastConfig::attn_o},
                                                          {"attn_o_late", &FastConfig::attn_o_late},
+                                                         {"attn_merge_o", &FastConfig::attn_merge_o},
                                                          {"attn_cluster_long_split", &FastConfig::attn_cluster_long_split},
                                                          {"mlp_fused_batch", &FastConfig::mlp_fused_batch},
                                                          {"qkv_post_block", &FastConfig::qkv_post_block},
@@ -1141,6 +1179,8 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
       if ((key == "attn_cluster" || key == "attn_cluster_long") && !valid_attn_cluster(cfg.*(i->second)))
         throw_input("fast config override", "'" + key + "' must be 0, 2, 4, 8 or 16");
       if (key == "attn_o" && !valid_attn_o(cfg.attn_o)) throw_input("fast config override", "'attn_o' must be 0, 1, 2 or 4");
+      if (key == "attn_merge_o" && cfg.attn_merge_o != 0 && cfg.attn_merge_o != 1)
+        throw_input("fast config override", "'attn_merge_o' must be 0 or 1");
       if (key == "attn_o_late" && (cfg.attn_o_late < 0 || cfg.attn_o_late > 2))
         throw_input("fast config override", "'attn_o_late' must be 0, 1 or 2");
       if (key == "smem_carveout" && (cfg.smem_carveout < -1 || cfg.smem_carveout > 100))

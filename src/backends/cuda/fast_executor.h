@@ -97,6 +97,12 @@ struct FastConfig {
   // was slower at W2 than the two kernels (best, 1 cluster with LATE 1: +0.9% Llama-3.2-1B, +2.0%
   // Qwen3-1.7B; bench/results/2026-12-01-attn-o/); the compile measures attn_o=1 per model.
   int attn_o = 0;
+  // Batch-1 steps in the short range run attn_decode.parts (attn_decode.cluster's point without
+  // the cluster: each block writes its partial to global memory) and the output projection as
+  // gemv.merged (o's point), which merges the partials while staging x': the cluster's barriers
+  // and merge leave the end of the attention, which is on a layer's critical path
+  // (bench/results/2026-12-02-merge-proxy/). Needs the cluster attention there; attn_o wins.
+  int attn_merge_o = 0;
   // attn_o.cluster's LATE: where its W_o tile is copied: 0 before the wait on the QKV projection,
   // 1 once the query is in (the fastest of the three on the H200), 2 as 1 with the tile asked
   // into L2 before the wait.
@@ -166,7 +172,7 @@ int batch_template(long long n);
 // GEMV regions (qkv, o, gate_up, down, lm_head) take block:rows:unroll:splitk, their batched
 // tensor-core points (qkv_mma, ...) block:mt:unroll:splitk; mlp block:kc:rows:unroll:bps; attn_block, attn_tile, attn_split, attn_ilp,
 // qkv_post_block, top_k_block, attn_cluster and attn_cluster_long (0, 2, 4, 8, 16), attn_cluster_long_split, attn_o
-// (0, 1, 2, 4), attn_o_late (0, 1, 2), smem_carveout (-1 to 100), mma_terms,
+// (0, 1, 2, 4), attn_o_late (0, 1, 2), attn_merge_o (0, 1), smem_carveout (-1 to 100), mma_terms,
 // mma_min_batch, mlp_fused_batch, batched_mma, gpu_top_k, cuda_graph and pdl take integers. Throws BadInput on
 // anything else.
 FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec);
@@ -198,6 +204,15 @@ AttnRange attn_range_of(const FastConfig& cfg, int batch, long long longest, con
 Variant decode_attention_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch, int batch,
                                  long long longest);
 long long decode_attention_blocks(const Variant& v, long long max_seq);
+// FastConfig::attn_merge_o's pair for a step of `batch` tokens: attn_decode.parts (the cluster
+// attention's point) and gemv.merged (the o point's, PARTS its CLUSTER); none unless it is on, the
+// step is a batch-1 step of the short range that runs attn_decode.cluster and attn_o does not
+// take it.
+struct MergeOPlan {
+  Variant attn, o;
+};
+std::optional<MergeOPlan> merge_o_plan(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch,
+                                       int batch, long long longest, bool o_bias);
 // The attn_o.cluster variant a step of `batch` tokens runs instead of its attention and output
 // GEMV, with its tile rows and dynamic shared memory; none unless FastConfig::attn_o is on, the
 // step is a batch-1 step of the short range on the cluster attention, and the model allows it

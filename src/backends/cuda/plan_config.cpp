@@ -27,6 +27,7 @@ cuda::FastConfig fast_config_of(const std::optional<PlanCudaFast>& plan) {
   if (plan->attn_cluster_long) c.attn_cluster_long = *plan->attn_cluster_long;
   if (plan->persistent) c.persistent = *plan->persistent;
   if (plan->attn_o) c.attn_o = *plan->attn_o;
+  if (plan->attn_merge_o) c.attn_merge_o = *plan->attn_merge_o;
   if (plan->smem_carveout) c.smem_carveout = *plan->smem_carveout;
   c.cuda_graph = plan->cuda_graph;
   c.pdl = plan->pdl;
@@ -52,6 +53,7 @@ PlanCudaFast plan_fast_of(const cuda::FastConfig& c) {
   p.attn_cluster_long = c.attn_cluster_long;
   if (c.persistent) p.persistent = c.persistent;
   if (c.attn_o) p.attn_o = c.attn_o;
+  if (c.attn_merge_o) p.attn_merge_o = c.attn_merge_o;
   if (c.smem_carveout >= 0) p.smem_carveout = c.smem_carveout;
   p.cuda_graph = c.cuda_graph;
   p.pdl = c.pdl;
