@@ -460,8 +460,8 @@ class FastExecutor final : public Executor {
     up_ = f32(nt * c.intermediate_size);
     tmp_ = f32(nt * std::max(c.hidden_size, c.intermediate_size));
     cast_ = DeviceBuffer(size_t(nt) * size_t(std::max({c.hidden_size, c.q_dim(), c.intermediate_size})) * 2);
-    // Also attn_decode.parts's partials (attn_merge_o): up to 16 per (KV head, token).
-    const long long parts = std::max<long long>(max_splits_, 16);
+    // Also attn_decode.parts's partials (attn_merge_o): attn_cluster per (KV head, token).
+    const long long parts = std::max<long long>(max_splits_, cfg_.attn_cluster);
     part_o_ = f32(nt * c.num_heads * parts * c.head_dim);
     part_ml_ = f32(nt * c.num_heads * parts * 2);
     gathered_ = f32(nr * c.hidden_size);
@@ -906,8 +906,8 @@ class FastExecutor final : public Executor {
     // The same for every layer but one with an o_proj bias (attn_o_plan: then the two kernels).
     std::optional<AttnOPlan> ao;
     if (!persistent) ao = attn_o_plan(c, cfg_, wt_, arch_, batch_template(n), longest_, false);
-    std::optional<MergeOPlan> mo;  // attn_merge_o: the attention's partials merged by the output GEMV
-    if (!persistent && !ao) mo = merge_o_plan(c, cfg_, wt_, arch_, batch_template(n), longest_, false);
+    std::optional<MergeOPlan> mo;  // attn_merge_o (never beside attn_o): partials merged by the output GEMV
+    if (!persistent) mo = merge_o_plan(c, cfg_, wt_, arch_, batch_template(n), longest_, false);
     for (size_t l = 0; !persistent && l < ops_.layers.size(); ++l) {
       const LayerOps& L = ops_.layers[l];
       gemv(cfg_.qkv, cfg_.qkv_mma, kEpiStore, n, resid_.as<float>(), wptr(L.input_norm, 0), reinterpret_cast<const void*>(wqkv_[l].ptr()),
