@@ -21,11 +21,11 @@ for m in ${PRESETS:-qwen3-1.7b llama-3.2-1b qwen3-4b}; do
   w2_decode $m "plan:$own" "$p,smem_carveout=$own" | tee -a $out/carveout_sweep.log
   [ "${NCU:-0}" = 1 ] || continue
   for c in ${NCU_VALUES:-39 40 41}; do
-    AGENTCOMPILE_FAST_CONFIG="$p,smem_carveout=$c" timeout 240 ncu --clock-control none --launch-count 12 \
+    AGENTCOMPILE_FAST_CONFIG="$p,smem_carveout=$c" timeout 240 ncu --clock-control none -k regex:"gemv__|attn_decode__|argmax|embed" --launch-count 16 \
       --section LaunchStats --section Occupancy $bin generate /tmp/ac-$m --prompt-tokens 1,2,3,4,5,6,7,8 --max-tokens 2 \
       --ignore-eos --backend cuda --cuda-route fast > "$out/ncu-carveout-$m-$c.txt" 2>&1
     echo "== $m carveout $c (ncu rc=$?)" | tee -a $out/carveout_sweep.log
-    grep -E "^  [a-z_]+__|Shared Memory Configuration Size|Block Limit Shared Mem|Block Limit Registers" \
+    grep -E "^  [a-z_]+|Shared Memory Configuration Size|Shared Memory Per Block|Block Limit Shared Mem|Block Limit Registers|Registers Per Thread|Theoretical Occupancy" \
       "$out/ncu-carveout-$m-$c.txt" | tee -a $out/carveout_sweep.log
   done
 done

@@ -418,6 +418,18 @@ TEST_P(CudaDecodeAttention, FusedKernelMatchesNormRopeWriteAndAttend) {
         for (float x : tok(got, 0)) ASSERT_TRUE(std::isnan(x)) << "cluster " << cl << ": rows past CLUSTER * SPLIT";
       }
     }
+  // resid + W_o . want per token on the CPU (W_o: [hidden, q_dim]): what the two routes that add
+  // the output projection into the residual stream must leave there.
+  const auto resid_plus_wo = [&](const std::vector<float>& res0, const std::vector<float>& wo_r, long long hidden) {
+    std::vector<float> r = res0;
+    for (long long t = 0; t < n; ++t)
+      for (long long row = 0; row < hidden; ++row) {
+        double acc = 0;
+        for (long long j = 0; j < q_dim; ++j) acc += double(wo_r[size_t(row * q_dim + j)]) * want[size_t(t * q_dim + j)];
+        r[size_t(t * hidden + row)] += float(acc);
+      }
+    return r;
+  };
   // attn_o.cluster (sm_90): the same attention (still written to out), multiplied by W_o and added
   // into the residual stream, with 1, 2 or 4 clusters per KV head each computing the whole
   // attention and its share of W_o's rows: against resid + W_o . want on the CPU.
@@ -426,13 +438,7 @@ TEST_P(CudaDecodeAttention, FusedKernelMatchesNormRopeWriteAndAttend) {
     std::vector<float> wo_r;
     const auto wo = store_as(random_vec(size_t(hidden * q_dim), 56, 0.05f), DType::BF16, wo_r);
     const std::vector<float> res0 = random_vec(size_t(n * hidden), 57);
-    std::vector<float> want_res = res0;
-    for (long long t = 0; t < n; ++t)
-      for (long long r = 0; r < hidden; ++r) {
-        double acc = 0;
-        for (long long j = 0; j < q_dim; ++j) acc += double(wo_r[size_t(r * q_dim + j)]) * want[size_t(t * q_dim + j)];
-        want_res[size_t(t * hidden + r)] += float(acc);
-      }
+    const std::vector<float> want_res = resid_plus_wo(res0, wo_r, hidden);
     auto dwo = to_device(wo);
     int tried = 0;
     for (auto [cl, copies, late] : {std::tuple{8, 1, 0}, std::tuple{8, 2, 1}, std::tuple{16, 1, 1}, std::tuple{4, 4, 2},
@@ -468,13 +474,7 @@ TEST_P(CudaDecodeAttention, FusedKernelMatchesNormRopeWriteAndAttend) {
     std::vector<float> wo_r;
     const auto wo = store_as(random_vec(size_t(hidden * q_dim), 58, 0.05f), DType::BF16, wo_r);
     const std::vector<float> res0 = random_vec(size_t(n * hidden), 59);
-    std::vector<float> want_res = res0;
-    for (long long t = 0; t < n; ++t)
-      for (long long r = 0; r < hidden; ++r) {
-        double acc = 0;
-        for (long long j = 0; j < q_dim; ++j) acc += double(wo_r[size_t(r * q_dim + j)]) * want[size_t(t * q_dim + j)];
-        want_res[size_t(t * hidden + r)] += float(acc);
-      }
+    const std::vector<float> want_res = resid_plus_wo(res0, wo_r, hidden);
     auto dwo = to_device(wo);
     cuda::DeviceBuffer ppo(size_t(n * c.heads * 16 * c.hd) * 4), ppml(size_t(n * c.heads * 16 * 2) * 4);
     FusedAttnParams pp = p;
