@@ -21,7 +21,7 @@ for m in ${PRESETS:-qwen3-1.7b llama-3.2-1b qwen3-4b}; do
   w2_decode $m "plan:$own" "$p,smem_carveout=$own" | tee -a $out/carveout_sweep.log
   [ "${NCU:-0}" = 1 ] || continue
   for c in ${NCU_VALUES:-39 40 41}; do
-    AGENTCOMPILE_FAST_CONFIG="$p,smem_carveout=$c" timeout 240 ncu --clock-control none -k regex:"gemv__|attn_decode__|argmax|embed" --launch-count 16 \
+    AGENTCOMPILE_FAST_CONFIG="$p,smem_carveout=$c" timeout 240 ncu --clock-control none -k regex:"gemv__|attn_decode__(cluster|fused)|argmax" --launch-count 8 \
       --section LaunchStats --section Occupancy $bin generate /tmp/ac-$m --prompt-tokens 1,2,3,4,5,6,7,8 --max-tokens 2 \
       --ignore-eos --backend cuda --cuda-route fast > "$out/ncu-carveout-$m-$c.txt" 2>&1
     echo "== $m carveout $c (ncu rc=$?)" | tee -a $out/carveout_sweep.log

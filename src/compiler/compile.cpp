@@ -713,6 +713,11 @@ Json try_attention_output(Plan& plan, E2e& check, E2eStage& e2e, const Graph& g,
 // is; it runs before the decode-step tuning, which then times its points under the kept value.
 // On the H200 the best value differed by model (Qwen3-1.7B 40, Llama-3.2-1B 25, Qwen3-4B 60:
 // 1.3-1.7% faster W2 decode; 100 was 3-9% slower: bench/results/2026-12-01-smem-carveout/).
+// The driver rounds the preference to a split per kernel, at kernel-dependent thresholds, and each
+// kernel runs well only under some splits (Qwen3-1.7B's attention and down projection at 100 KiB,
+// its output and gate/up projections at 132+): 40 was the one value giving all of them a good one,
+// 1.5-2.5% faster than 30-38 and 41-50, and no per-kernel carveout beat it
+// (bench/results/2026-12-03-carveout-map/), so the trials are few and uniform.
 // Returns report.json's "smem_carveout": the kept trial (or the last one) with every trial.
 Json try_smem_carveout(Plan& plan, E2e& check, E2eStage& e2e, int tokens, double margin, Clock::time_point deadline) {
   Json trials = Json::array(), kept;
