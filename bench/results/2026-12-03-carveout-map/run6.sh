@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 31, sixth call (build with per-kernel-carveout.diff): down projection points with K split
 # 2 (12 KB of staged x' per block) under smaller splits for their own kernel, and run 5's best
-# (down 256:4:1:8 at carveout 30 for its kernel) repeated between bases.
+# (down 256:4:1:8 at carveout 30 for its kernel) repeated between bases; the lm_head (not in run 3) under its own.
 set -uo pipefail
 tar xzf build-pack/pack.tgz
 . tools/gpu_common.sh
@@ -16,6 +16,7 @@ for c in 40 20 25 30 36; do
   run "down=128:2:4:2 D=$c" ",down=128:2:4:2" "block128__rows2__unroll4__splitk2__batch1__epi1=$c"
   run "down=256:1:4:2 D=$c" ",down=256:1:4:2" "block256__rows1__unroll4__splitk2__batch1__epi1=$c"
 done
+for c in 30 56 70; do run "lm_head L=$c" "" "epi3=$c"; done
 run base "" ""
 } 2>&1 | tee $out/run6.log
 rm -rf $out/runs
