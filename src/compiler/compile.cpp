@@ -708,6 +708,9 @@ Json try_attention_output(Plan& plan, E2e& check, E2eStage& e2e, const Graph& g,
   return try_step_alternative(plan, {ao->v.name(), with, {{"attn_o", 1}}}, "fused", check, e2e, tokens, margin, deadline);
 }
 
+// The carveouts the step's stages try (percent): the whole step's, then each route's own.
+constexpr int kStepCarveouts[] = {25, 40, 60};
+
 // One preferred shared-memory carveout for every kernel of the step (FastConfig::smem_carveout)
 // against the driver's choice per kernel, a few values in turn, each against the plan as it then
 // is; it runs before the decode-step tuning, which then times its points under the kept value.
@@ -721,7 +724,7 @@ Json try_attention_output(Plan& plan, E2e& check, E2eStage& e2e, const Graph& g,
 // Returns report.json's "smem_carveout": the kept trial (or the last one) with every trial.
 Json try_smem_carveout(Plan& plan, E2e& check, E2eStage& e2e, int tokens, double margin, Clock::time_point deadline) {
   Json trials = Json::array(), kept;
-  for (int v : {25, 40, 60}) {
+  for (int v : kStepCarveouts) {
     Plan with = plan;
     with.cuda_fast->smem_carveout = v;
     Json r = try_step_alternative(plan, {"smem_carveout=" + std::to_string(v), with, {{"smem_carveout", v}}}, "carveout",
@@ -1025,7 +1028,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     StepTuneOptions sto;
     sto.deadline = deadline_total - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(0.05 * o.budget_s));
     auto tunable = [](const PlanRoute& r) { return r.phase == "decode" && r.family.rfind("cuda:", 0) == 0; };
-    auto refresh = [](Plan& p) {  // the routes' points; the carveout is the plan's, not a route's
+    auto refresh = [](Plan& p) {  // the routes' points and own carveouts; the step's carveout is the plan's
       const std::optional<int> carveout = p.cuda_fast ? p.cuda_fast->smem_carveout : std::nullopt;
       p.cuda_fast = cuda_fast_from_routes(p.routes);
       p.cuda_fast->smem_carveout = carveout;
@@ -1058,6 +1061,10 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
           with.cuda_fast->smem_carveout = rec.value("smem_carveout", 0);
           return with;
         });
+    // Then each route's points under their own carveouts too: the other values of the stage's
+    // (a route under the kept one is the plan's).
+    for (int v : kStepCarveouts)
+      if (!built.plan.cuda_fast->smem_carveout || *built.plan.cuda_fast->smem_carveout != v) sto.carveouts.push_back(v);
     report_progress("decode-step tuning");
     const Plan before = built.plan;
     // A warm compile from the same starting plan takes the recorded outcome (as the region

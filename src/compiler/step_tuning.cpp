@@ -11,6 +11,27 @@ namespace {
 
 Candidate choice_of(const PlanRoute& r) { return Candidate{r.family, r.params}; }
 
+constexpr const char* kCarveoutTag = " @carveout ";
+
+// A route's choice as the tuning records it: the candidate's name, then its own carveout if any.
+std::string choice_name(const Candidate& c, std::optional<int> carveout) {
+  return c.name() + (carveout ? kCarveoutTag + std::to_string(*carveout) : std::string());
+}
+std::string choice_name(const PlanRoute& r) { return choice_name(choice_of(r), r.smem_carveout); }
+
+// choice_name's parts: the candidate's name and the carveout (nullopt: none); false when the tag
+// is followed by no percentage.
+bool split_choice_name(const std::string& s, std::string& name, std::optional<int>& carveout) {
+  const size_t at = s.rfind(kCarveoutTag);
+  name = s.substr(0, at);
+  carveout.reset();
+  if (at == std::string::npos) return true;
+  const std::string v = s.substr(at + std::string(kCarveoutTag).size());
+  if (v.empty() || v.size() > 3 || v.find_first_not_of("0123456789") != std::string::npos) return false;
+  carveout = std::stoi(v);
+  return *carveout <= 100;
+}
+
 // The search's correct outcome of the candidate named `name`, whose family is in the region's
 // space (a choice a recorded tuning or a seed plan may point the route at); null when none.
 const CandidateOutcome* correct_candidate(const RegionSearch& s, const std::string& name) {
@@ -60,9 +81,13 @@ std::string step_tuning_key(const Plan& start, const std::string& model_hash, in
   std::snprintf(b, sizeof b, "|tokens %d|prompt %lld|top %zu|margin %g|confirm %d|combine %d|passes %d", tokens,
                 (long long)prompt_tokens, o.top, o.margin, o.confirm_rounds, int(o.combine), o.passes);
   std::string k = "step-tuning/1|" + model_hash + b;
-  for (const PlanRoute& r : start.routes) k += "|" + r.phase + " " + r.region + " " + choice_of(r).name();
+  for (const PlanRoute& r : start.routes) k += "|" + r.phase + " " + r.region + " " + choice_name(r);
   // The points' times in the chain depend on the shared-memory carveout the step runs under.
   if (start.cuda_fast && start.cuda_fast->smem_carveout) k += "|carveout " + std::to_string(*start.cuda_fast->smem_carveout);
+  if (!o.carveouts.empty()) {
+    k += "|route carveouts";
+    for (int v : o.carveouts) k += " " + std::to_string(v);
+  }
   return k;
 }
 
@@ -71,9 +96,14 @@ bool apply_recorded_step_tuning(Plan& plan, const StepTuning& rec, const std::ve
   if (rec.final.size() != plan.routes.size() || search_of_route.size() < plan.routes.size()) return false;
   Plan out = plan;
   for (size_t k = 0; k < out.routes.size(); ++k) {
-    if (choice_of(out.routes[k]).name() == rec.final[k]) continue;
+    if (choice_name(out.routes[k]) == rec.final[k]) continue;
+    std::string name;
+    std::optional<int> carveout;
+    if (!split_choice_name(rec.final[k], name, carveout)) return false;
+    out.routes[k].smem_carveout = carveout;
+    if (choice_of(out.routes[k]).name() == name) continue;
     const RegionSearch& s = searches.at(search_of_route[k]);
-    const CandidateOutcome* found = correct_candidate(s, rec.final[k]);
+    const CandidateOutcome* found = correct_candidate(s, name);
     if (!found) return false;
     set_route_choice(out.routes[k], s, found->candidate);
   }
@@ -132,6 +162,10 @@ SeededPlan seed_routes(const Plan& plan, const Plan& seed, const std::vector<Reg
       continue;
     }
     const Candidate want = choice_of(*from);
+    if (from->smem_carveout != r.smem_carveout) {  // the seed route's own carveout with its point
+      out.plan.routes[k].smem_carveout = from->smem_carveout;
+      out.taken.push_back(r.region + ": carveout " + (from->smem_carveout ? std::to_string(*from->smem_carveout) : "none"));
+    }
     if (want.name() == choice_of(r).name()) continue;
     const RegionSearch& s = searches.at(search_of_route[k]);
     if (!correct_candidate(s, want.name())) {
@@ -172,7 +206,7 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
   double best = timed(plan, first);
   t.trials.push_back(first);
   auto finish = [&]() -> StepTuning& {
-    for (const PlanRoute& r : plan.routes) t.final.push_back(choice_of(r).name());
+    for (const PlanRoute& r : plan.routes) t.final.push_back(choice_name(r));
     return t;
   };
   if (best <= 0) {
@@ -185,7 +219,29 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
   struct Near {
     size_t route;
     Candidate c;
+    std::optional<int> carveout;
     double ms;
+  };
+  // Route k's trials: its alternatives under its current carveout, then (with o.carveouts) its
+  // current point and each alternative under every other carveout and none.
+  struct Alt {
+    Candidate c;
+    std::optional<int> carveout;
+  };
+  auto trials_of = [&](size_t k, const RegionSearch& s) {
+    const PlanRoute& r = plan.routes[k];
+    const std::vector<Candidate> points = step_alternatives(r, s, o.top);
+    std::vector<Alt> out;
+    for (const Candidate& c : points) out.push_back({c, r.smem_carveout});
+    if (o.carveouts.empty()) return out;
+    std::vector<std::optional<int>> values = {std::nullopt};
+    for (int v : o.carveouts) values.push_back(v);
+    std::vector<Candidate> all = {choice_of(r)};
+    all.insert(all.end(), points.begin(), points.end());
+    for (const Candidate& c : all)
+      for (const std::optional<int>& v : values)
+        if (v != r.smem_carveout) out.push_back({c, v});
+    return out;
   };
   std::vector<Near> near;
   // One pass of coordinate descent: each tunable route's alternatives in turn, the others at their
@@ -198,25 +254,29 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
       const RegionSearch& s = searches.at(search_of_route[k]);
       std::optional<Near> route_near;
       bool route_kept = false;
-      for (const Candidate& c : step_alternatives(plan.routes[k], s, o.top)) {
+      for (const Alt& a : trials_of(k, s)) {
         if (Clock::now() >= o.deadline) {
           t.note = "the budget ran out after " + std::to_string(t.trials.size() - 1) + " trials";
           stopped = true;
           break;
         }
+        // A point kept earlier in this route's list makes the rest relative to it: skip its
+        // own choice should the list name it again.
+        if (choice_name(a.c, a.carveout) == choice_name(plan.routes[k])) continue;
         Plan trial_plan = plan;
-        set_route_choice(trial_plan.routes[k], s, c);
+        set_route_choice(trial_plan.routes[k], s, a.c);
+        trial_plan.routes[k].smem_carveout = a.carveout;
         refresh(trial_plan);
-        StepTrial trial{plan.routes[k].region, c.name(), 0, false, "", pass};
+        StepTrial trial{plan.routes[k].region, choice_name(a.c, a.carveout), 0, false, "", pass};
         const double ms = timed(trial_plan, trial);
         trial.kept = ms > 0 && ms < best * (1 - o.margin);
         if (trial.kept) {
-          t.changes.push_back(plan.routes[k].region + ": " + choice_of(plan.routes[k]).name() + " -> " + c.name());
+          t.changes.push_back(plan.routes[k].region + ": " + choice_name(plan.routes[k]) + " -> " + trial.candidate);
           plan = std::move(trial_plan);
           best = ms;
           route_kept = pass_kept = true;
         } else if (ms > 0 && ms < best && (!route_near || ms < route_near->ms)) {
-          route_near = Near{k, c, ms};
+          route_near = Near{k, a.c, a.carveout, ms};
         }
         t.trials.push_back(trial);
       }
@@ -234,14 +294,18 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
   // alone was already timed.
   if (o.combine && near.size() >= 2 && !stopped && Clock::now() < o.deadline) {
     Plan comb = plan;
-    for (const Near& n : near) set_route_choice(comb.routes[n.route], searches.at(search_of_route[n.route]), n.c);
+    for (const Near& n : near) {
+      set_route_choice(comb.routes[n.route], searches.at(search_of_route[n.route]), n.c);
+      comb.routes[n.route].smem_carveout = n.carveout;
+    }
     refresh(comb);
     StepTrial trial{"plan", "combined", 0, false, ""};
     const double ms = timed(comb, trial);
     trial.kept = ms > 0 && ms < best * (1 - o.margin);
     if (trial.kept) {
       for (const Near& n : near)
-        t.changes.push_back(plan.routes[n.route].region + ": " + choice_of(plan.routes[n.route]).name() + " -> " + n.c.name());
+        t.changes.push_back(plan.routes[n.route].region + ": " + choice_name(plan.routes[n.route]) + " -> " +
+                            choice_name(n.c, n.carveout));
       plan = std::move(comb);
       best = ms;
     }

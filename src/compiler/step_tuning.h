@@ -24,7 +24,9 @@ namespace ac {
 
 struct StepTrial {
   std::string region;     // the route's region ("attn_in", ...), or "plan" for whole-plan timings
-  std::string candidate;  // Candidate::name(), or "start" / "tuned"
+  // Candidate::name(), then " @carveout N" when the route has its own carveout (as in
+  // StepTuning::final and changes); or "start" / "tuned" / "combined"
+  std::string candidate;
   double ms = 0;          // decode time per token (0: the trial failed)
   bool kept = false;
   std::string error;      // why the trial failed
@@ -49,6 +51,11 @@ struct StepTuneOptions {
   int confirm_rounds = 2;  // interleaved re-timings of the start and the tuned plan
   bool combine = true;     // time the routes' gains inside the margin together (above)
   int passes = 2;          // passes of coordinate descent at most (another only after one kept a point)
+  // Shared-memory carveouts (percent) each route's points are also timed under as the route's own
+  // (PlanRoute::smem_carveout; and with none), after its points under its current one: a point of
+  // another K split may run well only under another carveout than the step's
+  // (bench/results/2026-12-03-carveout-map/). Empty: routes keep the plan's.
+  std::vector<int> carveouts;
   Clock::time_point deadline = Clock::time_point::max();  // no trial starts after it
 };
 

@@ -51,6 +51,7 @@ PlanRoute route_from_json(const Json& j, const std::string& subject) {
     throw_input(subject, "route fused: needs the instances of the regions it spans, their ops and its parameters");
   r.time_us = json_opt_number(j, subject, "time_us").value_or(0);
   r.fallback_us = json_opt_number(j, subject, "fallback_us").value_or(0);
+  if (j.contains("smem_carveout")) r.smem_carveout = int(json_int(j, subject, "smem_carveout", 0, 100));
   return r;
 }
 
@@ -61,10 +62,17 @@ const std::vector<std::string>& plan_gemv_regions() {
   return v;
 }
 
+const std::vector<std::string>& plan_carveout_regions() {
+  static const std::vector<std::string> v = {"qkv", "o", "gate_up", "down", "lm_head", "attention"};
+  return v;
+}
+
 Json PlanRoute::to_json() const {
-  return {{"region", region}, {"phase", phase}, {"signature", signature}, {"instances", instances},
-          {"family", family}, {"route", route}, {"params", params}, {"ops", ops},
-          {"time_us", time_us}, {"fallback_us", fallback_us}};
+  Json j = {{"region", region}, {"phase", phase}, {"signature", signature}, {"instances", instances},
+            {"family", family}, {"route", route}, {"params", params}, {"ops", ops},
+            {"time_us", time_us}, {"fallback_us", fallback_us}};
+  if (smem_carveout) j["smem_carveout"] = *smem_carveout;
+  return j;
 }
 
 Json PlanCudaFast::to_json() const {
@@ -82,6 +90,7 @@ Json PlanCudaFast::to_json() const {
   if (attn_o) j["attn_o"] = *attn_o;
   if (attn_merge_o) j["attn_merge_o"] = *attn_merge_o;
   if (smem_carveout) j["smem_carveout"] = *smem_carveout;
+  if (!region_carveout.empty()) j["region_carveout"] = region_carveout;
   return j;
 }
 
@@ -134,6 +143,16 @@ PlanCudaFast PlanCudaFast::from_json(const Json& j, const std::string& subject) 
   }
   if (j.contains("attn_merge_o")) f.attn_merge_o = int(json_int(j, subject, "attn_merge_o", 0, 1));
   if (j.contains("smem_carveout")) f.smem_carveout = int(json_int(j, subject, "smem_carveout", 0, 100));
+  if (j.contains("region_carveout")) {
+    const Json& rc = j.at("region_carveout");
+    if (!rc.is_object()) throw_input(subject, "region_carveout: expected an object");
+    const auto& names = plan_carveout_regions();
+    for (const auto& [k, v] : rc.items()) {
+      if (std::find(names.begin(), names.end(), k) == names.end())
+        throw_input(subject, "region_carveout: unknown region " + json_quote(k));
+      f.region_carveout[k] = int(json_int(rc, subject + ": region_carveout", k, 0, 100));
+    }
+  }
   f.cuda_graph = json_opt_bool(j, subject, "cuda_graph").value_or(true);
   f.pdl = json_opt_bool(j, subject, "pdl").value_or(true);
   return f;

@@ -123,6 +123,19 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
     b["smem_carveout"] = n;
     expect_bad_input([&] { PlanCudaFast::from_json(b, "cuda_fast"); }, {"smem_carveout"});
   }
+  // Per-region carveouts: written only when some region has one, read back, validated by region
+  // and percentage.
+  EXPECT_FALSE(sc.contains("region_carveout"));
+  c.region_carveout = {{"down", 30}, {"attention", 0}};
+  const Json rc = plan_fast_of(c).to_json();
+  EXPECT_EQ(rc.at("region_carveout").at("down"), 30);
+  const cuda::FastConfig back_rc = fast_config_of(PlanCudaFast::from_json(rc, "cuda_fast"));
+  EXPECT_EQ(back_rc.region_carveout, c.region_carveout);
+  for (const char* bad : {R"({"mlp": 30})", R"({"down": 101})", R"({"down": -1})", R"([30])", R"({"down": "30"})"}) {
+    Json b = rc;
+    b["region_carveout"] = Json::parse(bad);
+    expect_bad_input([&] { PlanCudaFast::from_json(b, "cuda_fast"); }, {"region_carveout"});
+  }
 }
 
 TEST(CudaSearch, CudaFastFromRoutes) {
@@ -150,6 +163,21 @@ TEST(CudaSearch, CudaFastFromRoutes) {
   const cuda::FastConfig def;
   EXPECT_EQ(f.gemv.at("lm_head").block, def.lm_head.block);
   EXPECT_EQ(f.gemv.at("qkv").rows, def.qkv.rows);
+  EXPECT_TRUE(f.region_carveout.empty());
+  // Routes' own carveouts, by the region's FastConfig name, a fallback route's included; the
+  // prefill route's is not the decode kernels'.
+  {
+    std::vector<PlanRoute> carved = routes;
+    carved[0].smem_carveout = 60;
+    carved[1].smem_carveout = 30;
+    carved[2].smem_carveout = 25;
+    carved[3].smem_carveout = 99;
+    const std::map<std::string, int> want = {{"gate_up", 60}, {"attention", 30}, {"lm_head", 25}};
+    EXPECT_EQ(cuda_fast_from_routes(carved).region_carveout, want);
+    EXPECT_EQ(carveout_region_of("attn_in"), "qkv");
+    EXPECT_EQ(carveout_region_of("mlp_out"), "down");
+    EXPECT_EQ(carveout_region_of("embed"), "");
+  }
   // The fused decode attention (what the search now explores): BLOCK and SPLIT, TILE untouched.
   routes[1].family = "cuda:attn_decode.fused";
   routes[1].params = {{"BLOCK", 512}, {"SPLIT", 64}};

@@ -81,6 +81,27 @@ TEST(FastConfigOverride, SharedMemoryCarveout) {
   }
 }
 
+// Per-region carveouts: carveout.<region> sets one, -1 removes it; unknown regions and values
+// outside -1..100 are refused.
+TEST(FastConfigOverride, RegionCarveouts) {
+  EXPECT_TRUE(cuda::FastConfig{}.region_carveout.empty());
+  const cuda::FastConfig c = cuda::apply_fast_config_override({}, "carveout.down=30,carveout.attention=0,smem_carveout=40");
+  const std::map<std::string, int> want = {{"down", 30}, {"attention", 0}};
+  EXPECT_EQ(c.region_carveout, want);
+  EXPECT_EQ(c.smem_carveout, 40);
+  EXPECT_EQ(cuda::apply_fast_config_override(c, "carveout.down=-1").region_carveout,
+            (std::map<std::string, int>{{"attention", 0}}));
+  for (const char* r : cuda::kCarveoutRegions) EXPECT_TRUE(cuda::valid_carveout_region(r)) << r;
+  for (const char* bad : {"carveout.mlp=30", "carveout.=30", "carveout.down=101", "carveout.down=-2", "carveout.down=x"}) {
+    try {
+      cuda::apply_fast_config_override({}, bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(e.reason().find("carveout."), std::string::npos) << e.reason();
+    }
+  }
+}
+
 // attn_decode.cluster for batch-1 steps of short contexts: on by default (8 blocks per KV head);
 // its CLUSTER blocks of SPLIT rows cover attn_long_from positions, the kernel's cluster shape is
 // compiled in; none where clusters do not exist (sm_80), where nothing bounds the context, or

@@ -70,6 +70,20 @@ TEST(Plan, RoundTripAndStrictFields) {
   bad["cuda_fast"] = f.to_json();
   bad["cuda_fast"]["gemv"]["qkv"]["block"] = 4096;
   expect_bad_input([&] { Plan::from_json(bad, "plan.json"); }, {"gemv.qkv", "block"});
+  // A route's own shared-memory carveout: absent unless set, read back, a percentage.
+  EXPECT_FALSE(j["routes"][0].contains("smem_carveout"));
+  Plan c = p;
+  c.routes[0].smem_carveout = 30;
+  const Json jc = c.to_json();
+  EXPECT_EQ(jc["routes"][0]["smem_carveout"], 30);
+  const Plan qc = Plan::from_json(jc, "plan.json");
+  ASSERT_TRUE(qc.routes[0].smem_carveout);
+  EXPECT_EQ(*qc.routes[0].smem_carveout, 30);
+  for (int v : {-1, 101}) {
+    bad = jc;
+    bad["routes"][0]["smem_carveout"] = v;
+    expect_bad_input([&] { Plan::from_json(bad, "plan.json"); }, {"routes[0]", "smem_carveout"});
+  }
 }
 
 TEST(Plan, EnvironmentAndModelChecks) {

@@ -376,5 +376,71 @@ TEST(StepTuning, RecordedOutcomeRoundTripsThroughTheDbAndApplies) {
   EXPECT_FALSE(StepTuning::from_json(Json::parse("{\"trials\": 3}")));
 }
 
+// With route carveouts, a route's points are also timed under each value as the route's own
+// (and with none): a point that wins only under its own carveout is found (the case of
+// bench/results/2026-12-03-carveout-map/), named with it, kept in the route, and re-applied from
+// the record; a record naming a malformed carveout is not applied.
+TEST(StepTuning, RouteCarveoutsAreSearchedWithThePoints) {
+  Fixture f;
+  // Decode time: as CostModel, but mlp_in's ROWS 2 is fast only under its own carveout 30, and
+  // ROWS 4 (the choice) a little faster under 60.
+  int calls = 0;
+  auto cost = [&](const Plan& p) {
+    ++calls;
+    double ms = 1.0;
+    for (const PlanRoute& r : p.routes) {
+      if (r.phase != "decode") continue;
+      const int rows = r.params.count("ROWS") ? r.params.at("ROWS") : 0;
+      const int c = r.smem_carveout.value_or(-1);
+      if (r.region == "attn_in") ms += 0.5 + (c >= 0 ? 0.01 : 0.0);  // its own carveouts only cost
+      else if (rows == 2) ms += c == 30 ? 0.20 : 0.40;
+      else if (rows == 4) ms += c == 60 ? 0.29 : 0.30;
+      else ms += 0.35;
+    }
+    return ms;
+  };
+  StepTuneOptions plain;
+  Plan without = f.plan;
+  const StepTuning t0 = tune_decode_step(without, f.searches, f.search_of_route, decode_only, [](Plan&) {}, cost, plain);
+  EXPECT_FALSE(t0.changed);  // no point of the search beats ROWS 4 under the plan's carveout
+  for (const StepTrial& x : t0.trials) EXPECT_EQ(x.candidate.find("@carveout"), std::string::npos) << x.candidate;
+
+  StepTuneOptions o;
+  o.carveouts = {30, 60};
+  const Plan start = f.plan;
+  calls = 0;
+  const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, cost, o);
+  ASSERT_TRUE(t.changed) << t.note;
+  EXPECT_EQ(f.plan.routes[1].params.at("ROWS"), 2);
+  ASSERT_TRUE(f.plan.routes[1].smem_carveout);
+  EXPECT_EQ(*f.plan.routes[1].smem_carveout, 30);
+  EXPECT_FALSE(f.plan.routes[0].smem_carveout);  // attn_in's own carveouts never paid
+  EXPECT_FALSE(f.plan.routes[2].smem_carveout);  // prefill: not tuned
+  ASSERT_EQ(t.final.size(), 3u);
+  EXPECT_EQ(t.final[1], rows_name(2) + " @carveout 30");
+  EXPECT_EQ(t.final[0], rows_name(4));
+  bool tried_none = false;
+  for (const StepTrial& x : t.trials) tried_none = tried_none || x.candidate == rows_name(3) + " @carveout 60";
+  EXPECT_TRUE(tried_none);
+  // The plan's JSON carries the route's carveout and reads it back.
+  const Json j = f.plan.to_json();
+  EXPECT_EQ(j.at("routes")[1].at("smem_carveout"), 30);
+  EXPECT_FALSE(j.at("routes")[0].contains("smem_carveout"));
+  // Another key than without route carveouts; the record re-applies to the starting plan.
+  EXPECT_NE(step_tuning_key(start, "h", 64, 128, o), step_tuning_key(start, "h", 64, 128, plain));
+  const auto rec = StepTuning::from_json(t.to_json());
+  ASSERT_TRUE(rec);
+  Plan warm = start;
+  ASSERT_TRUE(apply_recorded_step_tuning(warm, *rec, f.searches, f.search_of_route, [](Plan&) {}));
+  EXPECT_EQ(warm.to_json(), f.plan.to_json());
+  StepTuning bad = *rec;
+  bad.final[1] = rows_name(2) + " @carveout 300";
+  Plan p = start;
+  EXPECT_FALSE(apply_recorded_step_tuning(p, bad, f.searches, f.search_of_route, [](Plan&) {}));
+  bad.final[1] = rows_name(2) + " @carveout x";
+  EXPECT_FALSE(apply_recorded_step_tuning(p, bad, f.searches, f.search_of_route, [](Plan&) {}));
+  EXPECT_EQ(p.to_json(), start.to_json());
+}
+
 }  // namespace
 }  // namespace ac

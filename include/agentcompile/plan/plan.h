@@ -61,6 +61,9 @@ struct PlanRoute {
   std::vector<std::string> ops;  // graph op names the binding runs (op families)
   double time_us = 0;            // measured, at the plan's shape point
   double fallback_us = 0;
+  // The shared-memory carveout of this route's kernels (percent; CUDA decode routes), instead of
+  // the plan's (PlanCudaFast::smem_carveout); absent: the plan's. The step tuning sets it.
+  std::optional<int> smem_carveout;
   Json to_json() const;
 };
 
@@ -117,11 +120,16 @@ struct PlanCudaFast {
   // (cuda::FastConfig::smem_carveout); absent: the driver's choice per kernel. The compile's
   // decode-step stage sets it when whole steps with it are faster.
   std::optional<int> smem_carveout;
+  // Per decode region (plan_carveout_regions: qkv, o, gate_up, down, lm_head, attention): its
+  // kernels' carveout instead of smem_carveout (cuda::FastConfig::region_carveout), from the
+  // routes' own (PlanRoute::smem_carveout); absent keys: smem_carveout.
+  std::map<std::string, int> region_carveout;
   bool cuda_graph = true, pdl = true;
   Json to_json() const;
   static PlanCudaFast from_json(const Json& j, const std::string& subject);
 };
 const std::vector<std::string>& plan_gemv_regions();  // qkv, o, gate_up, down, lm_head
+const std::vector<std::string>& plan_carveout_regions();  // plan_gemv_regions() and attention
 
 struct Plan {
   static constexpr const char* kFormat = "agentcompile-plan";

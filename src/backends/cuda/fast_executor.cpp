@@ -743,10 +743,14 @@ class FastExecutor final : public Executor {
     launch(load_kernel(pl_->v), Dim3{unsigned(dev_.info().sm_count)}, unsigned(pl_->v.threads()), pl_->smem, &p, cfg_.pdl);
   }
 
-  // Every launch of this executor on its stream, with its shared-memory carveout (one for all of
-  // its kernels: FastConfig::smem_carveout).
-  void launch(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t smem, const void* params, bool pdl = false) {
-    launch_kernel(k, grid, threads, smem, s_, params, pdl, cfg_.smem_carveout);
+  // Every launch of this executor on its stream, with its shared-memory carveout: the step's
+  // (FastConfig::smem_carveout), or the region's where it has one (FastConfig::region_carveout,
+  // both as the function's and as the launch's preference).
+  void launch(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t smem, const void* params, bool pdl = false,
+              const char* region = nullptr) {
+    const auto it = region ? cfg_.region_carveout.find(region) : cfg_.region_carveout.end();
+    const int own = it != cfg_.region_carveout.end() ? it->second : -1;
+    launch_kernel(k, grid, threads, smem, s_, params, pdl, own >= 0 ? own : cfg_.smem_carveout, own);
   }
 
   const void* wptr(const TensorInfo* t) const { return t ? reinterpret_cast<const void*>(w_.at(t).ptr()) : nullptr; }
@@ -758,13 +762,14 @@ class FastExecutor final : public Executor {
   }
 
   // ---- decode ----
-  void gemv(const GemvChoice& ch, const MmaChoice& mma, int epi, long long n, const float* x, const void* gamma,
-            const void* w, const void* w2, const void* bias, float* out, long long N, long long K) {
+  // `region`: the slot's name (qkv, o, ...), for its carveout.
+  void gemv(const char* region, const GemvChoice& ch, const MmaChoice& mma, int epi, long long n, const float* x,
+            const void* gamma, const void* w, const void* w2, const void* bias, float* out, long long N, long long K) {
     const int batch = batch_template(n);
     const Variant v = fast_decode_gemv(cfg_, ch, mma, epi, batch, K, wt_, arch_);
     GemvParams p{x, gamma, float(g_.config.rms_norm_eps), w, w2, bias, out, best_.as<unsigned long long>(), n, N, K};
     const LaunchShape ls = gemv_launch_shape(v, N, K);
-    launch(load_kernel(v), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, &p, cfg_.pdl);
+    launch(load_kernel(v), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, &p, cfg_.pdl, region);
     // The tokens, over the next step's input ids, from the blocks' keys.
     if (epi == kEpiArgmax) {
       int* positions = cfg_.device_chain ? in_.positions() : nullptr;  // every decode step's lm_head is ARGMAX
@@ -799,7 +804,7 @@ class FastExecutor final : public Executor {
                         1.0f / std::sqrt(float(hd))};
     const Variant va = attn_variant(c, cfg_, arch_);
     launch(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(max_splits_), unsigned(n)},
-           unsigned(va.threads()), 0, &ap, pdl);
+           unsigned(va.threads()), 0, &ap, pdl, "attention");
     if (pdl && profile_) {  // bytes: the K and V rows every token reads (positions come from the host copy)
       double kv = 0;
       for (long long t = 0; t < n; ++t) kv += double(last_positions_[size_t(t)] + 1) * double(c.kv_dim()) * 2 * 2;
@@ -861,7 +866,7 @@ class FastExecutor final : public Executor {
     const Variant va = parts ? *parts : decode_attention_variant(c, cfg_, wt_, arch_, batch_template(n), longest_);
     const size_t smem = size_t(attn_fused_smem_bytes(va.param("SPLIT"), va.param("HD"), va.param("GROUP")));
     launch(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(decode_attention_blocks(va, lim_.max_seq)), unsigned(n)},
-           unsigned(va.threads()), smem, &ap, cfg_.pdl);
+           unsigned(va.threads()), smem, &ap, cfg_.pdl, "attention");
     if (profile_) {
       double kv = 0;
       for (long long t = 0; t < n; ++t) kv += double(last_positions_[size_t(t)] + 1) * double(c.kv_dim()) * 2 * 2;
@@ -885,7 +890,7 @@ class FastExecutor final : public Executor {
     AttnOParams p{attn_params(layer, L, n), wptr(L.o, 0), resid_.as<float>(), c.hidden_size};
     launch(load_kernel(ao.v),
            Dim3{unsigned(c.num_kv_heads), unsigned(ao.v.param("CLUSTER")), unsigned(n * ao.v.param("COPIES"))},
-           unsigned(ao.v.threads()), ao.smem, &p, cfg_.pdl);
+           unsigned(ao.v.threads()), ao.smem, &p, cfg_.pdl, "attention");
     mark("attention_o", double(c.hidden_size * c.q_dim() * dtype_size(wt_)));
   }
 
@@ -910,7 +915,7 @@ class FastExecutor final : public Executor {
     if (!persistent) mo = merge_o_plan(c, cfg_, wt_, arch_, batch_template(n), longest_, false);
     for (size_t l = 0; !persistent && l < ops_.layers.size(); ++l) {
       const LayerOps& L = ops_.layers[l];
-      gemv(cfg_.qkv, cfg_.qkv_mma, kEpiStore, n, resid_.as<float>(), wptr(L.input_norm, 0), reinterpret_cast<const void*>(wqkv_[l].ptr()),
+      gemv("qkv", cfg_.qkv, cfg_.qkv_mma, kEpiStore, n, resid_.as<float>(), wptr(L.input_norm, 0), reinterpret_cast<const void*>(wqkv_[l].ptr()),
            nullptr, bqkv_[l].ptr() ? reinterpret_cast<const void*>(bqkv_[l].ptr()) : nullptr, qkv_.as<float>(), qkvd,
            c.hidden_size);
       mark("qkv_gemv", double(qkvd * c.hidden_size) * es);
@@ -922,11 +927,11 @@ class FastExecutor final : public Executor {
                      resid_.as<float>(), best_.as<unsigned long long>(), n, c.hidden_size, c.q_dim(),
                      part_ml_.as<float>(), c.num_heads / c.num_kv_heads, c.head_dim};
         const LaunchShape ls = gemv_launch_shape(mo->o, c.hidden_size, c.q_dim());
-        launch(load_kernel(mo->o), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, &p, cfg_.pdl);
+        launch(load_kernel(mo->o), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, &p, cfg_.pdl, "o");
         mark("o_gemv", double(c.hidden_size * c.q_dim()) * es);
       } else {
         fused_attention(L, l, n);
-        gemv(cfg_.o, cfg_.o_mma, kEpiResidual, n, attn_.as<float>(), nullptr, wptr(L.o, 0), nullptr, wptr(L.o, 1), resid_.as<float>(),
+        gemv("o", cfg_.o, cfg_.o_mma, kEpiResidual, n, attn_.as<float>(), nullptr, wptr(L.o, 0), nullptr, wptr(L.o, 1), resid_.as<float>(),
              c.hidden_size, c.q_dim());
         mark("o_gemv", double(c.hidden_size * c.q_dim()) * es);
       }
@@ -935,14 +940,14 @@ class FastExecutor final : public Executor {
         mark("mlp_fused", double(3 * c.intermediate_size * c.hidden_size) * es);
         continue;
       }
-      gemv(cfg_.gate_up, cfg_.gate_up_mma, kEpiSwiglu, n, resid_.as<float>(), wptr(L.post_norm, 0), wptr(L.gate, 0), wptr(L.up, 0), nullptr,
+      gemv("gate_up", cfg_.gate_up, cfg_.gate_up_mma, kEpiSwiglu, n, resid_.as<float>(), wptr(L.post_norm, 0), wptr(L.gate, 0), wptr(L.up, 0), nullptr,
            gate_.as<float>(), c.intermediate_size, c.hidden_size);
       mark("gate_up_gemv", double(2 * c.intermediate_size * c.hidden_size) * es);
-      gemv(cfg_.down, cfg_.down_mma, kEpiResidual, n, gate_.as<float>(), nullptr, wptr(L.down, 0), nullptr, nullptr, resid_.as<float>(),
+      gemv("down", cfg_.down, cfg_.down_mma, kEpiResidual, n, gate_.as<float>(), nullptr, wptr(L.down, 0), nullptr, nullptr, resid_.as<float>(),
            c.hidden_size, c.intermediate_size);
       mark("down_gemv", double(c.hidden_size * c.intermediate_size) * es);
     }
-    gemv(cfg_.lm_head, cfg_.lm_head_mma, kEpiArgmax, n, resid_.as<float>(), wptr(ops_.final_norm, 0), wptr(ops_.logits, 0), nullptr,
+    gemv("lm_head", cfg_.lm_head, cfg_.lm_head_mma, kEpiArgmax, n, resid_.as<float>(), wptr(ops_.final_norm, 0), wptr(ops_.logits, 0), nullptr,
          nullptr, logits_.as<float>(), c.vocab_size, c.hidden_size);
     mark("lm_head_gemv", double(c.vocab_size * c.hidden_size) * es);
   }
@@ -1102,6 +1107,12 @@ class FastExecutor final : public Executor {
 
 }  // namespace
 
+bool valid_carveout_region(const std::string& name) {
+  for (const char* r : kCarveoutRegions)
+    if (name == r) return true;
+  return false;
+}
+
 FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
   std::map<std::string, GemvChoice FastConfig::*> gemvs;
   std::map<std::string, MmaChoice FastConfig::*> mmas;
@@ -1195,6 +1206,14 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
         throw_input("fast config override", "'top_k_block' must be 256, 512 or 1024");
     } else if (auto b = bools.find(key); b != bools.end()) {
       cfg.*(b->second) = number(key, val) != 0;
+    } else if (key.rfind("carveout.", 0) == 0) {
+      const std::string region = key.substr(9);
+      if (!valid_carveout_region(region))
+        throw_input("fast config override", "'" + key + "': no such region (qkv, o, gate_up, down, lm_head, attention)");
+      const int v = number(key, val);
+      if (v < -1 || v > 100) throw_input("fast config override", "'" + key + "' must be -1 (none) or a percentage 0-100");
+      if (v < 0) cfg.region_carveout.erase(region);
+      else cfg.region_carveout[region] = v;
     } else {
       throw_input("fast config override", "unknown key '" + key + "'");
     }

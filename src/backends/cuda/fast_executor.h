@@ -5,6 +5,7 @@
 // in a CUDA graph with programmatic dependent launch; prefill steps use cuBLAS GEMMs with the
 // same fused weights and bf16 KV cache.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -121,6 +122,14 @@ struct FastConfig {
   // 40, Llama-3.2-1B at 25, Qwen3-4B at 60; 100 was slower everywhere:
   // bench/results/2026-12-01-smem-carveout/); the compile measures a few per model.
   int smem_carveout = -1;
+  // Per decode region (kCarveoutRegions: the five GEMV slots and "attention"): a carveout for that
+  // region's kernels instead of smem_carveout (a launch attribute). The driver rounds a preference
+  // to a split per kernel at thresholds set by its shared memory, and each decode kernel has
+  // splits it runs well under; a GEMV point of another K split (other shared memory) may need
+  // another value than the step's to land on a good one (on the H200, Qwen3-1.7B's down projection
+  // at 256:4:1:8 was 1.8% slower under the step's 40 and 0.28% faster than the plan's point under
+  // 30: bench/results/2026-12-03-carveout-map/). Absent: the step's.
+  std::map<std::string, int> region_carveout;
   bool cuda_graph = true;
   bool pdl = true;
   // Top-k sampling selects its k candidates on the device (topk.radix) instead of copying every
@@ -135,6 +144,10 @@ struct FastConfig {
   // no copy runs between two steps' graphs; off: one upload before and one download after each.
   bool device_chain = true;
 };
+
+// The regions FastConfig::region_carveout may name.
+inline constexpr const char* kCarveoutRegions[] = {"qkv", "o", "gate_up", "down", "lm_head", "attention"};
+bool valid_carveout_region(const std::string& name);
 
 // Blocks per KV head attn_decode.cluster may run with (0: not at all).
 inline bool valid_attn_cluster(int n) { return n == 0 || n == 2 || n == 4 || n == 8 || n == 16; }
@@ -172,7 +185,8 @@ int batch_template(long long n);
 // GEMV regions (qkv, o, gate_up, down, lm_head) take block:rows:unroll:splitk, their batched
 // tensor-core points (qkv_mma, ...) block:mt:unroll:splitk; mlp block:kc:rows:unroll:bps; attn_block, attn_tile, attn_split, attn_ilp,
 // qkv_post_block, top_k_block, attn_cluster and attn_cluster_long (0, 2, 4, 8, 16), attn_cluster_long_split, attn_o
-// (0, 1, 2, 4), attn_o_late (0, 1, 2), attn_merge_o (0, 1), smem_carveout (-1 to 100), mma_terms,
+// (0, 1, 2, 4), attn_o_late (0, 1, 2), attn_merge_o (0, 1), smem_carveout (-1 to 100), carveout.<region>
+// (kCarveoutRegions; -1 to 100, -1 removing it), mma_terms,
 // mma_min_batch, mlp_fused_batch, batched_mma, gpu_top_k, cuda_graph and pdl take integers. Throws BadInput on
 // anything else.
 FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec);

@@ -90,7 +90,7 @@ const LoadedKernel& load_kernel(const Variant& v) {
 }
 
 void launch_kernel(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t dynamic_smem, CUstream s,
-                   const void* params, bool pdl, int carveout) {
+                   const void* params, bool pdl, int carveout, int launch_carveout) {
   const DeviceInfo& info = Device::get().info();
   if (threads == 0 || int(threads) > k.max_threads)
     throw_internal(k.name, "launch with " + std::to_string(threads) + " threads; the kernel allows " +
@@ -108,13 +108,20 @@ void launch_kernel(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t dy
     CU_CHECK(drv().cuFuncSetAttribute(k.fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, carveout));
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;  // nothing to do
   void* args[] = {const_cast<void*>(params)};
-  if (!pdl) {
+  if (!pdl && launch_carveout < 0) {
     CU_CHECK(drv().cuLaunchKernel(k.fn, grid.x, grid.y, grid.z, threads, 1, 1, unsigned(dynamic_smem), s, args, nullptr));
     return;
   }
-  CUlaunchAttribute attr{};
-  attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-  attr.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchAttribute attrs[2]{};
+  unsigned n = 0;
+  if (pdl) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[n++].value.programmaticStreamSerializationAllowed = 1;
+  }
+  if (launch_carveout >= 0) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+    attrs[n++].value.sharedMemCarveout = unsigned(launch_carveout);
+  }
   CUlaunchConfig cfg{};
   cfg.gridDimX = grid.x;
   cfg.gridDimY = grid.y;
@@ -124,8 +131,8 @@ void launch_kernel(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t dy
   cfg.blockDimZ = 1;
   cfg.sharedMemBytes = unsigned(dynamic_smem);
   cfg.hStream = s;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
+  cfg.attrs = attrs;
+  cfg.numAttrs = n;
   CU_CHECK(drv().cuLaunchKernelEx(&cfg, k.fn, args, nullptr));
 }
 

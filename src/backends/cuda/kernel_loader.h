@@ -49,9 +49,12 @@ struct Dim3 {
 // With `pdl`, the launch allows programmatic dependent launch: the kernel may start before the
 // previous one on the stream ends (it must call pdl_wait() before reading that kernel's outputs).
 // `carveout`: the function's preferred shared-memory carveout (percent of the L1/shared store; -1
-// the driver's choice), set when it differs from the one the function has.
+// the driver's choice), set when it differs from the one the function has. `launch_carveout` (0-100;
+// -1: none): this launch's own preference, a launch attribute that takes precedence over the
+// function's (one function may serve two regions of different carveouts; a CUDA graph keeps it
+// per node).
 void launch_kernel(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t dynamic_smem, CUstream s,
-                   const void* params, bool pdl = false, int carveout = -1);
+                   const void* params, bool pdl = false, int carveout = -1, int launch_carveout = -1);
 
 // Convenience: grid-stride launch size for `count` elements.
 unsigned elementwise_blocks(long long count, unsigned threads);

@@ -29,6 +29,7 @@ cuda::FastConfig fast_config_of(const std::optional<PlanCudaFast>& plan) {
   if (plan->attn_o) c.attn_o = *plan->attn_o;
   if (plan->attn_merge_o) c.attn_merge_o = *plan->attn_merge_o;
   if (plan->smem_carveout) c.smem_carveout = *plan->smem_carveout;
+  c.region_carveout = plan->region_carveout;
   c.cuda_graph = plan->cuda_graph;
   c.pdl = plan->pdl;
   return c;
@@ -55,6 +56,8 @@ PlanCudaFast plan_fast_of(const cuda::FastConfig& c) {
   if (c.attn_o) p.attn_o = c.attn_o;
   if (c.attn_merge_o) p.attn_merge_o = c.attn_merge_o;
   if (c.smem_carveout >= 0) p.smem_carveout = c.smem_carveout;
+  for (const auto& [region, v] : c.region_carveout)
+    if (v >= 0) p.region_carveout[region] = v;
   p.cuda_graph = c.cuda_graph;
   p.pdl = c.pdl;
   return p;

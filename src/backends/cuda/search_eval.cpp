@@ -920,10 +920,20 @@ std::vector<PlanKernelBinary> cuda_plan_kernels(const Graph& g, const PlanCudaFa
   return out;
 }
 
+std::string carveout_region_of(const std::string& region) {
+  for (const Slot& s : kSlots)
+    if (region_kind_name(s.kind) == region) return s.name;
+  return region == region_kind_name(RegionKind::Attention) ? "attention" : "";
+}
+
 PlanCudaFast cuda_fast_from_routes(const std::vector<PlanRoute>& routes) {
   FastConfig cfg;
   for (const auto& r : routes) {
-    if (r.phase != "decode" || r.params.empty()) continue;
+    if (r.phase != "decode") continue;
+    // The route's own carveout, fallback routes (the engine's default point) included.
+    if (r.smem_carveout)
+      if (const std::string slot = carveout_region_of(r.region); !slot.empty()) cfg.region_carveout[slot] = *r.smem_carveout;
+    if (r.params.empty()) continue;
     if (r.family == "cuda:gemv.fused") {
       const GemvChoice ch{r.params.at("BLOCK"), r.params.at("ROWS"), r.params.at("UNROLL"), r.params.at("SPLITK")};
       for (const Slot& s : kSlots)

@@ -52,5 +52,8 @@ std::vector<PlanKernelBinary> cuda_plan_kernels(const Graph& g, const PlanCudaFa
 // The plan's cuda_fast block from its decode routes (families cuda:gemv.fused and
 // cuda:attn_decode.fused (or .split, in older records); the fallback keeps the default).
 PlanCudaFast cuda_fast_from_routes(const std::vector<PlanRoute>& routes);
+// The FastConfig::region_carveout key of a decode region ("attn_in" -> "qkv", ..., "attention");
+// "" for a region without one.
+std::string carveout_region_of(const std::string& region);
 
 }  // namespace ac
