@@ -304,10 +304,16 @@ TEST(CudaDecodeAhead, EqualsStepByStep) {
   off.decode_ahead = false;
   cuda::FastConfig copies = on;
   copies.device_chain = false;
+  // Every region under its own shared-memory carveout (launch attributes in the captured graphs):
+  // the same tokens.
+  cuda::FastConfig carved = on;
+  carved.smem_carveout = 40;
+  carved.region_carveout = {{"qkv", 0}, {"o", 25}, {"gate_up", 60}, {"down", 100}, {"lm_head", 30}, {"attention", 50}};
   const int64_t seq = 96;
   auto a = cuda::make_fast_executor(g, ExecutorLimits{4, seq, 4 * seq, 4 * seq}, on);
   auto b = cuda::make_fast_executor(g, ExecutorLimits{4, seq, 4 * seq, 4 * seq}, off);
   auto c = cuda::make_fast_executor(g, ExecutorLimits{4, seq, 4 * seq, 4 * seq}, copies);
+  auto d = cuda::make_fast_executor(g, ExecutorLimits{4, seq, 4 * seq, 4 * seq}, carved);
   Rng rng(11);
   auto prompt = [&](int len) {
     std::vector<int32_t> p;
@@ -322,6 +328,7 @@ TEST(CudaDecodeAhead, EqualsStepByStep) {
   ASSERT_EQ(ra.tokens.size(), 40u);
   EXPECT_EQ(ra.tokens, rb.tokens);
   EXPECT_EQ(generate(*c, model->config, p1, go, nullptr).tokens, rb.tokens);
+  EXPECT_EQ(generate(*d, model->config, p1, go, nullptr).tokens, rb.tokens);
   GenerateOptions stop = go;
   stop.ignore_eos = false;
   stop.stop_ids = {ra.tokens[12]};

@@ -139,13 +139,15 @@ TEST(StepTuning, CombinesGainsInsideTheMarginWhenTheyAddUp) {
   // attn_in's ROWS 3 and mlp_in's ROWS 2 each 0.3% faster than the start (ROWS 4), the rest slower.
   const std::map<int, double> attn_in = {{4, 0.5}, {3, 0.494}, {2, 0.6}, {1, 0.7}, {0, 0.8}};
   const std::map<int, double> mlp_in = {{4, 0.5}, {3, 0.7}, {2, 0.494}, {1, 0.7}, {0, 0.8}};
+  StepTuneOptions single;  // each gain timed once (no rounds: GainsInsideTheMarginKeptOnlyWhenTheRoundsAgree)
+  single.near_rounds = 0;
   {
     Fixture f;
     CostModel m;
     m.cost["attn_in"] = attn_in;
     m.cost["mlp_in"] = mlp_in;
     m.cost["mlp_in"][0] = 0.497;  // the fallback also inside the margin, slower than ROWS 2
-    const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, std::ref(m), {});
+    const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, std::ref(m), single);
     EXPECT_TRUE(t.changed);
     EXPECT_EQ(f.plan.routes[0].params.at("ROWS"), 3);
     EXPECT_EQ(f.plan.routes[1].params.at("ROWS"), 2);  // its fastest point inside the margin, not the fallback
@@ -168,7 +170,7 @@ TEST(StepTuning, CombinesGainsInsideTheMarginWhenTheyAddUp) {
       return rows(0) == 3 && rows(1) == 2 ? ms + 0.1 : ms;
     };
     const Plan before = f.plan;
-    const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, interacting, {});
+    const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, interacting, single);
     EXPECT_FALSE(t.changed);
     EXPECT_EQ(f.plan.to_json(), before.to_json());
     EXPECT_EQ(m.calls, 1 + 4 + 4 + 1);
@@ -178,7 +180,7 @@ TEST(StepTuning, CombinesGainsInsideTheMarginWhenTheyAddUp) {
     CostModel m;
     m.cost["attn_in"] = attn_in;
     m.cost["mlp_in"] = mlp_in;
-    StepTuneOptions o;
+    StepTuneOptions o = single;
     o.combine = false;
     const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, std::ref(m), o);
     EXPECT_FALSE(t.changed);
@@ -440,6 +442,61 @@ TEST(StepTuning, RouteCarveoutsAreSearchedWithThePoints) {
   bad.final[1] = rows_name(2) + " @carveout x";
   EXPECT_FALSE(apply_recorded_step_tuning(p, bad, f.searches, f.search_of_route, [](Plan&) {}));
   EXPECT_EQ(p.to_json(), start.to_json());
+}
+
+// A route's best gain inside the margin (0.3% here) but beyond near_margin is re-timed against
+// the route's choice in interleaved rounds: kept when it wins every round (and the confirmation
+// then needs only near_margin); a gain that one timing showed and the rounds do not (noise) is
+// not kept, and the plan stays as it was.
+TEST(StepTuning, GainsInsideTheMarginKeptOnlyWhenTheRoundsAgree) {
+  const std::map<int, double> attn_in = {{4, 0.5}, {3, 0.494}, {2, 0.6}, {1, 0.7}, {0, 0.8}};
+  const std::map<int, double> mlp_in = {{4, 0.5}, {3, 0.7}, {2, 0.6}, {1, 0.7}, {0, 0.8}};
+  {
+    Fixture f;
+    CostModel m;
+    m.cost["attn_in"] = attn_in;
+    m.cost["mlp_in"] = mlp_in;
+    StepTuneOptions o;
+    o.passes = 1;
+    const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, std::ref(m), o);
+    EXPECT_TRUE(t.changed) << t.note;
+    EXPECT_EQ(f.plan.routes[0].params.at("ROWS"), 3);
+    EXPECT_EQ(f.plan.routes[1].params.at("ROWS"), 4);
+    ASSERT_EQ(t.changes.size(), 1u);
+    // start, attn_in's 4, its 3 rounds of 2, mlp_in's 4, the confirmation.
+    EXPECT_EQ(m.calls, 1 + 4 + 6 + 4 + 4);
+    int rounds_kept = 0;
+    for (const StepTrial& x : t.trials) rounds_kept += x.region == "attn_in" && x.candidate == rows_name(3) && x.kept;
+    EXPECT_EQ(rounds_kept, 3);
+  }
+  {
+    // The same gain in its first timing only: every later timing of ROWS 3 is 0.2% slower.
+    Fixture f;
+    CostModel m;
+    m.cost["attn_in"] = attn_in;
+    m.cost["mlp_in"] = mlp_in;
+    int seen = 0;
+    auto noisy = [&](const Plan& p) {
+      double ms = m(p);
+      if (p.routes[0].params.count("ROWS") && p.routes[0].params.at("ROWS") == 3 && seen++ > 0) ms += 0.010;
+      return ms;
+    };
+    const Plan before = f.plan;
+    StepTuneOptions o;
+    o.passes = 1;
+    const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, noisy, o);
+    EXPECT_FALSE(t.changed);
+    EXPECT_EQ(f.plan.to_json(), before.to_json());
+    EXPECT_EQ(m.calls, 1 + 4 + 6 + 4);
+    // Off: one timing inside the margin is never kept (nor re-timed).
+    Fixture g;
+    CostModel n;
+    n.cost["attn_in"] = attn_in;
+    n.cost["mlp_in"] = mlp_in;
+    o.near_rounds = 0;
+    EXPECT_FALSE(tune_decode_step(g.plan, g.searches, g.search_of_route, decode_only, [](Plan&) {}, std::ref(n), o).changed);
+    EXPECT_EQ(n.calls, 1 + 4 + 4);
+  }
 }
 
 }  // namespace
