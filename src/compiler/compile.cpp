@@ -1090,9 +1090,8 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
       if (again.ok) {
         check = again;
         for (size_t k = 0; k < built.plan.routes.size(); ++k)
-          if (Candidate{built.plan.routes[k].family, built.plan.routes[k].params}.name() !=
-              Candidate{before.routes[k].family, before.routes[k].params}.name())
-            step_tuned[built.search_of_route[k]] = Candidate{built.plan.routes[k].family, built.plan.routes[k].params}.name();
+          if (route_choice_name(built.plan.routes[k]) != route_choice_name(before.routes[k]))
+            step_tuned[built.search_of_route[k]] = route_choice_name(built.plan.routes[k]);
       } else {
         st.changed = false;
         st.note = "reverted: the tuned plan failed the end-to-end check (" + again.reason + ")";

@@ -17,7 +17,6 @@ constexpr const char* kCarveoutTag = " @carveout ";
 std::string choice_name(const Candidate& c, std::optional<int> carveout) {
   return c.name() + (carveout ? kCarveoutTag + std::to_string(*carveout) : std::string());
 }
-std::string choice_name(const PlanRoute& r) { return choice_name(choice_of(r), r.smem_carveout); }
 
 // choice_name's parts: the candidate's name and the carveout (nullopt: none); false when the tag
 // is followed by no percentage.
@@ -41,6 +40,11 @@ const CandidateOutcome* correct_candidate(const RegionSearch& s, const std::stri
   return found && s.work && s.work->space.find(found->candidate.family) ? found : nullptr;
 }
 
+}  // namespace
+
+std::string route_choice_name(const PlanRoute& r) { return choice_name(choice_of(r), r.smem_carveout); }
+namespace {
+std::string choice_name(const PlanRoute& r) { return route_choice_name(r); }
 }  // namespace
 
 Json StepTuning::to_json() const {

@@ -66,6 +66,10 @@ struct StepTuneOptions {
   Clock::time_point deadline = Clock::time_point::max();  // no trial starts after it
 };
 
+// A route's choice as the tuning names it (StepTrial::candidate, StepTuning::final): its
+// candidate's name, then " @carveout N" when the route has its own carveout.
+std::string route_choice_name(const PlanRoute& r);
+
 // Route r's alternatives: the `top` fastest correct candidates of its search (timed alone) other
 // than the route's current choice, fastest first, then the search's fallback (unless current).
 std::vector<Candidate> step_alternatives(const PlanRoute& r, const RegionSearch& s, size_t top);
