@@ -227,6 +227,28 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
     std::optional<int> carveout;
     double ms;
   };
+  // `cand` against `plan` in o.near_rounds interleaved rounds (trials of `region`, the candidate
+  // named `name`, the incumbent "current"): whether it was faster in every round and by
+  // near_margin in the medians; its median in `ms`.
+  auto rounds_agree = [&](const Plan& cand, const std::string& region, const std::string& name, int pass, double& ms) {
+    std::vector<double> a, b;
+    std::vector<size_t> mine;
+    bool always = true;
+    for (int r = 0; r < o.near_rounds; ++r) {
+      StepTrial ta{region, "current", 0, false, "", pass}, tb{region, name, 0, false, "", pass};
+      a.push_back(timed(plan, ta));
+      b.push_back(timed(cand, tb));
+      always = always && ta.ms > 0 && tb.ms > 0 && tb.ms < ta.ms;
+      t.trials.push_back(ta);
+      mine.push_back(t.trials.size());
+      t.trials.push_back(tb);
+    }
+    const bool won = always && median(b) < median(a) * (1 - o.near_margin);
+    if (won)
+      for (size_t i : mine) t.trials[i].kept = true;
+    ms = median(b);
+    return won;
+  };
   // Route k's trials: its alternatives under its current carveout, then (with o.carveouts) its
   // current point and each alternative under every other carveout and none.
   struct Alt {
@@ -287,8 +309,8 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
       }
       // The route's best gain inside the margin, beyond near_margin: re-timed against the route's
       // current choice in interleaved rounds; kept when faster in every round and by near_margin
-      // in the medians (one timing's spread is ~0.2% on the H200: a single timing cannot tell
-      // gains of that size from noise, a sign test over the rounds and the medians can).
+      // in the medians (a single timing cannot tell gains of 0.1-0.3% from noise; a sign test
+      // over the rounds and the medians can).
       if (route_near && !route_kept && o.near_rounds > 0 && route_near->ms < best * (1 - o.near_margin) && !stopped &&
           Clock::now() < o.deadline) {
         Plan cand = plan;
@@ -296,23 +318,11 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
         cand.routes[k].smem_carveout = route_near->carveout;
         refresh(cand);
         const std::string name = choice_name(route_near->c, route_near->carveout);
-        std::vector<double> a, b;
-        std::vector<size_t> mine;
-        bool always = true;
-        for (int r = 0; r < o.near_rounds; ++r) {
-          StepTrial ta{plan.routes[k].region, "current", 0, false, "", pass}, tb{plan.routes[k].region, name, 0, false, "", pass};
-          a.push_back(timed(plan, ta));
-          b.push_back(timed(cand, tb));
-          always = always && ta.ms > 0 && tb.ms > 0 && tb.ms < ta.ms;
-          t.trials.push_back(ta);
-          mine.push_back(t.trials.size());
-          t.trials.push_back(tb);
-        }
-        if (always && median(b) < median(a) * (1 - o.near_margin)) {
-          for (size_t i : mine) t.trials[i].kept = true;
+        double ms = 0;
+        if (rounds_agree(cand, plan.routes[k].region, name, pass, ms)) {
           t.changes.push_back(plan.routes[k].region + ": " + choice_name(plan.routes[k]) + " -> " + name);
           plan = std::move(cand);
-          best = median(b);
+          best = ms;
           route_kept = pass_kept = true;
         }
       }
@@ -336,8 +346,13 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
     }
     refresh(comb);
     StepTrial trial{"plan", "combined", 0, false, ""};
-    const double ms = timed(comb, trial);
+    double ms = timed(comb, trial);
     trial.kept = ms > 0 && ms < best * (1 - o.margin);
+    t.trials.push_back(trial);
+    const size_t at = t.trials.size() - 1;
+    // Inside the margin but beyond near_margin: the rounds decide, as for one route's gain.
+    if (!trial.kept && o.near_rounds > 0 && ms > 0 && ms < best * (1 - o.near_margin) && Clock::now() < o.deadline)
+      t.trials[at].kept = trial.kept = rounds_agree(comb, "plan", "combined", 0, ms);
     if (trial.kept) {
       for (const Near& n : near)
         t.changes.push_back(plan.routes[n.route].region + ": " + choice_name(plan.routes[n.route]) + " -> " +
@@ -345,7 +360,6 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
       plan = std::move(comb);
       best = ms;
     }
-    t.trials.push_back(trial);
   }
   if (t.changes.empty()) return finish();
   // Confirm: the start and the tuned plan timed in turn; the tuned one must still win by the margin.

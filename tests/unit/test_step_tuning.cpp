@@ -499,5 +499,26 @@ TEST(StepTuning, GainsInsideTheMarginKeptOnlyWhenTheRoundsAgree) {
   }
 }
 
+// Two routes each faster by less than near_margin (0.075%), together by more (0.15%) and less
+// than the margin: the combination is re-timed in rounds and kept when they agree.
+TEST(StepTuning, CombinationInsideTheMarginKeptWhenTheRoundsAgree) {
+  Fixture f;
+  CostModel m;
+  m.cost["attn_in"] = {{4, 0.5}, {3, 0.4985}, {2, 0.6}, {1, 0.7}, {0, 0.8}};
+  m.cost["mlp_in"] = {{4, 0.5}, {3, 0.7}, {2, 0.4985}, {1, 0.7}, {0, 0.8}};
+  StepTuneOptions o;
+  o.passes = 1;
+  const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, std::ref(m), o);
+  EXPECT_TRUE(t.changed) << t.note;
+  EXPECT_EQ(f.plan.routes[0].params.at("ROWS"), 3);
+  EXPECT_EQ(f.plan.routes[1].params.at("ROWS"), 2);
+  // start, the descent (no rounds: each gain under near_margin), the combination, its 3 rounds,
+  // the confirmation.
+  EXPECT_EQ(m.calls, 1 + 4 + 4 + 1 + 6 + 4);
+  int kept = 0;
+  for (const StepTrial& x : t.trials) kept += x.region == "plan" && x.candidate == "combined" && x.kept;
+  EXPECT_EQ(kept, 4);  // the single timing and its three rounds
+}
+
 }  // namespace
 }  // namespace ac
