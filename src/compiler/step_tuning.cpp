@@ -43,9 +43,6 @@ const CandidateOutcome* correct_candidate(const RegionSearch& s, const std::stri
 }  // namespace
 
 std::string route_choice_name(const PlanRoute& r) { return choice_name(choice_of(r), r.smem_carveout); }
-namespace {
-std::string choice_name(const PlanRoute& r) { return route_choice_name(r); }
-}  // namespace
 
 Json StepTuning::to_json() const {
   Json t = Json::array();
@@ -86,7 +83,7 @@ std::string step_tuning_key(const Plan& start, const std::string& model_hash, in
                 (long long)prompt_tokens, o.top, o.margin, o.confirm_rounds, int(o.combine), o.passes, o.near_margin,
                 o.near_rounds);
   std::string k = "step-tuning/1|" + model_hash + b;
-  for (const PlanRoute& r : start.routes) k += "|" + r.phase + " " + r.region + " " + choice_name(r);
+  for (const PlanRoute& r : start.routes) k += "|" + r.phase + " " + r.region + " " + route_choice_name(r);
   // The points' times in the chain depend on the shared-memory carveout the step runs under.
   if (start.cuda_fast && start.cuda_fast->smem_carveout) k += "|carveout " + std::to_string(*start.cuda_fast->smem_carveout);
   if (!o.carveouts.empty()) {
@@ -101,7 +98,7 @@ bool apply_recorded_step_tuning(Plan& plan, const StepTuning& rec, const std::ve
   if (rec.final.size() != plan.routes.size() || search_of_route.size() < plan.routes.size()) return false;
   Plan out = plan;
   for (size_t k = 0; k < out.routes.size(); ++k) {
-    if (choice_name(out.routes[k]) == rec.final[k]) continue;
+    if (route_choice_name(out.routes[k]) == rec.final[k]) continue;
     std::string name;
     std::optional<int> carveout;
     if (!split_choice_name(rec.final[k], name, carveout)) return false;
@@ -211,7 +208,7 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
   double best = timed(plan, first);
   t.trials.push_back(first);
   auto finish = [&]() -> StepTuning& {
-    for (const PlanRoute& r : plan.routes) t.final.push_back(choice_name(r));
+    for (const PlanRoute& r : plan.routes) t.final.push_back(route_choice_name(r));
     return t;
   };
   if (best <= 0) {
@@ -289,7 +286,7 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
         }
         // A point kept earlier in this route's list makes the rest relative to it: skip its
         // own choice should the list name it again.
-        if (choice_name(a.c, a.carveout) == choice_name(plan.routes[k])) continue;
+        if (choice_name(a.c, a.carveout) == route_choice_name(plan.routes[k])) continue;
         Plan trial_plan = plan;
         set_route_choice(trial_plan.routes[k], s, a.c);
         trial_plan.routes[k].smem_carveout = a.carveout;
@@ -298,7 +295,7 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
         const double ms = timed(trial_plan, trial);
         trial.kept = ms > 0 && ms < best * (1 - o.margin);
         if (trial.kept) {
-          t.changes.push_back(plan.routes[k].region + ": " + choice_name(plan.routes[k]) + " -> " + trial.candidate);
+          t.changes.push_back(plan.routes[k].region + ": " + route_choice_name(plan.routes[k]) + " -> " + trial.candidate);
           plan = std::move(trial_plan);
           best = ms;
           route_kept = pass_kept = true;
@@ -320,7 +317,7 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
         const std::string name = choice_name(route_near->c, route_near->carveout);
         double ms = 0;
         if (rounds_agree(cand, plan.routes[k].region, name, pass, ms)) {
-          t.changes.push_back(plan.routes[k].region + ": " + choice_name(plan.routes[k]) + " -> " + name);
+          t.changes.push_back(plan.routes[k].region + ": " + route_choice_name(plan.routes[k]) + " -> " + name);
           plan = std::move(cand);
           best = ms;
           route_kept = pass_kept = true;
@@ -355,7 +352,7 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
       t.trials[at].kept = trial.kept = rounds_agree(comb, "plan", "combined", 0, ms);
     if (trial.kept) {
       for (const Near& n : near)
-        t.changes.push_back(plan.routes[n.route].region + ": " + choice_name(plan.routes[n.route]) + " -> " +
+        t.changes.push_back(plan.routes[n.route].region + ": " + route_choice_name(plan.routes[n.route]) + " -> " +
                             choice_name(n.c, n.carveout));
       plan = std::move(comb);
       best = ms;
