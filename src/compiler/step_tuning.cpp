@@ -31,6 +31,12 @@ bool split_choice_name(const std::string& s, std::string& name, std::optional<in
   return *carveout <= 100;
 }
 
+// Points `plan`'s route k at candidate c of its search, with `carveout` as the route's own.
+void point_route(Plan& plan, size_t k, const RegionSearch& s, const Candidate& c, std::optional<int> carveout) {
+  set_route_choice(plan.routes[k], s, c);
+  plan.routes[k].smem_carveout = carveout;
+}
+
 // The search's correct outcome of the candidate named `name`, whose family is in the region's
 // space (a choice a recorded tuning or a seed plan may point the route at); null when none.
 const CandidateOutcome* correct_candidate(const RegionSearch& s, const std::string& name) {
@@ -288,8 +294,7 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
         // own choice should the list name it again.
         if (choice_name(a.c, a.carveout) == route_choice_name(plan.routes[k])) continue;
         Plan trial_plan = plan;
-        set_route_choice(trial_plan.routes[k], s, a.c);
-        trial_plan.routes[k].smem_carveout = a.carveout;
+        point_route(trial_plan, k, s, a.c, a.carveout);
         refresh(trial_plan);
         StepTrial trial{plan.routes[k].region, choice_name(a.c, a.carveout), 0, false, "", pass};
         const double ms = timed(trial_plan, trial);
@@ -311,8 +316,7 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
       if (route_near && !route_kept && o.near_rounds > 0 && route_near->ms < best * (1 - o.near_margin) && !stopped &&
           Clock::now() < o.deadline) {
         Plan cand = plan;
-        set_route_choice(cand.routes[k], s, route_near->c);
-        cand.routes[k].smem_carveout = route_near->carveout;
+        point_route(cand, k, s, route_near->c, route_near->carveout);
         refresh(cand);
         const std::string name = choice_name(route_near->c, route_near->carveout);
         double ms = 0;
@@ -337,10 +341,7 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
   // alone was already timed.
   if (o.combine && near.size() >= 2 && !stopped && Clock::now() < o.deadline) {
     Plan comb = plan;
-    for (const Near& n : near) {
-      set_route_choice(comb.routes[n.route], searches.at(search_of_route[n.route]), n.c);
-      comb.routes[n.route].smem_carveout = n.carveout;
-    }
+    for (const Near& n : near) point_route(comb, n.route, searches.at(search_of_route[n.route]), n.c, n.carveout);
     refresh(comb);
     StepTrial trial{"plan", "combined", 0, false, ""};
     double ms = timed(comb, trial);

@@ -11,9 +11,9 @@
 // had a point faster by less (and nothing kept), those points together are one more trial, kept
 // by the same rule (session 25: Qwen3-1.7B's fresh compile rejected -0.37% and -0.44% on two
 // routes). A route's best gain inside the margin (beyond a smaller one) is re-timed against its
-// current choice in interleaved rounds first, and kept when it wins every round: whole-step timings
-// of one plan spread about ±0.05% on the H200, the gains left are 0.1-0.3%. The tuned plan as a whole is kept only when an interleaved
-// re-timing against the starting plan confirms it.
+// current choice in interleaved rounds first, and kept when it wins every round: whole-step
+// timings of one plan spread about ±0.05% on the H200, the gains left are 0.1-0.3%. The tuned
+// plan as a whole is kept only when an interleaved re-timing against the starting plan confirms it.
 #include <functional>
 #include <optional>
 #include <string>

@@ -91,7 +91,7 @@ TEST(FastConfigOverride, RegionCarveouts) {
   EXPECT_EQ(c.smem_carveout, 40);
   EXPECT_EQ(cuda::apply_fast_config_override(c, "carveout.down=-1").region_carveout,
             (std::map<std::string, int>{{"attention", 0}}));
-  for (const char* r : cuda::kCarveoutRegions) EXPECT_TRUE(cuda::valid_carveout_region(r)) << r;
+  for (const std::string& r : plan_carveout_regions()) EXPECT_TRUE(cuda::valid_carveout_region(r)) << r;
   for (const char* bad : {"carveout.mlp=30", "carveout.=30", "carveout.down=101", "carveout.down=-2", "carveout.down=x"}) {
     try {
       cuda::apply_fast_config_override({}, bad);

@@ -13,6 +13,7 @@
 #include "agentcompile/core/error.h"
 #include "agentcompile/ir/decoder_layers.h"
 #include "agentcompile/ir/rope.h"
+#include "agentcompile/plan/plan.h"
 #include "backends/cuda/cublas_route.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/kernel_loader.h"
@@ -1108,9 +1109,8 @@ class FastExecutor final : public Executor {
 }  // namespace
 
 bool valid_carveout_region(const std::string& name) {
-  for (const char* r : kCarveoutRegions)
-    if (name == r) return true;
-  return false;
+  const auto& names = plan_carveout_regions();
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {

@@ -122,7 +122,7 @@ struct FastConfig {
   // 40, Llama-3.2-1B at 25, Qwen3-4B at 60; 100 was slower everywhere:
   // bench/results/2026-12-01-smem-carveout/); the compile measures a few per model.
   int smem_carveout = -1;
-  // Per decode region (kCarveoutRegions: the five GEMV slots and "attention"): a carveout for that
+  // Per decode region (plan_carveout_regions(): the five GEMV slots and "attention"): a carveout for that
   // region's kernels instead of smem_carveout (a launch attribute). The driver rounds a preference
   // to a split per kernel at thresholds set by its shared memory, and each decode kernel has
   // splits it runs well under; a GEMV point of another K split (other shared memory) may need
@@ -145,8 +145,8 @@ struct FastConfig {
   bool device_chain = true;
 };
 
-// The regions FastConfig::region_carveout may name.
-inline constexpr const char* kCarveoutRegions[] = {"qkv", "o", "gate_up", "down", "lm_head", "attention"};
+// Whether FastConfig::region_carveout may name `name` (one of plan_carveout_regions(), the names
+// plans use).
 bool valid_carveout_region(const std::string& name);
 
 // Blocks per KV head attn_decode.cluster may run with (0: not at all).
@@ -186,7 +186,7 @@ int batch_template(long long n);
 // tensor-core points (qkv_mma, ...) block:mt:unroll:splitk; mlp block:kc:rows:unroll:bps; attn_block, attn_tile, attn_split, attn_ilp,
 // qkv_post_block, top_k_block, attn_cluster and attn_cluster_long (0, 2, 4, 8, 16), attn_cluster_long_split, attn_o
 // (0, 1, 2, 4), attn_o_late (0, 1, 2), attn_merge_o (0, 1), smem_carveout (-1 to 100), carveout.<region>
-// (kCarveoutRegions; -1 to 100, -1 removing it), mma_terms,
+// (plan_carveout_regions(); -1 to 100, -1 removing it), mma_terms,
 // mma_min_batch, mlp_fused_batch, batched_mma, gpu_top_k, cuda_graph and pdl take integers. Throws BadInput on
 // anything else.
 FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec);
