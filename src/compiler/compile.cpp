@@ -1079,10 +1079,12 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
       source = "tuning DB, measured " + hit->second;
     }
     StepTuning st;
-    if (recorded && apply_recorded_step_tuning(built.plan, *recorded, searches, built.search_of_route, refresh)) {
+    // A record the budget cut short is measured again: this compile may have the time to finish.
+    if (recorded && !recorded->cut &&
+        apply_recorded_step_tuning(built.plan, *recorded, searches, built.search_of_route, refresh)) {
       st = *recorded;
     } else {
-      source = "measured now";
+      source = recorded && recorded->cut ? "measured now (the tuning DB's record was cut by its budget)" : "measured now";
       st = tune_decode_step(built.plan, searches, built.search_of_route, tunable, refresh,
                             [&](const Plan& p) { return e2e.decode_ms(p, o.step_tune_tokens); }, sto);
       db.put_step_tuning(env, key, st.to_json().dump());

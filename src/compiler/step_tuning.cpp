@@ -1,6 +1,7 @@
 #include "compiler/step_tuning.h"
 
 #include <algorithm>
+#include <map>
 
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/stats.h"
@@ -59,7 +60,7 @@ Json StepTuning::to_json() const {
     t.push_back(j);
   }
   return {{"trials", t},        {"start_ms", start_ms}, {"tuned_ms", tuned_ms}, {"changed", changed},
-          {"changes", changes}, {"note", note},         {"final", final}};
+          {"changes", changes}, {"note", note},         {"final", final},         {"cut", cut}};
 }
 
 std::optional<StepTuning> StepTuning::from_json(const Json& j) {
@@ -76,6 +77,8 @@ std::optional<StepTuning> StepTuning::from_json(const Json& j) {
     t.changes = j.at("changes").get<std::vector<std::string>>();
     t.note = j.at("note").get<std::string>();
     t.final = j.at("final").get<std::vector<std::string>>();
+    // Records written before "cut" existed say so in their note only.
+    t.cut = j.value("cut", t.note.rfind("the budget ran out", 0) == 0);
     return t;
   } catch (const std::exception&) {
     return std::nullopt;
@@ -252,83 +255,119 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
     ms = median(b);
     return won;
   };
-  // Route k's trials: its alternatives under its current carveout, then (with o.carveouts) its
-  // current point and each alternative under every other carveout and none.
+  // Route k's trials in tier `tier` of a pass: 0, its alternatives under its current carveout;
+  // with o.carveouts, 1, its current point under every other carveout and none; 2, each
+  // alternative under those. A pass runs tier 0 over every route before tier 1, so a compile whose
+  // budget runs out early has still timed every route's points (about 4 trials a route) before
+  // the carveouts' 15 (bench/results/2026-12-03-region-carveout/: ~250 trials in all).
   struct Alt {
     Candidate c;
     std::optional<int> carveout;
   };
-  auto trials_of = [&](size_t k, const RegionSearch& s) {
+  constexpr int kTiers = 3;
+  auto trials_of = [&](size_t k, const RegionSearch& s, int tier) {
     const PlanRoute& r = plan.routes[k];
     const std::vector<Candidate> points = step_alternatives(r, s, o.top);
     std::vector<Alt> out;
-    for (const Candidate& c : points) out.push_back({c, r.smem_carveout});
+    if (tier == 0) {
+      for (const Candidate& c : points) out.push_back({c, r.smem_carveout});
+      return out;
+    }
     if (o.carveouts.empty()) return out;
     std::vector<std::optional<int>> values = {std::nullopt};
     for (int v : o.carveouts) values.push_back(v);
-    std::vector<Candidate> all = {choice_of(r)};
-    all.insert(all.end(), points.begin(), points.end());
-    for (const Candidate& c : all)
+    const std::vector<Candidate> current = {choice_of(r)};
+    for (const Candidate& c : tier == 1 ? current : points)
       for (const std::optional<int>& v : values)
         if (v != r.smem_carveout) out.push_back({c, v});
     return out;
   };
+  auto tunable_route = [&](size_t k) { return k < search_of_route.size() && tunable(plan.routes[k]); };
+  // Trials the pass still had planned from route k's segment of `tier` on, `done` of that segment
+  // run (counted on the plan as it is now; for the budget note).
+  auto planned_left = [&](int tier, size_t k, size_t done) {
+    size_t left = 0;
+    for (int t2 = tier; t2 < kTiers; ++t2)
+      for (size_t j = t2 == tier ? k : 0; j < plan.routes.size(); ++j)
+        if (tunable_route(j)) left += trials_of(j, searches.at(search_of_route[j]), t2).size();
+    return left - std::min(left, done);
+  };
+  auto stop_at = [&](const std::string& where) {
+    t.note = "the budget ran out after " + std::to_string(t.trials.size() - 1) + " trials" + where;
+    t.cut = stopped = true;
+  };
   std::vector<Near> near;
-  // One pass of coordinate descent: each tunable route's alternatives in turn, the others at their
-  // current choice; whether it kept a point. `near` gets the pass's gains inside the margin.
+  // One pass of coordinate descent: each tier's list of every tunable route in turn, the others at
+  // their current choice; whether it kept a point. `near` gets the pass's gains inside the margin
+  // (per route, the fastest of a segment that kept nothing, dropped when a later one keeps).
   auto descend = [&](int pass) {
     near.clear();
+    std::map<size_t, Near> pass_near;
     bool pass_kept = false;
-    for (size_t k = 0; k < plan.routes.size() && k < search_of_route.size() && !stopped; ++k) {
-      if (!tunable(plan.routes[k])) continue;
-      const RegionSearch& s = searches.at(search_of_route[k]);
-      std::optional<Near> route_near;
-      bool route_kept = false;
-      for (const Alt& a : trials_of(k, s)) {
-        if (Clock::now() >= o.deadline) {
-          t.note = "the budget ran out after " + std::to_string(t.trials.size() - 1) + " trials";
-          stopped = true;
-          break;
+    for (int tier = 0; tier < kTiers && !stopped; ++tier)
+      for (size_t k = 0; k < plan.routes.size() && !stopped; ++k) {
+        if (!tunable_route(k)) continue;
+        const RegionSearch& s = searches.at(search_of_route[k]);
+        std::optional<Near> route_near;
+        bool route_kept = false;
+        size_t done = 0;
+        for (const Alt& a : trials_of(k, s, tier)) {
+          if (Clock::now() >= o.deadline) {
+            const size_t left = planned_left(tier, k, done);
+            stop_at(", " + std::to_string(left) + " more planned in pass " + std::to_string(pass + 1) +
+                    " (a larger budget runs them)");
+            break;
+          }
+          ++done;
+          // A point kept earlier in this route's list makes the rest relative to it: skip its
+          // own choice should the list name it again.
+          if (choice_name(a.c, a.carveout) == route_choice_name(plan.routes[k])) continue;
+          Plan trial_plan = plan;
+          point_route(trial_plan, k, s, a.c, a.carveout);
+          refresh(trial_plan);
+          StepTrial trial{plan.routes[k].region, choice_name(a.c, a.carveout), 0, false, "", pass};
+          const double ms = timed(trial_plan, trial);
+          trial.kept = ms > 0 && ms < best * (1 - o.margin);
+          if (trial.kept) {
+            t.changes.push_back(plan.routes[k].region + ": " + route_choice_name(plan.routes[k]) + " -> " +
+                                trial.candidate);
+            plan = std::move(trial_plan);
+            best = ms;
+            route_kept = pass_kept = true;
+          } else if (ms > 0 && ms < best && (!route_near || ms < route_near->ms)) {
+            route_near = Near{k, a.c, a.carveout, ms};
+          }
+          t.trials.push_back(trial);
         }
-        // A point kept earlier in this route's list makes the rest relative to it: skip its
-        // own choice should the list name it again.
-        if (choice_name(a.c, a.carveout) == route_choice_name(plan.routes[k])) continue;
-        Plan trial_plan = plan;
-        point_route(trial_plan, k, s, a.c, a.carveout);
-        refresh(trial_plan);
-        StepTrial trial{plan.routes[k].region, choice_name(a.c, a.carveout), 0, false, "", pass};
-        const double ms = timed(trial_plan, trial);
-        trial.kept = ms > 0 && ms < best * (1 - o.margin);
-        if (trial.kept) {
-          t.changes.push_back(plan.routes[k].region + ": " + route_choice_name(plan.routes[k]) + " -> " + trial.candidate);
-          plan = std::move(trial_plan);
-          best = ms;
-          route_kept = pass_kept = true;
-        } else if (ms > 0 && ms < best && (!route_near || ms < route_near->ms)) {
-          route_near = Near{k, a.c, a.carveout, ms};
+        // The segment's best gain inside the margin, beyond near_margin: re-timed against the
+        // route's current choice in interleaved rounds; kept when faster in every round and by
+        // near_margin in the medians (a single timing cannot tell gains of 0.1-0.3% from noise;
+        // a sign test over the rounds and the medians can).
+        if (route_near && !route_kept && o.near_rounds > 0 && route_near->ms < best * (1 - o.near_margin) && !stopped) {
+          if (Clock::now() >= o.deadline) {
+            stop_at(" (a gain inside the margin was not re-timed)");
+          } else {
+            Plan cand = plan;
+            point_route(cand, k, s, route_near->c, route_near->carveout);
+            refresh(cand);
+            const std::string name = choice_name(route_near->c, route_near->carveout);
+            double ms = 0;
+            if (rounds_agree(cand, plan.routes[k].region, name, pass, ms)) {
+              t.changes.push_back(plan.routes[k].region + ": " + route_choice_name(plan.routes[k]) + " -> " + name);
+              plan = std::move(cand);
+              best = ms;
+              route_kept = pass_kept = true;
+            }
+          }
         }
-        t.trials.push_back(trial);
+        if (route_kept) {
+          pass_near.erase(k);
+        } else if (route_near) {
+          auto it = pass_near.find(k);
+          if (it == pass_near.end() || route_near->ms < it->second.ms) pass_near.insert_or_assign(k, *route_near);
+        }
       }
-      // The route's best gain inside the margin, beyond near_margin: re-timed against the route's
-      // current choice in interleaved rounds; kept when faster in every round and by near_margin
-      // in the medians (a single timing cannot tell gains of 0.1-0.3% from noise; a sign test
-      // over the rounds and the medians can).
-      if (route_near && !route_kept && o.near_rounds > 0 && route_near->ms < best * (1 - o.near_margin) && !stopped &&
-          Clock::now() < o.deadline) {
-        Plan cand = plan;
-        point_route(cand, k, s, route_near->c, route_near->carveout);
-        refresh(cand);
-        const std::string name = choice_name(route_near->c, route_near->carveout);
-        double ms = 0;
-        if (rounds_agree(cand, plan.routes[k].region, name, pass, ms)) {
-          t.changes.push_back(plan.routes[k].region + ": " + route_choice_name(plan.routes[k]) + " -> " + name);
-          plan = std::move(cand);
-          best = ms;
-          route_kept = pass_kept = true;
-        }
-      }
-      if (route_near && !route_kept) near.push_back(*route_near);
-    }
+    for (const auto& [k, n] : pass_near) near.push_back(n);
     return pass_kept;
   };
   // Another pass only after one kept a point: the routes interact in the step (the attention,
@@ -339,7 +378,8 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
   // Gains inside the margin on two or more routes may add up beyond it: all of them at once are
   // timed as one more trial and kept like any point (then confirmed with the rest). One such gain
   // alone was already timed.
-  if (o.combine && near.size() >= 2 && !stopped && Clock::now() < o.deadline) {
+  if (o.combine && near.size() >= 2 && !stopped && Clock::now() >= o.deadline) stop_at(" (the gains inside the margin were not combined)");
+  if (o.combine && near.size() >= 2 && !stopped) {
     Plan comb = plan;
     for (const Near& n : near) point_route(comb, n.route, searches.at(search_of_route[n.route]), n.c, n.carveout);
     refresh(comb);
@@ -349,8 +389,12 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
     t.trials.push_back(trial);
     const size_t at = t.trials.size() - 1;
     // Inside the margin but beyond near_margin: the rounds decide, as for one route's gain.
-    if (!trial.kept && o.near_rounds > 0 && ms > 0 && ms < best * (1 - o.near_margin) && Clock::now() < o.deadline)
-      t.trials[at].kept = trial.kept = rounds_agree(comb, "plan", "combined", 0, ms);
+    if (!trial.kept && o.near_rounds > 0 && ms > 0 && ms < best * (1 - o.near_margin)) {
+      if (Clock::now() >= o.deadline)
+        stop_at(" (the combination inside the margin was not re-timed)");
+      else
+        t.trials[at].kept = trial.kept = rounds_agree(comb, "plan", "combined", 0, ms);
+    }
     if (trial.kept) {
       for (const Near& n : near)
         t.changes.push_back(plan.routes[n.route].region + ": " + route_choice_name(plan.routes[n.route]) + " -> " +
@@ -378,7 +422,8 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
     char buf[160];
     std::snprintf(buf, sizeof buf, "reverted: the tuned plan re-timed at %.4f ms/token against %.4f for the start", t.tuned_ms,
                   t.start_ms);
-    t.note = failed ? std::string("reverted: a confirming run failed") : std::string(buf);
+    t.note = (t.note.empty() ? std::string() : t.note + "; ") +
+             (failed ? std::string("reverted: a confirming run failed") : std::string(buf));
     plan = start;
     return finish();
   }

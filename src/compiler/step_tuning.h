@@ -42,6 +42,9 @@ struct StepTuning {
   std::vector<std::string> changes;   // "attn_in: <from> -> <to>"
   std::string note;                   // stopped early, reverted, ...
   std::vector<std::string> final;     // the returned plan's choice per route (Candidate::name())
+  // The budget ran out before every planned trial was timed: a later compile with the same key
+  // measures again rather than take this outcome from the tuning DB.
+  bool cut = false;
   Json to_json() const;
   // A record written by to_json; nullopt when it does not parse.
   static std::optional<StepTuning> from_json(const Json& j);
@@ -60,8 +63,9 @@ struct StepTuneOptions {
   int near_rounds = 3;
   int passes = 2;          // passes of coordinate descent at most (another only after one kept a point)
   // Shared-memory carveouts (percent) each route's points are also timed under as the route's own
-  // (PlanRoute::smem_carveout; and with none), after its points under its current one: a point of
-  // another K split may run well only under another carveout than the step's
+  // (PlanRoute::smem_carveout; and with none), after every route's points under its current one
+  // (then every route's current point, then its alternatives, under them): a point of another K
+  // split may run well only under another carveout than the step's
   // (bench/results/2026-12-03-carveout-map/). Empty: routes keep the plan's.
   std::vector<int> carveouts;
   Clock::time_point deadline = Clock::time_point::max();  // no trial starts after it

@@ -444,6 +444,55 @@ TEST(StepTuning, RouteCarveoutsAreSearchedWithThePoints) {
   EXPECT_EQ(p.to_json(), start.to_json());
 }
 
+// A pass times every route's points under its current carveout before any route's carveouts, so a
+// budget that runs out early has still tried each route's alternatives (here mlp_in's ROWS 2,
+// clearly faster, found within start + 8 trials, where a route-by-route order would have spent
+// them on attn_in's 4 points and 4 of its carveouts). The cut tuning says how many planned trials
+// it left, is marked cut (a warm compile measures it again), and that survives the DB record.
+TEST(StepTuning, BudgetCutStillCoversEveryRoutesPoints) {
+  Fixture f;
+  CostModel m;
+  m.cost["attn_in"] = {{4, 0.5}, {3, 0.6}, {2, 0.7}, {1, 0.8}, {0, 0.9}};
+  m.cost["mlp_in"] = {{4, 0.5}, {3, 0.6}, {2, 0.3}, {1, 0.8}, {0, 0.9}};
+  StepTuneOptions o;
+  o.carveouts = {30, 60};
+  auto timer = [&](const Plan& p) {
+    const double ms = m(p);
+    if (m.calls == 1 + 8) o.deadline = Clock::now();  // the budget ends after the ninth timing
+    return ms;
+  };
+  const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, timer, o);
+  ASSERT_GE(t.trials.size(), 9u);
+  for (size_t i = 1; i <= 8; ++i) {
+    EXPECT_EQ(t.trials[i].region, i <= 4 ? "attn_in" : "mlp_in") << i;
+    EXPECT_EQ(t.trials[i].candidate.find("@carveout"), std::string::npos) << t.trials[i].candidate;
+  }
+  EXPECT_TRUE(t.changed) << t.note;  // kept, then confirmed (the confirmation ignores the budget)
+  EXPECT_EQ(f.plan.routes[1].params.at("ROWS"), 2);
+  EXPECT_EQ(m.calls, 1 + 8 + 4);
+  EXPECT_TRUE(t.cut);
+  // Left in pass 1: each route's current point under 30 and 60 (2 + 2), then its 4 alternatives
+  // under 30 and 60 (8 + 8).
+  EXPECT_NE(t.note.find("the budget ran out after 8 trials, 20 more planned in pass 1"), std::string::npos) << t.note;
+  const auto back = StepTuning::from_json(t.to_json());
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(back->cut);
+  // A tuning that ran to its end is not cut; a record from before the flag is read from its note.
+  Fixture g;
+  CostModel n;
+  n.cost = m.cost;
+  StepTuneOptions all;
+  all.carveouts = {30, 60};
+  const StepTuning whole = tune_decode_step(g.plan, g.searches, g.search_of_route, decode_only, [](Plan&) {}, std::ref(n), all);
+  EXPECT_FALSE(whole.cut) << whole.note;
+  EXPECT_FALSE(StepTuning::from_json(whole.to_json())->cut);
+  Json old = t.to_json();
+  old.erase("cut");
+  EXPECT_TRUE(StepTuning::from_json(old)->cut);
+  old["note"] = "";
+  EXPECT_FALSE(StepTuning::from_json(old)->cut);
+}
+
 // A route's best gain inside the margin (0.3% here) but beyond near_margin is re-timed against
 // the route's choice in interleaved rounds: kept when it wins every round (and the confirmation
 // then needs only near_margin); a gain that one timing showed and the rounds do not (noise) is
