@@ -267,6 +267,7 @@ class E2eStage {
         return r;
       }
     measure_reference();
+    release_timing_share();
     auto ex = make_plan_executor(plan, g_, lim_);
     const int64_t vocab = m_.config.vocab_size;
     StepBatch step = prompt_step();
@@ -369,14 +370,19 @@ class E2eStage {
   }
 
   const ExecutorLimits& limits() const { return lim_; }
+  // Frees the timings' shared weights, before executors with weights of their own are built (so
+  // no model is on the device three times) and once the timings are over.
+  void release_timing_share() { timing_share_.state.reset(); }
   int64_t prompt_tokens() const { return prompt_len_; }
 
   // The plan's decode time per token: the median over the steps of one greedy generation of
-  // `tokens` after the stage's prompt, on a fresh executor (the decode-step tuning's timer).
+  // `tokens` after the stage's prompt, on a fresh executor (the decode-step tuning's timer). The
+  // executors of these timings share their device weights (ExecutorShare: uploading them was most
+  // of a trial's time); the end-to-end checks (run) upload their own.
   double decode_ms(const Plan& plan, int tokens) {
     ExecutorLimits lim = lim_;
     lim.max_seq = prompt_len_ + tokens + 2;
-    auto ex = make_plan_executor(plan, g_, lim);
+    auto ex = make_plan_executor(plan, g_, lim, &timing_share_);
     GenerateOptions go;
     go.max_tokens = tokens;
     go.ignore_eos = true;
@@ -407,6 +413,7 @@ class E2eStage {
   TuningDb* db_ = nullptr;
   Environment env_;
   std::string db_key_;
+  ExecutorShare timing_share_;  // decode_ms's executors' device weights
 };
 
 // ---- report ----
@@ -768,6 +775,7 @@ Json step_alternative_stage(const std::string& name, Plan& plan, E2e& check, E2e
 // see the same moment's noise); last_b receives b's last profile.
 std::pair<double, double> side_by_side(E2eStage& e2e, const Graph& g, const Plan& a, const Plan& b, E2e& last_b) {
   std::vector<double> ca, cb;
+  e2e.release_timing_share();
   auto ex_a = make_plan_executor(a, g, e2e.limits());
   auto ex_b = make_plan_executor(b, g, e2e.limits());
   E2e ra;
@@ -1130,6 +1138,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
           with.cuda_fast->persistent = 1;
           return with;
         });
+    e2e.release_timing_share();
   }
 #endif
   Plan& plan = built.plan;

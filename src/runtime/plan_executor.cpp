@@ -24,15 +24,18 @@ Plan load_plan_for(const fs::path& dir, const Model& model, const std::string& b
   return p;
 }
 
-std::unique_ptr<Executor> make_plan_executor(const Plan& plan, const Graph& graph, const ExecutorLimits& limits) {
+std::unique_ptr<Executor> make_plan_executor(const Plan& plan, const Graph& graph, const ExecutorLimits& limits,
+                                             ExecutorShare* share) {
   if (plan.environment.backend == "cpu") return make_cpu_executor(graph, limits, &plan);
 #ifdef AGENTCOMPILE_HAVE_CUDA
   CudaExecutorOptions o;
   o.route = plan.cuda_fast ? "fast" : "library";
   o.fast = plan.cuda_fast;
   o.kernels = plan.kernels;
+  o.share = share;
   return make_cuda_executor(graph, limits, o);
 #else
+  (void)share;
   throw_input("--plan", "is a CUDA plan and this build has no CUDA backend");
 #endif
 }

@@ -405,6 +405,67 @@ TEST(CudaDecodeAhead, SameSlotStepsInFlight) {
   fs::remove_all(dir);
 }
 
+// Executors of one graph built in turn with an ExecutorShare (the compile's decode-step timings)
+// share their device weights: the second one takes the first one's upload, one of another layout
+// (mlp.fused's tiled W_down) or another graph replaces it, and every one generates the tokens an
+// executor with weights of its own does. Split-K 1, so all add in the same order.
+TEST(CudaWeightShare, ExecutorsOfOneGraphShareTheirWeights) {
+  AC_REQUIRE_GPU();
+  const fs::path dir = fs::temp_directory_path() / "ac-weight-share";
+  synth_model(SynthOptions{"tiny-qwen3", dir, 9, DType::BF16, {}, true});
+  auto model = load_model(dir);
+  Graph g = build_decoder_graph(model->config, model->weights);
+  ASSERT_EQ(cuda::fast_path_unsupported(g), "");
+  cuda::FastConfig a;
+  a.o.splitk = a.down.splitk = 1;
+  cuda::FastConfig b = a;  // another point and carveout: the same layout
+  b.qkv = cuda::GemvChoice{128, 2, 2, 1};
+  b.smem_carveout = 40;
+  cuda::FastConfig tiled = a;  // mlp.fused's W_down tiled: another layout
+  tiled.mlp_fused_batch = 1;
+  tiled.mlp = cuda::MlpChoice{256, 16, 1, 2, 2};
+  ASSERT_EQ(cuda::fast_weights_key(a), cuda::fast_weights_key(b));
+  ASSERT_NE(cuda::fast_weights_key(a), cuda::fast_weights_key(tiled));
+  const ExecutorLimits lim{1, 64, 64, 64};
+  std::vector<int32_t> prompt;
+  Rng rng(12);
+  for (int i = 0; i < 20; ++i) prompt.push_back(int32_t(rng.next_u64() % uint64_t(model->config.vocab_size)));
+  GenerateOptions go;
+  go.max_tokens = 24;
+  go.ignore_eos = true;
+  auto tokens = [&](const cuda::FastConfig& cfg, ExecutorShare* share, const Graph* graph = nullptr) {
+    auto ex = cuda::make_fast_executor(graph ? *graph : g, lim, cfg, share);
+    return generate(*ex, model->config, prompt, go, nullptr).tokens;
+  };
+  ExecutorShare share;
+  const std::vector<int32_t> ta = tokens(a, &share);
+  ASSERT_EQ(ta.size(), 24u);
+  ASSERT_TRUE(share.state);
+  EXPECT_EQ(share.graph, &g);
+  EXPECT_EQ(share.key, cuda::fast_weights_key(a));
+  EXPECT_EQ(share.state.use_count(), 1);  // the executor that uploaded it is gone
+  // Each state held here, so that a replacement cannot land at its address.
+  const std::shared_ptr<void> first = share.state;
+  EXPECT_EQ(ta, tokens(a, nullptr));
+  const std::vector<int32_t> tb = tokens(b, &share);
+  EXPECT_EQ(share.state, first);  // taken, not uploaded again
+  EXPECT_EQ(tb, tokens(b, nullptr));
+  EXPECT_EQ(tokens(tiled, &share), tokens(tiled, nullptr));
+  EXPECT_EQ(share.key, cuda::fast_weights_key(tiled));
+  EXPECT_NE(share.state, first);
+  const std::shared_ptr<void> tiled_state = share.state;
+  EXPECT_EQ(tokens(a, &share), ta);  // back to the plain layout: uploaded again, same tokens
+  EXPECT_NE(share.state, tiled_state);
+  EXPECT_NE(share.state, first);
+  const std::shared_ptr<void> plain = share.state;
+  Graph g2 = build_decoder_graph(model->config, model->weights);  // another graph: never g's weights
+  EXPECT_EQ(tokens(a, &share, &g2), ta);
+  EXPECT_EQ(share.graph, &g2);
+  EXPECT_NE(share.state, plain);
+  share.state.reset();
+  fs::remove_all(dir);
+}
+
 // A synthetic Qwen3-1.7B (real shapes, bf16) generates 128 greedy tokens on the GPU; the CPU
 // reference then scores prompt + generated tokens in one teacher-forced pass, and every GPU token
 // must be the reference's argmax or within the tie epsilon of it. Large: runs only with

@@ -11,6 +11,19 @@
 
 namespace ac {
 
+struct Graph;
+
+// Device state that executors of one graph, built one after another, may hand on instead of each
+// building it again: the compile's decode-step tuning times a few hundred short generations of
+// one model, each on a fresh executor, and uploading the weights was most of each one. A backend
+// keeps what it built here, for `graph` under a `key` naming its layout, and takes it back when
+// both match; whoever holds the share frees it. A share serves one graph at a time.
+struct ExecutorShare {
+  const Graph* graph = nullptr;
+  std::string key;
+  std::shared_ptr<void> state;
+};
+
 // One step: token i of the batch is at `positions[i]` of the sequence in cache slot `slots[i]`.
 // Tokens of one slot must be consecutive and in position order; the cache of that slot must
 // already hold positions [0, positions[first]) (prefill of a new sequence starts at 0).

@@ -19,7 +19,10 @@ struct Model;
 // otherwise. `backend_flag` ("auto" or empty accepts the plan's backend) must agree with the plan.
 Plan load_plan_for(const fs::path& dir, const Model& model, const std::string& backend_flag);
 
-std::unique_ptr<Executor> make_plan_executor(const Plan& plan, const Graph& graph, const ExecutorLimits& limits);
+// With `share`, executors of one graph built in turn share what their backend allows (the CUDA
+// fast path's device weights: ExecutorShare).
+std::unique_ptr<Executor> make_plan_executor(const Plan& plan, const Graph& graph, const ExecutorLimits& limits,
+                                             ExecutorShare* share = nullptr);
 
 // The plan's kernels built from other kernel sources than this engine's (cuda_stale_plan_kernels;
 // none for CPU plans). Such a plan still runs, correctly, on this engine's kernels, but the

@@ -300,7 +300,7 @@ std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const ExecutorL
     cuda::FastConfig cfg = fast_config_of(o.fast);
     if (const char* spec = std::getenv("AGENTCOMPILE_FAST_CONFIG"); spec && !o.fast)
       cfg = cuda::apply_fast_config_override(cfg, spec);
-    return cuda::make_fast_executor(graph, limits, cfg);
+    return cuda::make_fast_executor(graph, limits, cfg, o.share);
   }
   if (o.route != "library" && o.route != "reference")
     throw_input("cuda route", "\"" + o.route + "\" is not one of auto, fast, library, reference");

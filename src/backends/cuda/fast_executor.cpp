@@ -418,16 +418,91 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
 
 namespace {
 
+// A graph's weights on the device as the fast path reads them: every tensor in its stored dtype
+// but q, k and v, which each layer holds as one [q_dim + 2 kv_dim, hidden] matrix (and bias);
+// W_down also tiled by mlp.fused's unit where that may run. Immutable once uploaded, so the
+// executors of one graph may share it (ExecutorShare).
+struct FastWeights {
+  std::map<const TensorInfo*, DeviceBuffer> w;
+  std::vector<DeviceBuffer> wqkv, bqkv;  // per layer
+  std::vector<DeviceBuffer> wdown_tiled;  // per layer, when cfg.mlp_fused_batch > 0
+};
+
+std::shared_ptr<FastWeights> upload_fast_weights(const Graph& g, const DecoderOps& ops, const FastConfig& cfg, DType wt,
+                                                 CUstream s) {
+  auto fw = std::make_shared<FastWeights>();
+  const ModelConfig& c = g.config;
+  for (const Op& op : g.ops)
+    for (const TensorInfo* w : op.weights)
+      if (!fw->w.count(w)) {
+        DeviceBuffer buf(w->nbytes());
+        buf.upload(w->data, w->nbytes(), s);
+        fw->w.emplace(w, std::move(buf));
+      }
+  // q, k and v of a layer as one matrix: one GEMV (or GEMM) instead of three.
+  const size_t es = dtype_size(wt);
+  for (const LayerOps& L : ops.layers) {
+    const size_t rows_q = size_t(c.q_dim()), rows_kv = size_t(c.kv_dim()), h = size_t(c.hidden_size);
+    DeviceBuffer w((rows_q + 2 * rows_kv) * h * es);
+    CU_CHECK(drv().cuMemcpyDtoDAsync(w.ptr(), fw->w.at(L.q->weights[0]).ptr(), rows_q * h * es, s));
+    CU_CHECK(drv().cuMemcpyDtoDAsync(w.ptr() + rows_q * h * es, fw->w.at(L.k->weights[0]).ptr(), rows_kv * h * es, s));
+    CU_CHECK(drv().cuMemcpyDtoDAsync(w.ptr() + (rows_q + rows_kv) * h * es, fw->w.at(L.v->weights[0]).ptr(),
+                                     rows_kv * h * es, s));
+    fw->wqkv.push_back(std::move(w));
+    if (L.q->weights.size() > 1) {
+      DeviceBuffer b((rows_q + 2 * rows_kv) * es);
+      CU_CHECK(drv().cuMemcpyDtoDAsync(b.ptr(), fw->w.at(L.q->weights[1]).ptr(), rows_q * es, s));
+      CU_CHECK(drv().cuMemcpyDtoDAsync(b.ptr() + rows_q * es, fw->w.at(L.k->weights[1]).ptr(), rows_kv * es, s));
+      CU_CHECK(drv().cuMemcpyDtoDAsync(b.ptr() + (rows_q + rows_kv) * es, fw->w.at(L.v->weights[1]).ptr(), rows_kv * es, s));
+      fw->bqkv.push_back(std::move(b));
+    } else {
+      fw->bqkv.emplace_back();
+    }
+  }
+  // mlp.fused reads W_down tiled by its unit (kc columns); built only where it may run.
+  if (cfg.mlp_fused_batch > 0)
+    for (const LayerOps& L : ops.layers) {
+      const TensorInfo* d = L.down->weights[0];
+      std::vector<uint16_t> t = tile_mlp_down(d->data, c.hidden_size, c.intermediate_size, cfg.mlp.kc);
+      DeviceBuffer b(t.size() * 2);
+      b.upload(t.data(), t.size() * 2, s);
+      CU_CHECK(drv().cuStreamSynchronize(s));  // t goes out of scope
+      fw->wdown_tiled.push_back(std::move(b));
+    }
+  // The separate q/k/v copies are no longer needed: the fused matrix replaces them.
+  for (const LayerOps& L : ops.layers)
+    for (const Op* op : {L.q, L.k, L.v})
+      for (const TensorInfo* w : op->weights) fw->w.erase(w);
+  return fw;
+}
+
+// This executor's weights: the share's when it holds this graph's in cfg's layout, else uploaded
+// (and left in the share, replacing what it held: one graph's weights in one layout at a time).
+std::shared_ptr<const FastWeights> fast_weights(const Graph& g, const DecoderOps& ops, const FastConfig& cfg, DType wt,
+                                                CUstream s, ExecutorShare* share) {
+  const std::string key = fast_weights_key(cfg);
+  if (share && share->graph == &g && share->key == key && share->state)
+    return std::static_pointer_cast<const FastWeights>(share->state);
+  if (share) share->state.reset();  // freed before the next upload (unless an executor still holds it)
+  std::shared_ptr<FastWeights> fw = upload_fast_weights(g, ops, cfg, wt, s);
+  if (share) {
+    share->graph = &g;
+    share->key = key;
+    share->state = fw;
+  }
+  return fw;
+}
+
 class FastExecutor final : public Executor {
  public:
-  FastExecutor(const Graph& g, const ExecutorLimits& lim, const FastConfig& cfg)
+  FastExecutor(const Graph& g, const ExecutorLimits& lim, const FastConfig& cfg, ExecutorShare* share)
       : g_(g), ops_(match_decoder_ops(g)), lim_(lim), cfg_(cfg), dev_(Device::get()), s_(dev_.stream()),
         arch_(dev_.info().arch()), cublas_(s_) {
     if (std::string why = fast_path_unsupported(g); !why.empty()) throw_input("cuda fast path", why);
     const ModelConfig& c = g.config;
     wt_ = g.ops.front().weights.at(0)->dtype;
     cluster_reach_ = cluster_long_reaches(c, cfg_, wt_, arch_);
-    upload_weights();
+    fw_ = fast_weights(g, ops_, cfg_, wt_, s_, share);
     std::vector<float> inv = rope_inv_freq(c.rope, c.head_dim);
     inv_freq_ = DeviceBuffer(inv.size() * 4);
     inv_freq_.upload(inv.data(), inv.size() * 4, s_);
@@ -656,51 +731,6 @@ class FastExecutor final : public Executor {
     return true;
   }
 
-  void upload_weights() {
-    const ModelConfig& c = g_.config;
-    for (const Op& op : g_.ops)
-      for (const TensorInfo* w : op.weights)
-        if (!w_.count(w)) {
-          DeviceBuffer buf(w->nbytes());
-          buf.upload(w->data, w->nbytes(), s_);
-          w_.emplace(w, std::move(buf));
-        }
-    // q, k and v of a layer as one [q_dim + 2 kv_dim, hidden] matrix: one GEMV (or GEMM) instead of three.
-    const size_t es = dtype_size(wt_);
-    for (const LayerOps& L : ops_.layers) {
-      const size_t rows_q = size_t(c.q_dim()), rows_kv = size_t(c.kv_dim()), h = size_t(c.hidden_size);
-      DeviceBuffer w((rows_q + 2 * rows_kv) * h * es);
-      CU_CHECK(drv().cuMemcpyDtoDAsync(w.ptr(), w_.at(L.q->weights[0]).ptr(), rows_q * h * es, s_));
-      CU_CHECK(drv().cuMemcpyDtoDAsync(w.ptr() + rows_q * h * es, w_.at(L.k->weights[0]).ptr(), rows_kv * h * es, s_));
-      CU_CHECK(drv().cuMemcpyDtoDAsync(w.ptr() + (rows_q + rows_kv) * h * es, w_.at(L.v->weights[0]).ptr(),
-                                       rows_kv * h * es, s_));
-      wqkv_.push_back(std::move(w));
-      if (L.q->weights.size() > 1) {
-        DeviceBuffer b((rows_q + 2 * rows_kv) * es);
-        CU_CHECK(drv().cuMemcpyDtoDAsync(b.ptr(), w_.at(L.q->weights[1]).ptr(), rows_q * es, s_));
-        CU_CHECK(drv().cuMemcpyDtoDAsync(b.ptr() + rows_q * es, w_.at(L.k->weights[1]).ptr(), rows_kv * es, s_));
-        CU_CHECK(drv().cuMemcpyDtoDAsync(b.ptr() + (rows_q + rows_kv) * es, w_.at(L.v->weights[1]).ptr(), rows_kv * es, s_));
-        bqkv_.push_back(std::move(b));
-      } else {
-        bqkv_.emplace_back();
-      }
-    }
-    // mlp.fused reads W_down tiled by its unit (kc columns); built only where it may run.
-    if (cfg_.mlp_fused_batch > 0)
-      for (const LayerOps& L : ops_.layers) {
-        const TensorInfo* d = L.down->weights[0];
-        std::vector<uint16_t> t = tile_mlp_down(d->data, c.hidden_size, c.intermediate_size, cfg_.mlp.kc);
-        DeviceBuffer b(t.size() * 2);
-        b.upload(t.data(), t.size() * 2, s_);
-        CU_CHECK(drv().cuStreamSynchronize(s_));  // t goes out of scope
-        wdown_tiled_.push_back(std::move(b));
-      }
-    // The separate q/k/v copies are no longer needed: the fused matrix replaces them.
-    for (const LayerOps& L : ops_.layers)
-      for (const Op* op : {L.q, L.k, L.v})
-        for (const TensorInfo* w : op->weights) w_.erase(w);
-  }
-
   // decode_layers.persistent (FastConfig::persistent): the layer table, its counters and partials.
   void setup_persistent() {
     const ModelConfig& c = g_.config;
@@ -718,7 +748,7 @@ class FastExecutor final : public Executor {
     std::vector<PersistentLayer> t;
     for (size_t l = 0; l < ops_.layers.size(); ++l) {
       const LayerOps& L = ops_.layers[l];
-      t.push_back(PersistentLayer{wptr(L.input_norm, 0), reinterpret_cast<const void*>(wqkv_[l].ptr()),
+      t.push_back(PersistentLayer{wptr(L.input_norm, 0), reinterpret_cast<const void*>(fw_->wqkv[l].ptr()),
                                   L.q_norm ? wptr(L.q_norm, 0) : nullptr, L.k_norm ? wptr(L.k_norm, 0) : nullptr,
                                   wptr(L.o, 0), wptr(L.post_norm, 0), wptr(L.gate, 0), wptr(L.up, 0), wptr(L.down, 0),
                                   kcache_[l].as<unsigned short>(), vcache_[l].as<unsigned short>()});
@@ -754,7 +784,7 @@ class FastExecutor final : public Executor {
     launch_kernel(k, grid, threads, smem, s_, params, pdl, own >= 0 ? own : cfg_.smem_carveout, own);
   }
 
-  const void* wptr(const TensorInfo* t) const { return t ? reinterpret_cast<const void*>(w_.at(t).ptr()) : nullptr; }
+  const void* wptr(const TensorInfo* t) const { return t ? reinterpret_cast<const void*>(fw_->w.at(t).ptr()) : nullptr; }
   const void* wptr(const Op* op, size_t k) const { return k < op->weights.size() ? wptr(op->weights[k]) : nullptr; }
 
   const LoadedKernel& ref(const std::string& op, std::map<std::string, int> params, std::vector<DType> types = {}) {
@@ -784,7 +814,7 @@ class FastExecutor final : public Executor {
     const LoadedKernel& k = load_kernel(v);
     const LaunchShape ls = mlp_launch_shape(k, v, c.hidden_size, c.intermediate_size, cfg_.mlp.bps);
     MlpParams p{resid_.as<float>(), wptr(L.post_norm, 0), float(c.rms_norm_eps), wptr(L.gate, 0), wptr(L.up, 0),
-                reinterpret_cast<const void*>(wdown_tiled_.at(layer).ptr()), mlp_counters_.as<unsigned>(), n, c.hidden_size,
+                reinterpret_cast<const void*>(fw_->wdown_tiled.at(layer).ptr()), mlp_counters_.as<unsigned>(), n, c.hidden_size,
                 c.intermediate_size};
     launch(k, Dim3{ls.grid_x}, ls.threads, ls.smem, &p, cfg_.pdl);
   }
@@ -916,8 +946,8 @@ class FastExecutor final : public Executor {
     if (!persistent) mo = merge_o_plan(c, cfg_, wt_, arch_, batch_template(n), longest_, false);
     for (size_t l = 0; !persistent && l < ops_.layers.size(); ++l) {
       const LayerOps& L = ops_.layers[l];
-      gemv("qkv", cfg_.qkv, cfg_.qkv_mma, kEpiStore, n, resid_.as<float>(), wptr(L.input_norm, 0), reinterpret_cast<const void*>(wqkv_[l].ptr()),
-           nullptr, bqkv_[l].ptr() ? reinterpret_cast<const void*>(bqkv_[l].ptr()) : nullptr, qkv_.as<float>(), qkvd,
+      gemv("qkv", cfg_.qkv, cfg_.qkv_mma, kEpiStore, n, resid_.as<float>(), wptr(L.input_norm, 0), reinterpret_cast<const void*>(fw_->wqkv[l].ptr()),
+           nullptr, fw_->bqkv[l].ptr() ? reinterpret_cast<const void*>(fw_->bqkv[l].ptr()) : nullptr, qkv_.as<float>(), qkvd,
            c.hidden_size);
       mark("qkv_gemv", double(qkvd * c.hidden_size) * es);
       if (ao && L.o->weights.size() == 1) {
@@ -1034,8 +1064,8 @@ class FastExecutor final : public Executor {
     for (size_t l = 0; l < ops_.layers.size(); ++l) {
       const LayerOps& L = ops_.layers[l];
       rms_norm(L.input_norm, resid_.as<float>(), n, c.hidden_size, h_.as<float>());
-      linear(reinterpret_cast<const void*>(wqkv_[l].ptr()),
-             bqkv_[l].ptr() ? reinterpret_cast<const void*>(bqkv_[l].ptr()) : nullptr, h_.as<float>(), n, c.hidden_size,
+      linear(reinterpret_cast<const void*>(fw_->wqkv[l].ptr()),
+             fw_->bqkv[l].ptr() ? reinterpret_cast<const void*>(fw_->bqkv[l].ptr()) : nullptr, h_.as<float>(), n, c.hidden_size,
              qkvd, qkv_.as<float>());
       attention(L, l, n, false);
       linear(wptr(L.o, 0), wptr(L.o, 1), attn_.as<float>(), n, c.q_dim(), c.hidden_size, tmp_.as<float>());
@@ -1063,8 +1093,7 @@ class FastExecutor final : public Executor {
   std::string arch_;
   CublasHandle cublas_;
   DType wt_ = DType::BF16;
-  std::map<const TensorInfo*, DeviceBuffer> w_;
-  std::vector<DeviceBuffer> wqkv_, bqkv_;
+  std::shared_ptr<const FastWeights> fw_;  // the weights, perhaps shared (ExecutorShare)
   DeviceBuffer inv_freq_, rope_cos_, rope_sin_;  // rope_*: [max_seq, head_dim / 2]
   std::vector<DeviceBuffer> kcache_, vcache_;  // bf16 [slot][kv_head][position][head_dim]
   long long max_splits_ = 1;
@@ -1075,7 +1104,6 @@ class FastExecutor final : public Executor {
   PinnedBuffer host_topk_;
   std::optional<PersistentPlan> pl_;  // decode_layers.persistent for batch-1 steps, when on and able
   DeviceBuffer pl_layers_, pl_counters_, pl_part_o_, pl_part_ml_;
-  std::vector<DeviceBuffer> wdown_tiled_;  // mlp.fused's W_down per layer (tile_mlp_down), when enabled
   DeviceBuffer mlp_counters_;  // mlp.fused: blocks that read h / blocks done (reset by its last block)
   StepInputs in_;  // token ids, positions, slots, logit rows of the step
   PinnedBuffer host_logits_, host_tokens_;
@@ -1221,8 +1249,13 @@ FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
   return cfg;
 }
 
-std::unique_ptr<Executor> make_fast_executor(const Graph& g, const ExecutorLimits& lim, const FastConfig& cfg) {
-  return std::make_unique<FastExecutor>(g, lim, cfg);
+std::string fast_weights_key(const FastConfig& cfg) {
+  return "cuda fast weights/1|mlp.fused kc " + std::to_string(cfg.mlp_fused_batch > 0 ? cfg.mlp.kc : 0);
+}
+
+std::unique_ptr<Executor> make_fast_executor(const Graph& g, const ExecutorLimits& lim, const FastConfig& cfg,
+                                             ExecutorShare* share) {
+  return std::make_unique<FastExecutor>(g, lim, cfg, share);
 }
 
 }  // namespace ac::cuda

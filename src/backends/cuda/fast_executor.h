@@ -303,6 +303,12 @@ std::vector<uint16_t> tile_mlp_down(const void* w, long long H, long long I, int
 struct LoadedKernel;
 LaunchShape mlp_launch_shape(const LoadedKernel& k, const Variant& v, long long H, long long I, int bps);
 
-std::unique_ptr<Executor> make_fast_executor(const Graph& g, const ExecutorLimits& lim, const FastConfig& cfg);
+// With `share`, the weights come from it when it holds this graph's in this config's layout
+// (fast_weights_key), else they are uploaded and left in it.
+std::unique_ptr<Executor> make_fast_executor(const Graph& g, const ExecutorLimits& lim, const FastConfig& cfg,
+                                             ExecutorShare* share = nullptr);
+// The layout the fast path uploads a graph's weights in under `cfg` (ExecutorShare::key): q, k
+// and v fused per layer, and W_down also tiled by mlp.fused's unit where that may run.
+std::string fast_weights_key(const FastConfig& cfg);
 
 }  // namespace ac::cuda

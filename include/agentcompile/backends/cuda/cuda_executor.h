@@ -23,6 +23,9 @@ struct CudaExecutorOptions {
   // Kernel binaries shipped with the plan (bytes loaded by Plan::load): loaded instead of
   // compiled where their source key still matches this engine's (kernel_loader.h).
   std::vector<PlanKernel> kernels;
+  // The fast path's device weights, shared with the executors of the same graph built before or
+  // after this one (ExecutorShare); null: this executor uploads its own.
+  ExecutorShare* share = nullptr;
 };
 
 // True when a driver and a GPU are usable (why not in *why_not otherwise).
