@@ -257,7 +257,9 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
   };
   // Route k's trials in tier `tier` of a pass: 0, its alternatives under its current carveout;
   // with o.carveouts, 1, its current point under every other carveout and none; 2, each
-  // alternative under those. A pass runs tier 0 over every route before tier 1, so a compile whose
+  // alternative under every carveout and none but the one tier 0 timed them under (`timed`: a
+  // point kept in tier 1 moves the route's carveout, and its alternatives under the new one are
+  // still to be timed). A pass runs tier 0 over every route before tier 1, so a compile whose
   // budget runs out early has still timed every route's points (about 4 trials a route) before
   // the carveouts' 15 (bench/results/2026-12-03-region-carveout/: ~250 trials in all).
   struct Alt {
@@ -265,7 +267,7 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
     std::optional<int> carveout;
   };
   constexpr int kTiers = 3;
-  auto trials_of = [&](size_t k, const RegionSearch& s, int tier) {
+  auto trials_of = [&](size_t k, const RegionSearch& s, int tier, std::optional<int> timed) {
     const PlanRoute& r = plan.routes[k];
     const std::vector<Candidate> points = step_alternatives(r, s, o.top);
     std::vector<Alt> out;
@@ -279,17 +281,23 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
     const std::vector<Candidate> current = {choice_of(r)};
     for (const Candidate& c : tier == 1 ? current : points)
       for (const std::optional<int>& v : values)
-        if (v != r.smem_carveout) out.push_back({c, v});
+        if (v != (tier == 1 ? r.smem_carveout : timed)) out.push_back({c, v});
     return out;
   };
   auto tunable_route = [&](size_t k) { return k < search_of_route.size() && tunable(plan.routes[k]); };
+  // Per route, the carveout its tier-0 trials ran under in this pass (absent: not yet run).
+  std::map<size_t, std::optional<int>> tier0_carveout;
+  auto timed_under = [&](size_t k) {
+    const auto it = tier0_carveout.find(k);
+    return it != tier0_carveout.end() ? it->second : plan.routes[k].smem_carveout;
+  };
   // Trials the pass still had planned from route k's segment of `tier` on, `done` of that segment
   // run (counted on the plan as it is now; for the budget note).
   auto planned_left = [&](int tier, size_t k, size_t done) {
     size_t left = 0;
     for (int t2 = tier; t2 < kTiers; ++t2)
       for (size_t j = t2 == tier ? k : 0; j < plan.routes.size(); ++j)
-        if (tunable_route(j)) left += trials_of(j, searches.at(search_of_route[j]), t2).size();
+        if (tunable_route(j)) left += trials_of(j, searches.at(search_of_route[j]), t2, timed_under(j)).size();
     return left - std::min(left, done);
   };
   auto stop_at = [&](const std::string& where) {
@@ -302,6 +310,7 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
   // (per route, the fastest of a segment that kept nothing, dropped when a later one keeps).
   auto descend = [&](int pass) {
     near.clear();
+    tier0_carveout.clear();
     std::map<size_t, Near> pass_near;
     bool pass_kept = false;
     for (int tier = 0; tier < kTiers && !stopped; ++tier)
@@ -311,7 +320,8 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
         std::optional<Near> route_near;
         bool route_kept = false;
         size_t done = 0;
-        for (const Alt& a : trials_of(k, s, tier)) {
+        if (tier == 0) tier0_carveout[k] = plan.routes[k].smem_carveout;
+        for (const Alt& a : trials_of(k, s, tier, timed_under(k))) {
           if (Clock::now() >= o.deadline) {
             const size_t left = planned_left(tier, k, done);
             stop_at(", " + std::to_string(left) + " more planned in pass " + std::to_string(pass + 1) +

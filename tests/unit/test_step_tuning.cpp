@@ -493,6 +493,40 @@ TEST(StepTuning, BudgetCutStillCoversEveryRoutesPoints) {
   EXPECT_FALSE(StepTuning::from_json(old)->cut);
 }
 
+// A route's current point kept under a carveout of its own in tier 1 moves the route there, and
+// tier 2 still times its alternatives under that carveout in the same pass (here mlp_in's ROWS 2,
+// fast only under 30 once ROWS 4 @30 is kept; one pass, so a second could not find it instead).
+TEST(StepTuning, AlternativesAreTimedUnderTheCarveoutKeptForTheRoute) {
+  Fixture f;
+  int calls = 0;
+  auto cost = [&](const Plan& p) {
+    ++calls;
+    double ms = 1.0;
+    for (const PlanRoute& r : p.routes) {
+      if (r.phase != "decode") continue;
+      const int rows = r.params.count("ROWS") ? r.params.at("ROWS") : 0;
+      const int c = r.smem_carveout.value_or(-1);
+      if (r.region == "attn_in") ms += rows == 4 ? 0.5 : 0.6;
+      else if (rows == 4) ms += c == 30 ? 0.45 : 0.5;
+      else ms += rows == 2 && c == 30 ? 0.3 : 0.6;
+    }
+    return ms;
+  };
+  StepTuneOptions o;
+  o.carveouts = {30, 60};
+  o.passes = 1;
+  const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, cost, o);
+  ASSERT_TRUE(t.changed) << t.note;
+  EXPECT_EQ(f.plan.routes[1].params.at("ROWS"), 2);
+  ASSERT_TRUE(f.plan.routes[1].smem_carveout);
+  EXPECT_EQ(*f.plan.routes[1].smem_carveout, 30);
+  EXPECT_FALSE(t.cut);
+  ASSERT_EQ(t.changes.size(), 2u);
+  EXPECT_EQ(t.changes[0], "mlp_in: " + rows_name(4) + " -> " + rows_name(4) + " @carveout 30");
+  EXPECT_EQ(t.changes[1], "mlp_in: " + rows_name(4) + " @carveout 30 -> " + rows_name(2) + " @carveout 30");
+  EXPECT_NEAR(t.tuned_ms, 1.8, 1e-9);
+}
+
 // A route's best gain inside the margin (0.3% here) but beyond near_margin is re-timed against
 // the route's choice in interleaved rounds: kept when it wins every round (and the confirmation
 // then needs only near_margin); a gain that one timing showed and the rounds do not (noise) is
