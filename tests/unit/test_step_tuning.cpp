@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "agentcompile/compiler/tuning_db.h"
@@ -78,6 +79,18 @@ struct CostModel {
 };
 
 bool decode_only(const PlanRoute& r) { return r.phase == "decode"; }
+
+// A plan's decode time as 1 plus, per decode route, part(region, ROWS (0: the fallback), the
+// route's own carveout (-1: none)).
+std::function<double(const Plan&)> route_cost(std::function<double(const std::string&, int, int)> part) {
+  return [part](const Plan& p) {
+    double ms = 1.0;
+    for (const PlanRoute& r : p.routes)
+      if (r.phase == "decode")
+        ms += part(r.region, r.params.count("ROWS") ? r.params.at("ROWS") : 0, r.smem_carveout.value_or(-1));
+    return ms;
+  };
+}
 
 std::string rows_name(int rows) { return Candidate{"cuda:gemv.fused", {{"ROWS", rows}}}.name(); }
 
@@ -386,21 +399,12 @@ TEST(StepTuning, RouteCarveoutsAreSearchedWithThePoints) {
   Fixture f;
   // Decode time: as CostModel, but mlp_in's ROWS 2 is fast only under its own carveout 30, and
   // ROWS 4 (the choice) a little faster under 60.
-  int calls = 0;
-  auto cost = [&](const Plan& p) {
-    ++calls;
-    double ms = 1.0;
-    for (const PlanRoute& r : p.routes) {
-      if (r.phase != "decode") continue;
-      const int rows = r.params.count("ROWS") ? r.params.at("ROWS") : 0;
-      const int c = r.smem_carveout.value_or(-1);
-      if (r.region == "attn_in") ms += 0.5 + (c >= 0 ? 0.01 : 0.0);  // its own carveouts only cost
-      else if (rows == 2) ms += c == 30 ? 0.20 : 0.40;
-      else if (rows == 4) ms += c == 60 ? 0.29 : 0.30;
-      else ms += 0.35;
-    }
-    return ms;
-  };
+  const auto cost = route_cost([](const std::string& region, int rows, int c) {
+    if (region == "attn_in") return 0.5 + (c >= 0 ? 0.01 : 0.0);  // its own carveouts only cost
+    if (rows == 2) return c == 30 ? 0.20 : 0.40;
+    if (rows == 4) return c == 60 ? 0.29 : 0.30;
+    return 0.35;
+  });
   StepTuneOptions plain;
   Plan without = f.plan;
   const StepTuning t0 = tune_decode_step(without, f.searches, f.search_of_route, decode_only, [](Plan&) {}, cost, plain);
@@ -410,7 +414,6 @@ TEST(StepTuning, RouteCarveoutsAreSearchedWithThePoints) {
   StepTuneOptions o;
   o.carveouts = {30, 60};
   const Plan start = f.plan;
-  calls = 0;
   const StepTuning t = tune_decode_step(f.plan, f.searches, f.search_of_route, decode_only, [](Plan&) {}, cost, o);
   ASSERT_TRUE(t.changed) << t.note;
   EXPECT_EQ(f.plan.routes[1].params.at("ROWS"), 2);
@@ -498,20 +501,11 @@ TEST(StepTuning, BudgetCutStillCoversEveryRoutesPoints) {
 // fast only under 30 once ROWS 4 @30 is kept; one pass, so a second could not find it instead).
 TEST(StepTuning, AlternativesAreTimedUnderTheCarveoutKeptForTheRoute) {
   Fixture f;
-  int calls = 0;
-  auto cost = [&](const Plan& p) {
-    ++calls;
-    double ms = 1.0;
-    for (const PlanRoute& r : p.routes) {
-      if (r.phase != "decode") continue;
-      const int rows = r.params.count("ROWS") ? r.params.at("ROWS") : 0;
-      const int c = r.smem_carveout.value_or(-1);
-      if (r.region == "attn_in") ms += rows == 4 ? 0.5 : 0.6;
-      else if (rows == 4) ms += c == 30 ? 0.45 : 0.5;
-      else ms += rows == 2 && c == 30 ? 0.3 : 0.6;
-    }
-    return ms;
-  };
+  const auto cost = route_cost([](const std::string& region, int rows, int c) {
+    if (region == "attn_in") return rows == 4 ? 0.5 : 0.6;
+    if (rows == 4) return c == 30 ? 0.45 : 0.5;
+    return rows == 2 && c == 30 ? 0.3 : 0.6;
+  });
   StepTuneOptions o;
   o.carveouts = {30, 60};
   o.passes = 1;
