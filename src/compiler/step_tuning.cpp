@@ -1,6 +1,8 @@
 #include "compiler/step_tuning.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <map>
 
 #include "agentcompile/core/error.h"
@@ -204,6 +206,7 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
                             const std::function<double(const Plan&)>& time, const StepTuneOptions& o) {
   StepTuning t;
   const Plan start = plan;
+  const Clock::time_point began = Clock::now();
   auto timed = [&](const Plan& p, StepTrial& trial) {
     try {
       trial.ms = time(p);
@@ -323,9 +326,11 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
         if (tier == 0) tier0_carveout[k] = plan.routes[k].smem_carveout;
         for (const Alt& a : trials_of(k, s, tier, timed_under(k))) {
           if (Clock::now() >= o.deadline) {
+            // What the rest would take at this tuning's pace so far (whole seconds, rounded up).
             const size_t left = planned_left(tier, k, done);
-            stop_at(", " + std::to_string(left) + " more planned in pass " + std::to_string(pass + 1) +
-                    " (a larger budget runs them)");
+            const double per_trial = std::chrono::duration<double>(Clock::now() - began).count() / double(t.trials.size());
+            stop_at(", " + std::to_string(left) + " more planned in pass " + std::to_string(pass + 1) + " (a budget about " +
+                    std::to_string(long(std::ceil(per_trial * double(left)))) + " s larger runs them)");
             break;
           }
           ++done;

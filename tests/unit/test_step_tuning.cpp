@@ -3,9 +3,12 @@
 // and the deadline.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
+#include <thread>
 
 #include "agentcompile/compiler/tuning_db.h"
 #include "agentcompile/core/error.h"
@@ -461,6 +464,7 @@ TEST(StepTuning, BudgetCutStillCoversEveryRoutesPoints) {
   o.carveouts = {30, 60};
   auto timer = [&](const Plan& p) {
     const double ms = m(p);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // each timing takes ~0.05 s
     if (m.calls == 1 + 8) o.deadline = Clock::now();  // the budget ends after the ninth timing
     return ms;
   };
@@ -477,6 +481,12 @@ TEST(StepTuning, BudgetCutStillCoversEveryRoutesPoints) {
   // Left in pass 1: each route's current point under 30 and 60 (2 + 2), then its 4 alternatives
   // under 30 and 60 (8 + 8).
   EXPECT_NE(t.note.find("the budget ran out after 8 trials, 20 more planned in pass 1"), std::string::npos) << t.note;
+  // ... and about how much more budget they need at the pace so far: 20 x ~0.05 s.
+  const size_t about = t.note.find("a budget about ");
+  ASSERT_NE(about, std::string::npos) << t.note;
+  const int more_s = std::atoi(t.note.c_str() + about + 15);
+  EXPECT_GE(more_s, 1) << t.note;
+  EXPECT_LE(more_s, 3) << t.note;
   const auto back = StepTuning::from_json(t.to_json());
   ASSERT_TRUE(back);
   EXPECT_TRUE(back->cut);
