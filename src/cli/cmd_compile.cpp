@@ -97,6 +97,9 @@ int run_compile(const CompileCliOptions& o) {
                 {"totals", r.report["totals"]}, {"spans", r.report["spans"]}, {"repairs", r.report["repairs"]},
                 {"fallbacks", r.report["fallbacks"]},
                 {"regression", r.report["regression"]}, {"efficiency", r.report["efficiency"]},
+                {"step_tuning", {{"status", r.report["step_tuning"].value("status", std::string())},
+                                 {"cut", r.report["step_tuning"].value("cut", false)},
+                                 {"note", r.report["step_tuning"].value("note", std::string())}}},
                 {"elapsed_s", r.elapsed_s}};
     std::printf("%s\n", out.dump(2).c_str());
   } else {
@@ -110,6 +113,10 @@ int run_compile(const CompileCliOptions& o) {
     std::printf("end-to-end: %s, speedup against the reference backend %.2fx; regression check: %s\n",
                 e["ok"].get<bool>() ? "passed" : "failed", e["speedup_vs_reference"].get<double>(),
                 r.report["regression"]["status"].get<std::string>().c_str());
+    // A tuning the budget cut short is worth a line: the plan may be a few percent off its best.
+    const Json& st = r.report["step_tuning"];
+    if (st.is_object() && st.value("cut", false))
+      std::printf("decode-step tuning: %s\n", st.value("note", std::string()).c_str());
   }
   return 0;
 }

@@ -43,6 +43,9 @@ assert warm["totals"]["reused"] == cold["totals"]["measured"], (cold["totals"], 
 assert warm["totals"]["measured"] <= max(unexplored, cold["totals"]["measured"] // 100), (warm["totals"], unexplored)
 assert warm["elapsed_s"] < cold["elapsed_s"] / 2, (cold["elapsed_s"], warm["elapsed_s"])
 assert plan["format"] == "agentcompile-plan" and len(plan["model_hash"]) == 64
+# The decode-step tuning is CUDA's: off here, never cut, its status the report's.
+assert cold["step_tuning"]["status"] == rep["step_tuning"]["status"] and cold["step_tuning"]["status"].startswith("off"), cold["step_tuning"]
+assert cold["step_tuning"]["cut"] is False, cold["step_tuning"]
 assert {r["phase"] for r in plan["routes"]} == {"decode", "prefill"}
 for r in rep["regions"]:
     s = r["search"]
