@@ -288,12 +288,10 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
     return out;
   };
   auto tunable_route = [&](size_t k) { return k < search_of_route.size() && tunable(plan.routes[k]); };
-  // Per route, the carveout its tier-0 trials ran under in this pass (absent: not yet run).
-  std::map<size_t, std::optional<int>> tier0_carveout;
-  auto timed_under = [&](size_t k) {
-    const auto it = tier0_carveout.find(k);
-    return it != tier0_carveout.end() ? it->second : plan.routes[k].smem_carveout;
-  };
+  // Per route, the carveout it had when the pass began: the one its tier-0 trials run under (only
+  // tiers 1 and 2 move a route's carveout, and they start after every route's tier 0).
+  std::vector<std::optional<int>> pass_carveout;
+  auto timed_under = [&](size_t k) { return pass_carveout.at(k); };
   // Trials the pass still had planned from route k's segment of `tier` on, `done` of that segment
   // run (counted on the plan as it is now; for the budget note).
   auto planned_left = [&](int tier, size_t k, size_t done) {
@@ -313,7 +311,8 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
   // (per route, the fastest of a segment that kept nothing, dropped when a later one keeps).
   auto descend = [&](int pass) {
     near.clear();
-    tier0_carveout.clear();
+    pass_carveout.clear();
+    for (const PlanRoute& r : plan.routes) pass_carveout.push_back(r.smem_carveout);
     std::map<size_t, Near> pass_near;
     bool pass_kept = false;
     for (int tier = 0; tier < kTiers && !stopped; ++tier)
@@ -323,7 +322,6 @@ StepTuning tune_decode_step(Plan& plan, const std::vector<RegionSearch>& searche
         std::optional<Near> route_near;
         bool route_kept = false;
         size_t done = 0;
-        if (tier == 0) tier0_carveout[k] = plan.routes[k].smem_carveout;
         for (const Alt& a : trials_of(k, s, tier, timed_under(k))) {
           if (Clock::now() >= o.deadline) {
             // What the rest would take at this tuning's pace so far (whole seconds, rounded up).
