@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +21,38 @@
 namespace ac::bench {
 
 std::string human_count(double n) { return ac::human_count(n, " "); }
+
+namespace {
+// The standard error of a sample median: 1.2533 sigma / sqrt(n), sigma from 1.4826 MAD (normal).
+double median_standard_error(const std::vector<double>& v) {
+  const double m = median(v);
+  std::vector<double> dev;
+  for (double x : v) dev.push_back(std::fabs(x - m));
+  return 1.2533 * 1.4826 * median(dev) / std::sqrt(double(v.size()));
+}
+}  // namespace
+
+MedianDifference median_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  MedianDifference d;
+  d.diff = median(b) - median(a);
+  if (a.size() < 3 || b.size() < 3) {
+    d.why = "too few samples to tell it from the timing noise (" + std::to_string(std::min(a.size(), b.size())) +
+            "; run with --repeats 3 or more)";
+    return d;
+  }
+  const double se = std::hypot(median_standard_error(a), median_standard_error(b));
+  char buf[160];
+  if (d.diff <= 0) {
+    std::snprintf(buf, sizeof buf, "the difference (%.4g ms) is not positive: below the timing noise", d.diff);
+    d.why = buf;
+  } else if (d.diff <= 2 * se) {
+    std::snprintf(buf, sizeof buf, "the difference (%.4g ms) is within twice its standard error (%.4g ms)", d.diff, se);
+    d.why = buf;
+  } else {
+    d.significant = true;
+  }
+  return d;
+}
 
 std::string human_bytes(double n) {
   char buf[32];

@@ -79,20 +79,28 @@ Json run_module(const BenchOptions& o) {
     };
     for (const Phase& ph : {Phase{"prefill", one.prefill, two.prefill, p, prefill_flops},
                             Phase{"decode", one.steps, two.steps, 1.0, decode_flops}}) {
-      const double m1 = median(ph.a), m2 = median(ph.b), layer = m2 - m1;
+      const double m1 = median(ph.a), m2 = median(ph.b);
+      // A layer's time is a difference of two noisy medians: shown only where it stands out.
+      const MedianDifference d = median_difference(ph.a, ph.b);
+      const double layer = d.diff;
+      const bool ok = d.significant;
       Json row = {{"model", bm.name}, {"phase", ph.name}, {"backend", backend},
                   {"route", backend == "cuda" ? o.cuda_route : "cpu"}, {"tokens", ph.tokens},
-                  {"context", o.module_prompt}, {"layer_ms", layer}, {"one_layer_ms", m1}, {"two_layer_ms", m2},
+                  {"context", o.module_prompt}, {"layer_ms", ok ? Json(layer) : Json(nullptr)},
+                  {"layer_difference_ms", layer}, {"one_layer_ms", m1}, {"two_layer_ms", m2},
                   {"one_layer_samples_ms", ph.a}, {"two_layer_samples_ms", ph.b}, {"layer_bytes", bytes},
                   {"layer_flops", ph.flops}};
-      const bool ok = layer > 0;
       row["GBps"] = ok ? Json(bytes / (layer * 1e6)) : Json(nullptr);
       row["TFLOPs"] = ok ? Json(ph.flops / (layer * 1e9)) : Json(nullptr);
       row["pct_of_copy"] = ok && copy > 0 ? Json(100.0 * bytes / (layer * 1e6) / copy) : Json(nullptr);
       row["pct_of_gemm"] = ok && gemm > 0 ? Json(100.0 * ph.flops / (layer * 1e9) / gemm) : Json(nullptr);
-      if (!ok) row["note"] = "the difference is not positive: the layer is below the timing noise";
-      progress_line(o.progress, "bench module: %s %s: one layer %.4f ms (1 layer %.4f, 2 layers %.4f)", bm.name.c_str(),
-                    ph.name, layer, m1, m2);
+      if (!ok) row["note"] = d.why;
+      if (ok)
+        progress_line(o.progress, "bench module: %s %s: one layer %.4f ms (1 layer %.4f, 2 layers %.4f)",
+                      bm.name.c_str(), ph.name, layer, m1, m2);
+      else
+        progress_line(o.progress, "bench module: %s %s: one layer — (%s; 1 layer %.4f, 2 layers %.4f)",
+                      bm.name.c_str(), ph.name, d.why.c_str(), m1, m2);
       rep["results"].push_back(std::move(row));
     }
   }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "agentcompile/core/error.h"
+#include "bench/report_check.h"
 #include "bench/stats.h"
 
 namespace ac::bench {
@@ -144,7 +145,12 @@ std::string module_table(const Json& r) {
          fmt(num(row, "layer_ms"), "%.4f") + " | " + fmt(num(row, "GBps"), "%.0f") + " | " +
          fmt(num(row, "pct_of_copy"), "%.1f%%") + " | " + fmt(num(row, "TFLOPs"), "%.2f") + " | " +
          fmt(num(row, "pct_of_gemm"), "%.1f%%") + " |\n";
-  return s;
+  // A "—" layer time says why: the difference of the two medians did not stand out of the noise.
+  std::string notes;
+  for (const Json& row : r["results"])
+    if (!std::isfinite(num(row, "layer_ms")) && !str(row, "note").empty())
+      notes += "- " + cell(str(row, "model")) + " " + str(row, "phase") + ": — because " + cell(str(row, "note")) + "\n";
+  return notes.empty() ? s : s + "\n" + notes;
 }
 
 std::string kernels_table(const Json& r) {
@@ -225,6 +231,7 @@ Json load_report(const fs::path& path) {
   const std::string tier = json_string(j, subject, "tier");
   if (tier != "e2e" && tier != "module" && tier != "kernels") throw_input(subject, "tier: unknown tier " + json_quote(tier));
   if (!json_require(j, subject, "results").is_array()) throw_input(subject, "results: expected an array");
+  check_report_fields(j, subject);
   return j;
 }
 

@@ -1,10 +1,41 @@
 #include "cli/cli_common.h"
 
 #include <charconv>
+#include <cmath>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 
 #include "agentcompile/core/error.h"
 
 namespace ac::cli {
+
+namespace {
+std::string number_text(long double v) {
+  char buf[64];
+  if (v == std::floor(v) && std::fabs(v) < 1e20L)
+    std::snprintf(buf, sizeof buf, "%.0Lf", v);  // 18446744073709551615, not 1.84467440737096e+19
+  else
+    std::snprintf(buf, sizeof buf, "%.15Lg", v);
+  return buf;
+}
+}  // namespace
+
+CLI::Validator in_range(long double lo, long double hi) {
+  const std::string range = "[" + number_text(lo) + ", " + number_text(hi) + "]";
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        const char* b = text.c_str();
+        char* end = nullptr;
+        errno = 0;
+        const long double v = std::strtold(b, &end);
+        if (text.empty() || end != b + text.size() || !std::isfinite(v) || errno == ERANGE)
+          return "\"" + text + "\" is not a number";
+        if (v < lo || v > hi) return text + " is outside " + range;
+        return "";
+      },
+      range);
+}
 
 std::vector<int32_t> parse_id_list(const std::string& text, const std::string& flag) {
   std::vector<int32_t> ids;

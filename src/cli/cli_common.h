@@ -1,8 +1,9 @@
 #pragma once
 // Shared pieces of the subcommands: each src/cli/cmd_<name>.cpp adds one subcommand to the root
 // app and returns how to run it. main.cpp maps errors to the exit codes of DESIGN.md.
-#include <functional>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,19 @@ struct Subcommand {
 
 using AddCommand = Subcommand (*)(CLI::App& root);
 
+// Every numeric flag carries one: the text must be a finite number in [lo, hi], checked before
+// CLI11 converts it, so "-1" for a count or a seed is an error rather than 2^64-1, and NaN or a
+// huge budget never reaches the code.
+CLI::Validator in_range(long double lo, long double hi);
+
 // "1, 2,3" -> {1, 2, 3}; BadInput naming `flag` on anything else.
 std::vector<int32_t> parse_id_list(const std::string& text, const std::string& flag);
+
+// cli_help.cpp: "agentcompile 0.1.0 (commit ..., CUDA backend built in)"; and the answer to no
+// command, `help [COMMAND]` or a mistyped command (the command list, a "did you mean"), given
+// before CLI11 parses; nullopt when the command line names a real command.
+std::string version_text();
+std::optional<int> answer_without_command(const CLI::App& root, int argc, char** argv);
 
 // One per subcommand file.
 Subcommand add_inspect(CLI::App& root);

@@ -273,9 +273,9 @@ Subcommand add_advise(CLI::App& root) {
   app->add_option("--target", o->target, "h200, h100, a100 or cpu (default: the detected GPU, else the host CPU)");
   app->add_option("--backend", o->backend, "cpu, cuda or auto (default)");
   app->add_option("--phase", o->phase, "decode, prefill or both (default)");
-  app->add_option("--batch", o->batch, "decode batch (default 1)");
-  app->add_option("--context", o->context, "decode context positions (default 256)");
-  app->add_option("--prefill-tokens", o->prefill_tokens, "prefill prompt tokens (default 128)");
+  app->add_option("--batch", o->batch, "decode batch (default 1)")->check(in_range(1, 4096));
+  app->add_option("--context", o->context, "decode context positions (default 256)")->check(in_range(1, ConfigLimits::kMaxPositions));
+  app->add_option("--prefill-tokens", o->prefill_tokens, "prefill prompt tokens (default 128)")->check(in_range(1, ConfigLimits::kMaxPositions));
   app->add_flag("--nominal", o->nominal, "nominal CPU figures instead of measuring bandwidth and FMA rate");
   app->add_flag("--print-prompt", o->print_prompt, "print the prompt an LLM advisor is (or would be) sent");
   app->add_option("--record", o->record, "write every advice exchange to FILE (replay with --advisor replay:FILE)");

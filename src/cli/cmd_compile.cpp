@@ -132,10 +132,10 @@ Subcommand add_compile(CLI::App& root) {
   app->add_option("--advisor", o->advisor, "heuristic (default), openai, replay:FILE or none");
   app->add_option("--llm-url", o->llm_url, "OpenAI-compatible endpoint (or AGENTCOMPILE_LLM_URL)");
   app->add_option("--llm-model", o->llm_model, "model name for the endpoint (or AGENTCOMPILE_LLM_MODEL)");
-  app->add_option("--budget", o->budget, "seconds for the search and checks (default 120)");
+  app->add_option("--budget", o->budget, "seconds for the search and checks (default 120)")->check(in_range(0.001, 7 * 24 * 3600));
   app->add_option("--db", o->db, "tuning database (default ~/.cache/agentcompile/tune.db)");
   app->add_option("--objective", o->objective, "latency (default: batch-1 prefill + decode) or throughput (batched decode)");
-  app->add_option("--max-batch", o->max_batch, "decode batch of the throughput objective (default 1)");
+  app->add_option("--max-batch", o->max_batch, "decode batch of the throughput objective (default 1)")->check(in_range(1, 256));
   app->add_flag("--allow-regression", o->allow_regression, "accept a plan >10% slower than the best recorded one");
   app->add_option("--seed-plan", o->seed_plan,
                   "plan folder compiled before for this model: its choices, as one plan, against the searched plan "

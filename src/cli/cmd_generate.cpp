@@ -153,12 +153,12 @@ Subcommand add_generate(CLI::App& root) {
   app->add_option("--prompt-tokens", o->prompt_tokens, "Prompt as comma-separated token ids (no tokenizer needed)");
   app->add_flag("--chat", o->chat, "Wrap the prompt in the model's chat template");
   app->add_option("--system", o->system, "System message (with --chat)");
-  app->add_option("--max-tokens", o->max_tokens, "Most tokens to generate (default 128)");
-  app->add_option("--temperature", o->temperature, "0 = greedy; default: generation_config.json, else greedy");
-  app->add_option("--top-k", o->top_k, "Keep the k most likely tokens (0 = off)");
-  app->add_option("--top-p", o->top_p, "Keep the smallest set with this much probability (1 = off)");
-  app->add_option("--min-p", o->min_p, "Drop tokens below min-p times the most likely (0 = off)");
-  app->add_option("--seed", o->seed, "Sampling seed (default 0)");
+  app->add_option("--max-tokens", o->max_tokens, "Most tokens to generate (default 128)")->check(in_range(0, ConfigLimits::kMaxPositions));
+  app->add_option("--temperature", o->temperature, "0 = greedy; default: generation_config.json, else greedy")->check(in_range(0, 100));
+  app->add_option("--top-k", o->top_k, "Keep the k most likely tokens (0 = off)")->check(in_range(0, INT32_MAX));
+  app->add_option("--top-p", o->top_p, "Keep the smallest set with this much probability (1 = off)")->check(in_range(0, 1));
+  app->add_option("--min-p", o->min_p, "Drop tokens below min-p times the most likely (0 = off)")->check(in_range(0, 1));
+  app->add_option("--seed", o->seed, "Sampling seed (default 0)")->check(in_range(0, 18446744073709551615.0L));
   app->add_flag("--ignore-eos", o->ignore_eos, "Do not stop at end-of-sequence tokens");
   app->add_option("--backend", o->backend, "cpu, cuda or auto (default: cuda when a GPU is usable)");
   app->add_option("--plan", o->plan, "Run a compiled plan folder (refused when made for another model, machine or engine)");

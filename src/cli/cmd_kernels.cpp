@@ -84,7 +84,7 @@ Subcommand add_kernels(CLI::App& root) {
   app->add_flag("--list", o->list, "List families, parameter domains and space sizes");
   app->add_flag("--compile-all", o->compile_all, "Compile a sample of every family with NVRTC (no GPU needed)");
   app->add_option("--arch", o->arch, "Target: sm_80, sm_86, sm_89, sm_90 (default), sm_90a, sm_100");
-  app->add_option("--max-per-family", o->max_per_family, "Most variants compiled per family (default 16)");
+  app->add_option("--max-per-family", o->max_per_family, "Most variants compiled per family (default 16)")->check(in_range(1, 100000));
   app->add_flag("--no-cache", o->no_cache, "Compile even when the kernel cache has the result");
   app->add_flag("--json", o->json, "Print JSON");
   return {app, [o]() { return run_kernels(*o); }};

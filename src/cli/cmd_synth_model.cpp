@@ -22,7 +22,7 @@ Subcommand add_synth_model(CLI::App& root) {
   CLI::App* app = root.add_subcommand("synth-model", "Write a random-weight Hugging Face model folder with real shapes");
   app->add_option("--preset", o->preset, preset_help)->required();
   app->add_option("--out", o->out, "Output folder (replaced atomically when complete)")->required();
-  app->add_option("--seed", o->seed, "Random seed (default 0)");
+  app->add_option("--seed", o->seed, "Random seed (default 0)")->check(in_range(0, 18446744073709551615.0L));
   app->add_option("--dtype", o->dtype, "Weight dtype: bf16 (default), f16, f32");
   app->add_option("--tokenizer", o->tokenizer, "Folder with tokenizer.json (+ tokenizer_config.json) to copy in");
   app->add_flag("--quiet", o->quiet, "No progress output");

@@ -33,9 +33,11 @@ std::string first_line(std::string s) {
 int main(int argc, char** argv) {
   CLI::App app{"agentcompile: an LLM-guided CUDA inference compiler and runtime for HF decoder LLMs"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("agentcompile ") + AGENTCOMPILE_VERSION);
+  app.set_version_flag("--version", ac::cli::version_text());
   std::vector<ac::cli::Subcommand> subs;
   for (auto add : kCommands) subs.push_back(add(app));
+  // No command, `help [COMMAND]`, or a command that does not exist: answered before CLI11 parses.
+  if (auto rc = ac::cli::answer_without_command(app, argc, argv)) return *rc;
 
   try {
     app.parse(argc, argv);

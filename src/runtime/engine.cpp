@@ -115,18 +115,29 @@ GenerateResult generate(Executor& ex, const ModelConfig& cfg, const std::vector<
   return r;
 }
 
-std::vector<std::vector<float>> teacher_forced_logits(Executor& ex, const std::vector<int32_t>& tokens) {
-  StepBatch step;
-  step.tokens = tokens;
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    step.positions.push_back(int32_t(i));
-    step.slots.push_back(0);
-    step.logit_rows.push_back(int32_t(i));
+void teacher_forced_logits(Executor& ex, const std::vector<int32_t>& tokens, int64_t chunk,
+                           const std::function<void(int64_t, const float*)>& on_row) {
+  if (chunk < 1) throw_internal("teacher_forced_logits", "chunk must be positive");
+  const int64_t v = ex.vocab_size(), n = int64_t(tokens.size());
+  for (int64_t begin = 0; begin < n; begin += chunk) {
+    const int64_t end = std::min(n, begin + chunk);
+    StepBatch step;
+    for (int64_t i = begin; i < end; ++i) {
+      step.tokens.push_back(tokens[size_t(i)]);
+      step.positions.push_back(int32_t(i));
+      step.slots.push_back(0);
+      step.logit_rows.push_back(int32_t(i - begin));
+    }
+    ex.forward(step);
+    for (int64_t i = begin; i < end; ++i) on_row(i, ex.logits() + (i - begin) * v);
   }
-  ex.forward(step);
-  const int64_t v = ex.vocab_size();
+}
+
+std::vector<std::vector<float>> teacher_forced_logits(Executor& ex, const std::vector<int32_t>& tokens) {
   std::vector<std::vector<float>> out(tokens.size());
-  for (size_t i = 0; i < tokens.size(); ++i) out[i].assign(ex.logits() + int64_t(i) * v, ex.logits() + int64_t(i + 1) * v);
+  const int64_t v = ex.vocab_size();
+  teacher_forced_logits(ex, tokens, std::max<int64_t>(1, int64_t(tokens.size())),
+                        [&](int64_t i, const float* row) { out[size_t(i)].assign(row, row + v); });
   return out;
 }
 

@@ -108,8 +108,16 @@ r = json.load(open(sys.argv[1]))
 assert r["tier"] == "module" and [x["phase"] for x in r["results"]] == ["prefill", "decode"], r["results"]
 for x in r["results"]:
     assert x["one_layer_ms"] > 0 and x["two_layer_ms"] > 0 and x["layer_bytes"] > 0
-    assert abs(x["layer_ms"] - (x["two_layer_ms"] - x["one_layer_ms"])) < 1e-9
+    assert abs(x["layer_difference_ms"] - (x["two_layer_ms"] - x["one_layer_ms"])) < 1e-9
+# One sample per layer count cannot tell a layer from the noise: no time, and the reason.
+prefill = r["results"][0]
+assert prefill["layer_ms"] is None and prefill["GBps"] is None, prefill
+assert "--repeats 3" in prefill["note"], prefill["note"]
+for x in r["results"]:  # a time that is shown is the positive difference
+    assert x["layer_ms"] is None or (x["layer_ms"] > 0 and x["layer_ms"] == x["layer_difference_ms"]), x
 PY
+grep -q "| tiny-llama | prefill | cpu cpu | 8 | 8 | — |" "$tmp/m.md" || fail "module table: $(cat "$tmp/m.md")"
+grep -q "^- tiny-llama prefill: — because too few samples" "$tmp/m.md" || fail "module table gives no reason: $(cat "$tmp/m.md")"
 grep -q "| tiny-llama | decode | cpu cpu | 1 | 8 |" "$tmp/m.md" || fail "module table: $(cat "$tmp/m.md")"
 
 # 6. report and compare.
@@ -151,7 +159,7 @@ expect_error "plan" -- "$bin" bench e2e --backend cpu --model "$fx" --plan "$tmp
 expect_error "exceed the model's context" -- "$bin" bench e2e --backend cpu --model "$fx" --workloads 500/100 --json-out "$tmp/ctx.json"
 expect_error "batches are 1 to 8" -- "$bin" bench kernels --model tiny-llama --batch 9
 expect_error "model" -- "$bin" bench e2e --backend cpu
-expect_error "subcommand" -- "$bin" bench
+expect_error "needs a command: e2e, module, kernels or report" -- "$bin" bench
 expect_error "" -- "$bin" bench report "$tmp/missing.json"
 [ ! -e "$tmp/nodir" ] && [ ! -e "$tmp/ctx.json" ] || fail "an output file was left behind"
 echo "bench: ok"

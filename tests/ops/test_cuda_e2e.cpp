@@ -77,6 +77,14 @@ TEST_P(CudaFixture, MatchesTransformers) {
   }
   EXPECT_LE(rel_l2(ours, e.logits), f32_path ? 1e-5 : 1e-2);
 
+  // A few positions per step (as `logits` runs long inputs) continue from the KV cache: the same
+  // rows as one step.
+  auto ex3 = make_cuda_executor(g, ExecutorLimits{1, seq, 3, 3}, opts);
+  std::vector<float> chunked;
+  teacher_forced_logits(*ex3, e.prompt, 3,
+                        [&](int64_t, const float* row) { chunked.insert(chunked.end(), row, row + model->config.vocab_size); });
+  EXPECT_LE(rel_l2(chunked, ours), f32_path ? 1e-5 : 1e-2);
+
   auto ex2 = make_cuda_executor(g, ExecutorLimits{1, seq, seq, seq}, opts);
   GenerateOptions go;
   go.max_tokens = int64_t(e.greedy.size());

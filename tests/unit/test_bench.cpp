@@ -45,6 +45,24 @@ TEST(Stats, Median) {
   EXPECT_EQ(bench::median({2.0, 9.0}), 5.5);
 }
 
+// A layer's time in bench module is a difference of medians, reported only where it stands out:
+// one sample each (--repeats 1), a negative difference, or one inside the noise is not.
+TEST(Stats, MedianDifferenceSignificance) {
+  MedianDifference one = median_difference({1.0}, {0.9});
+  EXPECT_FALSE(one.significant);
+  EXPECT_NE(one.why.find("--repeats 3"), std::string::npos) << one.why;
+  MedianDifference neg = median_difference({1.0, 1.01, 0.99, 1.0}, {0.95, 0.96, 0.94, 0.95});
+  EXPECT_FALSE(neg.significant);
+  EXPECT_LT(neg.diff, 0);
+  EXPECT_NE(neg.why.find("not positive"), std::string::npos) << neg.why;
+  MedianDifference noisy = median_difference({1.0, 1.5, 0.5, 1.2, 0.8}, {1.05, 1.6, 0.4, 1.3, 0.9});
+  EXPECT_FALSE(noisy.significant);
+  EXPECT_NE(noisy.why.find("standard error"), std::string::npos) << noisy.why;
+  MedianDifference clear = median_difference({1.0, 1.01, 0.99, 1.0, 1.02}, {2.0, 2.02, 1.98, 2.01, 2.0});
+  EXPECT_TRUE(clear.significant) << clear.why;
+  EXPECT_NEAR(clear.diff, 1.0, 0.02);
+}
+
 TEST(BenchWorkloads, StandardAndCustom) {
   auto w = parse_workloads("W2,W5", "--workloads");
   ASSERT_EQ(w.size(), 2u);
@@ -310,6 +328,45 @@ TEST(BenchReport, CompareAndLoad) {
   const fs::path q = write_temp("notreport.json", R"({"tier":"e2e","results":[]})");
   EXPECT_EQ(error_kind([&] { load_report(q); }), ErrorKind::BadInput);
   fs::remove(q);
+}
+
+// A mistyped field of a saved report is a BadInput error naming it, not an exception from the
+// renderer or a silent "—".
+TEST(BenchReport, LoadRefusesMistypedFields) {
+  const auto message = [](const Json& r) {
+    const fs::path p = write_temp("typed.json", r.dump());
+    std::string what;
+    try {
+      load_report(p);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      what = e.what();
+    }
+    fs::remove(p);
+    return what;
+  };
+  Json ok = e2e_report(1.0, true);
+  EXPECT_EQ(message(ok), "");
+  Json a = ok;
+  a["results"][0]["counted"] = "yes";
+  EXPECT_NE(message(a).find("results[0].counted: expected true or false, found string"), std::string::npos) << message(a);
+  Json b = ok;
+  b["environment"] = 3;
+  EXPECT_NE(message(b).find("environment: expected an object"), std::string::npos) << message(b);
+  Json c = ok;
+  c["results"][0]["prefill_ms"] = "10";
+  EXPECT_NE(message(c).find("results[0].prefill_ms: expected a number"), std::string::npos) << message(c);
+  Json d = ok;
+  d["tier"] = "module";
+  d["results"][0]["layer_ms"] = Json::array();
+  EXPECT_NE(message(d).find("results[0].layer_ms: expected a number, found array"), std::string::npos) << message(d);
+  Json k = ok;
+  k["tier"] = "kernels";
+  k["results"][0]["routes"] = {{"fast", {{"us", "slow"}}}};
+  EXPECT_NE(message(k).find("results[0].routes.fast.us: expected a number"), std::string::npos) << message(k);
+  Json n = ok;
+  n["results"][0]["prefill_ms"] = nullptr;  // null: a measurement that was not taken
+  EXPECT_EQ(message(n), "");
 }
 
 }  // namespace

@@ -34,6 +34,22 @@ float max_diff(const float* a, const float* b, int64_t n) {
   return m;
 }
 
+TEST_F(RuntimeTest, TeacherForcingInChunksEqualsOneStep) {
+  const std::vector<int32_t> t = {5, 17, 99, 3, 250, 42, 7, 300, 11};
+  const int64_t v = model->config.vocab_size;
+  auto whole = executor(1, 16);
+  const auto rows = teacher_forced_logits(*whole, t);
+  for (int64_t chunk : {1, 2, 4}) {
+    auto ex = make_executor("cpu", *graph, ExecutorLimits{1, 16, chunk, chunk});
+    std::vector<int64_t> seen;
+    teacher_forced_logits(*ex, t, chunk, [&](int64_t pos, const float* row) {
+      seen.push_back(pos);
+      EXPECT_LT(max_diff(row, rows[size_t(pos)].data(), v), 1e-5f) << "chunk " << chunk << " position " << pos;
+    });
+    EXPECT_EQ(seen, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8})) << "chunk " << chunk;
+  }
+}
+
 TEST_F(RuntimeTest, RaggedBatchEqualsSeparateSequences) {
   const std::vector<int32_t> a = {5, 17, 99, 3, 250}, b = {42, 7, 300};
   const int64_t v = model->config.vocab_size;

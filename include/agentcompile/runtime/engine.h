@@ -36,4 +36,10 @@ GenerateResult generate(Executor& ex, const ModelConfig& cfg, const std::vector<
 // Logits of every position of `tokens` (teacher forcing), [tokens.size()][vocab].
 std::vector<std::vector<float>> teacher_forced_logits(Executor& ex, const std::vector<int32_t>& tokens);
 
+// The same, `chunk` positions per step (the executor's limits must allow chunk tokens and logit
+// rows), each row handed to on_row(position, row of vocab floats) as soon as it is computed and
+// never kept: memory stays at one chunk's rows however long the sequence.
+void teacher_forced_logits(Executor& ex, const std::vector<int32_t>& tokens, int64_t chunk,
+                           const std::function<void(int64_t, const float*)>& on_row);
+
 }  // namespace ac
