@@ -17,7 +17,7 @@ namespace {
 
 struct CompileCliOptions {
   std::string model, out, backend = "auto", advisor = "heuristic", llm_url, llm_model, db, objective = "latency", seed_plan;
-  double budget = 120;
+  double budget = 120, db_wait = TuningDb::kDefaultWaitS;
   int max_batch = 1;
   bool allow_regression = false, json = false, no_step_tuning = false;
 };
@@ -72,6 +72,7 @@ int run_compile(const CompileCliOptions& o) {
   co.advisor = advisor_config(o.advisor, o.llm_url, o.llm_model);
   co.budget_s = o.budget;
   co.db_path = o.db;
+  co.db_wait_s = o.db_wait;
   co.objective = o.objective;
   co.max_batch = o.max_batch;
   co.allow_regression = o.allow_regression;
@@ -85,6 +86,8 @@ int run_compile(const CompileCliOptions& o) {
   auto model = load_model(o.model);
   CompileResult r = compile_model(*model, co);
   printer.done();
+  // Measurements the tuning database did not take are worth a line even when the plan is written.
+  if (!r.db_note.empty()) std::fprintf(stderr, "warning: tuning db %s: %s\n", r.report["db"]["path"].get<std::string>().c_str(), r.db_note.c_str());
   if (!r.regression.empty()) throw Error(ErrorKind::Internal, "compile", r.regression);
   write_plan_folder(o.out, r);
   const Json& e = r.report["e2e"];
@@ -95,7 +98,7 @@ int run_compile(const CompileCliOptions& o) {
                         {"time_us", x.time_us}, {"fallback_us", x.fallback_us}});
     Json out = {{"plan", o.out}, {"backend", co.backend}, {"routes", routes}, {"e2e", e},
                 {"totals", r.report["totals"]}, {"spans", r.report["spans"]}, {"repairs", r.report["repairs"]},
-                {"fallbacks", r.report["fallbacks"]},
+                {"fallbacks", r.report["fallbacks"]}, {"db", r.report["db"]},
                 {"regression", r.report["regression"]}, {"efficiency", r.report["efficiency"]},
                 {"step_tuning", {{"status", r.report["step_tuning"].value("status", std::string())},
                                  {"cut", r.report["step_tuning"].value("cut", false)},
@@ -133,7 +136,11 @@ Subcommand add_compile(CLI::App& root) {
   app->add_option("--llm-url", o->llm_url, "OpenAI-compatible endpoint (or AGENTCOMPILE_LLM_URL)");
   app->add_option("--llm-model", o->llm_model, "model name for the endpoint (or AGENTCOMPILE_LLM_MODEL)");
   app->add_option("--budget", o->budget, "seconds for the search and checks (default 120)")->check(in_range(0.001, 7 * 24 * 3600));
-  app->add_option("--db", o->db, "tuning database (default ~/.cache/agentcompile/tune.db)");
+  app->add_option("--db", o->db, "tuning database (default ~/.cache/agentcompile/tune.db): a regular file or a link to one");
+  app->add_option("--db-wait", o->db_wait,
+                  "seconds to wait for a tuning database another process holds locked (default 15), mid-compile and "
+                  "again at the end; then the compile goes on without it and says what it did not store")
+      ->check(in_range(0, 86400));
   app->add_option("--objective", o->objective, "latency (default: batch-1 prefill + decode) or throughput (batched decode)");
   app->add_option("--max-batch", o->max_batch, "decode batch of the throughput objective (default 1)")->check(in_range(1, 256));
   app->add_flag("--allow-regression", o->allow_regression, "accept a plan >10% slower than the best recorded one");

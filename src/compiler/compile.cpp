@@ -12,6 +12,7 @@
 #include "agentcompile/backends/cpu/cpu_executor.h"
 #include "agentcompile/compiler/route_graph.h"
 #include "agentcompile/compiler/spans.h"
+#include "agentcompile/compiler/timing_noise.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/rng.h"
 #include "agentcompile/core/stats.h"
@@ -20,6 +21,7 @@
 #include "agentcompile/runtime/engine.h"
 #include "agentcompile/runtime/plan_executor.h"
 #include "agentcompile/runtime/sampler.h"
+#include "compiler/db_records.h"
 #include "compiler/step_tuning.h"
 #ifdef AGENTCOMPILE_HAVE_CUDA
 #include "backends/cuda/fast_executor.h"
@@ -155,10 +157,6 @@ struct E2e {
   }
 };
 
-struct Top2 {
-  int32_t first = 0, second = 0;
-  float margin = 0;
-};
 Top2 top2(const float* l, int64_t vocab) {
   Top2 t;
   t.first = argmax(l, vocab);
@@ -180,7 +178,7 @@ class E2eStage {
     Rng rng(4242);
     for (int64_t i = 0; i < prompt_len_; ++i) prompt_.push_back(int32_t(rng.next_u64() % uint64_t(m.config.vocab_size)));
     lim_ = ExecutorLimits{std::max(1, o.max_batch), prompt_len_ + o.e2e_tokens + 2, prompt_len_, 0};
-    ref_ = make_cpu_executor(g, lim_);
+    ref_exec_ = make_cpu_executor(g, lim_);
   }
 
   // The reference backend's side of the stage does not depend on the plan: its greedy tokens
@@ -188,11 +186,18 @@ class E2eStage {
   // search, so that their time (seconds per step on the CPU for a 1B model) is known when the
   // search's deadline is set and is not paid again for every plan checked or profiled.
   // With a tuning DB the reference side is read from it when an earlier compile here measured it
-  // with the same settings (the CPU reference is deterministic), and stored after measuring: a
-  // warm compile of a 1B model on the GPU machine otherwise spends most of its time here.
-  void use_db(TuningDb* db, const Environment& env, const std::string& model_hash) {
+  // with the same settings, and stored after measuring: a warm compile of a 1B model on the GPU
+  // machine otherwise spends most of its time here. The tokens are deterministic and always
+  // reused; the profile only when the host's timing conditions then and now match (`noise_now`,
+  // timing_noise.h): a profile taken under load and compared with a plan's taken on a quiet
+  // machine gives a false speedup. `probe` measures the conditions again after a profile taken
+  // now: the record keeps the worse of the two.
+  void use_db(TuningDb* db, const Environment& env, const std::string& model_hash, const TimingNoise& noise_now,
+              std::function<TimingNoise()> probe) {
     db_ = db;
     env_ = env;
+    noise_now_ = noise_now;
+    probe_ = std::move(probe);
     db_key_ = "e2e-reference/1|" + model_hash + "|prompt " + std::to_string(prompt_len_) + " seed 4242|tokens " +
               std::to_string(o_.e2e_tokens) + "|" + o_.objective + "|decode " + std::to_string(o_.workload_decode_tokens) +
               "|batch " + std::to_string(lim_.max_slots);
@@ -200,62 +205,63 @@ class E2eStage {
 
   void measure_reference() {
     if (ref_measured_) return;
+    std::optional<ReferenceRun> rec;
+    std::string created;
     if (db_)
-      if (auto hit = db_->reference_run(env_, db_key_); hit && load_reference(hit->first)) {
-        ref_source_ = "tuning DB, measured " + hit->second;
-        ref_measured_ = true;
+      if (auto hit = db_->reference_run(env_, db_key_)) {
+        rec = ReferenceRun::from_json(hit->first, o_.e2e_tokens, m_.config.vocab_size);
+        created = hit->second;
+      }
+    ref_measured_ = true;
+    if (rec) {
+      ref_top2_ = rec->top2;
+    } else {
+      const int64_t vocab = m_.config.vocab_size;
+      StepBatch step = prompt_step();
+      int32_t pos = int32_t(prompt_.size());
+      for (int k = 0; k < o_.e2e_tokens; ++k) {
+        ref_exec_->forward(step);
+        ref_top2_.push_back(top2(ref_exec_->logits(), vocab));
+        step = StepBatch{{ref_top2_.back().first}, {pos}, {0}, {0}};
+        ++pos;
+      }
+    }
+    std::string why_not;  // why the record's profile is not reused
+    if (rec && rec->profile) {
+      why_not = rec->profile->noise ? noise_mismatch(*rec->profile->noise, noise_now_)
+                                    : std::string("it was taken before timing-noise estimates were recorded");
+      if (why_not.empty()) {
+        ref_ = *rec->profile;
+        ref_source_ = "tuning DB, measured " + created;
         return;
       }
-    const int64_t vocab = m_.config.vocab_size;
-    StepBatch step = prompt_step();
-    int32_t pos = int32_t(prompt_.size());
-    for (int k = 0; k < o_.e2e_tokens; ++k) {
-      ref_->forward(step);
-      ref_top2_.push_back(top2(ref_->logits(), vocab));
-      step = StepBatch{{ref_top2_.back().first}, {pos}, {0}, {0}};
-      ++pos;
     }
+    const auto t0 = Clock::now();
     if (o_.objective == "latency") {
-      latency(*ref_, ref_prefill_ms_, ref_decode_ms_);
-      ref_cost_us_ = 1000 * (ref_prefill_ms_ + o_.workload_decode_tokens * ref_decode_ms_);
+      latency(*ref_exec_, ref_.prefill_ms, ref_.decode_ms);
+      ref_.cost_us = 1000 * (ref_.prefill_ms + o_.workload_decode_tokens * ref_.decode_ms);
     } else {
-      ref_per_token_us_ = batched(*ref_);
-      ref_cost_us_ = ref_per_token_us_;
+      ref_.per_token_us = batched(*ref_exec_);
+      ref_.cost_us = ref_.per_token_us;
     }
-    ref_measured_ = true;
-    if (db_) db_->put_reference_run(env_, db_key_, reference_json().dump());
+    ref_.profile_s = seconds_since(t0);
+    ref_.noise = probe_ ? noise_now_.worst(probe_()) : noise_now_;
+    if (!why_not.empty()) ref_source_ = "measured now (the tuning DB's profile of " + created + " was not reused: " + why_not + ")";
+    if (db_) db_->put_reference_run(env_, db_key_, ReferenceRun{ref_top2_, ref_}.to_json().dump());
   }
 
-  Json reference_json() const {
-    Json top = Json::array();
-    for (const Top2& t : ref_top2_) top.push_back(Json::array({t.first, t.second, double(t.margin)}));
-    return {{"top2", top}, {"prefill_ms", ref_prefill_ms_}, {"decode_ms", ref_decode_ms_},
-            {"per_token_us", ref_per_token_us_}, {"cost_us", ref_cost_us_}};
-  }
-  // False (measure again) for a record that does not parse or does not fit these settings.
-  bool load_reference(const std::string& text) {
-    try {
-      const Json j = Json::parse(text);
-      const Json& top = j.at("top2");
-      if (!top.is_array() || top.size() != size_t(o_.e2e_tokens)) return false;
-      std::vector<Top2> t;
-      for (const Json& e : top) {
-        Top2 x;
-        x.first = e.at(0).get<int32_t>();
-        x.second = e.at(1).get<int32_t>();
-        x.margin = e.at(2).get<float>();
-        if (x.first < 0 || x.first >= m_.config.vocab_size) return false;
-        t.push_back(x);
-      }
-      ref_top2_ = std::move(t);
-      ref_prefill_ms_ = j.at("prefill_ms").get<double>();
-      ref_decode_ms_ = j.at("decode_ms").get<double>();
-      ref_per_token_us_ = j.at("per_token_us").get<double>();
-      ref_cost_us_ = j.at("cost_us").get<double>();
-      return ref_cost_us_ > 0;
-    } catch (const std::exception&) {
-      return false;
-    }
+  // Seconds one profile of the reference took (recorded with it): what a profile of a plan costs.
+  double profile_seconds() const { return ref_.profile_s; }
+  // report.json's "reference_backend": the reference's own profile, where it came from and the
+  // timing conditions it was taken under.
+  Json reference_report() const {
+    return {{"source", ref_source_},
+            {"prefill_ms", ref_.prefill_ms},
+            {"decode_ms_per_token", ref_.decode_ms},
+            {"batched_us_per_token", ref_.per_token_us},
+            {"objective_cost_us", ref_.cost_us},
+            {"profile_s", ref_.profile_s},
+            {"timing_noise", ref_.noise ? ref_.noise->to_json() : Json(nullptr)}};
   }
 
   // Semantic check (teacher-forced by the reference's greedy tokens) and profile.
@@ -317,10 +323,10 @@ class E2eStage {
       r.per_token_us = batched(ex);
       r.cost_us = r.per_token_us;
     }
-    r.ref_prefill_ms = ref_prefill_ms_;
-    r.ref_decode_ms = ref_decode_ms_;
-    r.ref_per_token_us = ref_per_token_us_;
-    r.ref_cost_us = ref_cost_us_;
+    r.ref_prefill_ms = ref_.prefill_ms;
+    r.ref_decode_ms = ref_.decode_ms;
+    r.ref_per_token_us = ref_.per_token_us;
+    r.ref_cost_us = ref_.cost_us;
     r.ref_source = ref_source_;
   }
 
@@ -405,14 +411,16 @@ class E2eStage {
   int64_t prompt_len_ = 0;
   std::vector<int32_t> prompt_;
   ExecutorLimits lim_;
-  std::unique_ptr<Executor> ref_;
+  std::unique_ptr<Executor> ref_exec_;
   bool ref_measured_ = false;
   std::vector<Top2> ref_top2_;  // per checked step
-  double ref_prefill_ms_ = 0, ref_decode_ms_ = 0, ref_per_token_us_ = 0, ref_cost_us_ = 0;
+  ReferenceProfile ref_;
   std::string ref_source_ = "measured now";
   TuningDb* db_ = nullptr;
   Environment env_;
   std::string db_key_;
+  TimingNoise noise_now_;
+  std::function<TimingNoise()> probe_;
   ExecutorShare timing_share_;  // decode_ms's executors' device weights
 };
 
@@ -521,7 +529,8 @@ std::string report_markdown(const Json& rep) {
         "\n- budget: " + budget_text(rep["budget"], rep["elapsed_s"].get<double>()) + "\n- tuning DB: " + rep["db"]["path"].get<std::string>() +
         " (measured now " + std::to_string(rep["totals"]["measured"].get<size_t>()) + ", reused " +
         std::to_string(rep["totals"]["reused"].get<size_t>()) + ", of them from other models " +
-        std::to_string(rep["totals"]["reused_from_other_models"].get<size_t>()) + ")\n\n";
+        std::to_string(rep["totals"]["reused_from_other_models"].get<size_t>()) + ")" +
+        (rep["db"]["note"].get<std::string>().empty() ? std::string() : "; " + rep["db"]["note"].get<std::string>()) + "\n\n";
   // Whether the target's reads alone were measured (one target per compile: the first region says).
   const bool reads = !rep["regions"].empty() && rep["regions"].front()["achieved"].contains("read_GBps") &&
                      rep["regions"].front()["achieved"]["read_GBps"].is_number();
@@ -582,6 +591,7 @@ std::string report_markdown(const Json& rep) {
   if (fg.contains("plan_us"))
     md += " (plan " + us_text(fg["plan_us"].get<double>()) + ", fallbacks " + us_text(fg["fallback_us"].get<double>()) + ", " +
           fg["fallback_source"].get<std::string>() + ")";
+  if (fg.contains("reason")) md += ": " + fg["reason"].get<std::string>();
   md += "\n";
   md += "- regression check: " + rep["regression"]["status"].get<std::string>() + "\n";
   const Json& st = rep["step_tuning"];
@@ -750,14 +760,14 @@ Json try_smem_carveout(Plan& plan, E2e& check, E2eStage& e2e, int tokens, double
 // decision recorded under `name` in the tuning DB (re-adopting `with_of(plan, record)` when it was
 // kept, after the end-to-end check); otherwise `measure` decides and a measured decision is
 // recorded. Returns the report's entry.
-Json step_alternative_stage(const std::string& name, Plan& plan, E2e& check, E2eStage& e2e, TuningDb& db,
-                            const Environment& env, const std::string& hash, const CompileOptions& o,
+Json step_alternative_stage(const std::string& name, const std::string& ms_key, Plan& plan, E2e& check, E2eStage& e2e,
+                            TuningDb& db, const Environment& env, const std::string& hash, const CompileOptions& o,
                             const StepTuneOptions& sto, const std::function<Json()>& measure,
                             const std::function<Plan(const Plan&, const Json&)>& with_of) {
   const std::string key = name + step_tuning_key(plan, hash, o.step_tune_tokens, e2e.prompt_tokens(), sto);
   if (auto hit = db.step_tuning(env, key)) {
-    Json j = Json::parse(hit->first, nullptr, false);
-    if (j.is_object() && j.contains("status")) {
+    if (std::optional<Json> rec = step_alternative_from_json(hit->first, ms_key)) {
+      Json& j = *rec;
       j["source"] = "tuning DB, measured " + hit->second;
       if (j["status"] == "kept")
         if (auto why = adopt_step_alternative(plan, with_of(plan, j), check, e2e)) j["status"] = *why;
@@ -771,30 +781,72 @@ Json step_alternative_stage(const std::string& name, Plan& plan, E2e& check, E2e
 }
 #endif
 
-// Median objective costs of plans a and b profiled alternately three times (side by side, so both
-// see the same moment's noise); last_b receives b's last profile.
-std::pair<double, double> side_by_side(E2eStage& e2e, const Graph& g, const Plan& a, const Plan& b, E2e& last_b) {
-  std::vector<double> ca, cb;
+// The factor CompileOptions::e2e_slowdown applies to a plan's side-by-side profiles (tests).
+double injected_slowdown(const Plan& p, const CompileOptions& o) {
+  double f = 1;
+  for (const auto& r : p.routes)
+    if (auto it = o.e2e_slowdown.find(Candidate{r.family, r.params}.name()); it != o.e2e_slowdown.end()) f *= it->second;
+  return f;
+}
+
+// Plans a and b profiled alternately three times (side by side, so both see the same moment's
+// noise): each one's profile of median objective cost.
+struct SideBySide {
+  E2e a, b;
+};
+SideBySide side_by_side(E2eStage& e2e, const Graph& g, const Plan& a, const Plan& b, const CompileOptions& o) {
+  std::vector<E2e> ra, rb;
   e2e.release_timing_share();
   auto ex_a = make_plan_executor(a, g, e2e.limits());
   auto ex_b = make_plan_executor(b, g, e2e.limits());
-  E2e ra;
+  const double fa = injected_slowdown(a, o), fb = injected_slowdown(b, o);
   for (int k = 0; k < 3; ++k) {
-    e2e.profile(*ex_a, ra);
-    e2e.profile(*ex_b, last_b);
-    ca.push_back(ra.cost_us);
-    cb.push_back(last_b.cost_us);
+    ra.emplace_back();
+    rb.emplace_back();
+    e2e.profile(*ex_a, ra.back());
+    e2e.profile(*ex_b, rb.back());
+    ra.back().cost_us *= fa;
+    rb.back().cost_us *= fb;
   }
-  return {median(ca), median(cb)};
+  auto mid = [](std::vector<E2e> v) {
+    std::sort(v.begin(), v.end(), [](const E2e& x, const E2e& y) { return x.cost_us < y.cost_us; });
+    return v[v.size() / 2];
+  };
+  return {mid(ra), mid(rb)};
+}
+
+// Copies a profile's own figures (not its reference's).
+void take_profile(E2e& to, const E2e& from) {
+  to.prefill_ms = from.prefill_ms;
+  to.decode_ms = from.decode_ms;
+  to.per_token_us = from.per_token_us;
+  to.cost_us = from.cost_us;
+}
+
+// On the CPU backend a plan whose every route is the fallback runs the reference backend itself:
+// its own profile, taken now, is the reference's, and its speedup is exactly 1 (a reference
+// profile of another moment only adds that moment's noise: one taken under load made such a
+// plan "1.69x").
+void reference_is_the_plan(const Plan& plan, E2e& check) {
+  if (plan.environment.backend != "cpu" || plan.cuda_fast) return;
+  for (const auto& r : plan.routes)
+    if (r.route != "fallback") return;
+  check.ref_prefill_ms = check.prefill_ms;
+  check.ref_decode_ms = check.decode_ms;
+  check.ref_per_token_us = check.per_token_us;
+  check.ref_cost_us = check.cost_us;
+  check.ref_source = "this plan, profiled now: every route is the reference backend's (its own profile: " + check.ref_source + ")";
 }
 
 // Regions are timed alone (or in short chains), so a plan of searched routes can still run
-// slower end to end than every region's fallback. On the CUDA backend (whose fallbacks are the
-// fast path's default points, not the reference backend) the all-fallback plan is checked and
-// profiled after the plan, alternating with it three times; if the searched plan is slower by
-// more than the selection margin, every specialised route is blocked and the fallbacks are
-// kept, each listed as a repair with the time lost. On the CPU backend the fallbacks are the
-// reference backend, which the end-to-end stage already compares (speedup_vs_reference).
+// slower end to end than every region's fallback: the all-fallback plan (on the CUDA backend
+// the fast path's default points; on the CPU backend the reference backend itself) is checked
+// and profiled after the plan, alternating with it three times; if the searched plan's median
+// is slower by more than the selection margin, every specialised route is blocked and the
+// fallbacks are kept, each listed as a repair with the time lost. (A CPU compile once wrote a
+// plan 0.55x the reference's speed without a word.) On the CPU backend these side-by-side
+// profiles are also the end-to-end stage's figures: the plan's and the reference's, taken at
+// one moment, so speedup_vs_reference compares like with like even on a loaded machine.
 // Returns report.json's "fallback_guard".
 Json guard_against_fallbacks(const Model& m, const Graph& g, const Partition& part, const std::vector<RegionSearch>& searches,
                              RouteGraph& rg, RoutePath& path, BuiltPlan& built, E2e& check, std::vector<Repair>& repairs,
@@ -803,8 +855,8 @@ Json guard_against_fallbacks(const Model& m, const Graph& g, const Partition& pa
   std::vector<size_t> specialised;
   for (size_t si = 0; si < searches.size(); ++si)
     if (const RouteEdge* e = RouteGraph::choice(path, si); e && !e->fallback) specialised.push_back(si);
-  if (o.backend != "cuda") return {{"status", "not applied: the CPU backend's fallbacks are the reference backend (e2e speedup_vs_reference)"}};
   if (specialised.empty()) return {{"status", "every region on its fallback"}};
+  const std::string fallbacks = o.backend == "cpu" ? "the reference backend (every region's fallback)" : "every region's fallback";
   RouteGraph fb = rg;
   for (const RouteEdge& e : fb.edges())
     if (!e.fallback) fb.block(e.search, e.candidate.name());
@@ -812,18 +864,28 @@ Json guard_against_fallbacks(const Model& m, const Graph& g, const Partition& pa
   BuiltPlan fbuilt = plan_of(m, g, part, searches, fpath, env, o, hash);
   E2e fcheck = e2e.run(fbuilt.plan, false);
   if (!fcheck.ok) return {{"status", "the fallback plan failed the end-to-end check: " + fcheck.reason}};
-  const auto [plan_us, fallback_us] = side_by_side(e2e, g, built.plan, fbuilt.plan, fcheck);
+  const SideBySide sbs = side_by_side(e2e, g, built.plan, fbuilt.plan, o);
+  const double plan_us = sbs.a.cost_us, fallback_us = sbs.b.cost_us;
   const std::string source = "profiled now, alternating with the plan (median of 3)";
   Json j = {{"plan_us", plan_us}, {"fallback_us", fallback_us}, {"margin", margin}, {"fallback_source", source}};
+  take_profile(fcheck, sbs.b);
   if (!(fallback_us > 0) || plan_us <= fallback_us * (1 + margin)) {
+    if (o.backend == "cpu") {  // the reference backend's figures of the same moment
+      take_profile(check, sbs.a);
+      check.ref_prefill_ms = sbs.b.prefill_ms;
+      check.ref_decode_ms = sbs.b.decode_ms;
+      check.ref_per_token_us = sbs.b.per_token_us;
+      check.ref_cost_us = sbs.b.cost_us;
+      check.ref_source = "the reference backend (every region's fallback), " + source;
+    }
     j["status"] = "searched routes kept";
     return j;
   }
-  char why[300];
+  char why[400];
   std::snprintf(why, sizeof why,
-                "end-to-end profile: the searched routes ran %.1f%% slower than every region's fallback (%.1f vs %.1f us "
-                "under the %s objective)",
-                100 * (plan_us / fallback_us - 1), plan_us, fallback_us, o.objective.c_str());
+                "end-to-end profile: the searched routes ran %.1f%% slower than %s (%.1f vs %.1f us under the %s "
+                "objective, beyond the margin of %.1f%%)",
+                100 * (plan_us / fallback_us - 1), fallbacks.c_str(), plan_us, fallback_us, o.objective.c_str(), 100 * margin);
   const RoutePath before = path;
   std::vector<std::pair<size_t, const RouteEdge*>> old;
   for (size_t si : specialised) {
@@ -835,7 +897,31 @@ Json guard_against_fallbacks(const Model& m, const Graph& g, const Partition& pa
   built = std::move(fbuilt);
   check = fcheck;
   j["status"] = "fallbacks kept";
+  j["reason"] = why;
   return j;
+}
+
+// report.json's "db": where the database is, what it holds here, and what it could not do for
+// this compile ("note": empty when it did everything).
+Json db_report(const TuningDb& db, const Environment& env) {
+  const TuningDb::Health& h = db.health();
+  const std::optional<int64_t> here = db.count(env);
+  std::string note;
+  if (h.not_stored() > 0)
+    note = std::to_string(h.not_stored()) + " records of this compile (its measurements, the plan's figures) were not "
+           "stored in the tuning database: " + h.reason + "; the plan is written, a later compile measures them again";
+  else if (h.reads_failed > 0)
+    note = "the tuning database could not be read " + std::to_string(h.reads_failed) + " times (" + h.reason +
+           "): this compile measured instead; everything it measured is stored";
+  return {{"path", db.path().string()},
+          {"file", db.file().string()},
+          {"environment_key", env.key()},
+          {"records_here", here ? Json(*here) : Json(nullptr)},
+          {"stored", h.not_stored() == 0},
+          {"not_stored", h.not_stored()},
+          {"reads_failed", h.reads_failed},
+          {"rows_skipped", h.rows_skipped},
+          {"note", note}};
 }
 
 }  // namespace
@@ -850,7 +936,8 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
 
   const Graph g = build_decoder_graph(m.config, m.weights);
   const Environment env = current_environment(o.backend);
-  TuningDb db(o.db_path.empty() ? TuningDb::default_path() : o.db_path);
+  if (!(o.db_wait_s >= 0) || o.db_wait_s > 86400) throw_input("--db-wait", "must be between 0 and 86400 seconds");
+  TuningDb db(o.db_path.empty() ? TuningDb::default_path() : o.db_path, o.db_wait_s);
   const std::string hash = model_hash(m);
   const std::string model_name = m.dir.filename().empty() ? m.dir.parent_path().filename().string() : m.dir.filename().string();
   if (o.seed_plan && o.seed_plan->model_hash != hash)
@@ -898,7 +985,10 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   // profile (on the CPU backend as slow as the reference's), the kernel binaries. The deadline is
   // checked between candidates only, so the last candidate of each region may run past it.
   E2eStage e2e(m, g, o);
-  e2e.use_db(&db, env, hash);
+  // The host's timing conditions now: a stored reference profile is reused only under the same.
+  const std::function<TimingNoise()> probe = o.timing_noise ? o.timing_noise : std::function<TimingNoise()>(measure_timing_noise);
+  const TimingNoise noise_now = probe();
+  e2e.use_db(&db, env, hash, noise_now, probe);
   report_progress("reference backend (end-to-end check and profile)");
   const auto ref_start = Clock::now();
   e2e.measure_reference();
@@ -906,7 +996,10 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   // On CUDA the decode-step tuning (latency objective) runs after the search, which then ends at
   // 60% of the budget instead of 80%; the tuning stops starting trials at 95%.
   const bool step_tune = o.backend == "cuda" && o.step_tuning && o.objective == "latency";
-  const double after_search_s = o.backend == "cpu" ? std::max(0.2 * o.budget_s, reference_s) : (step_tune ? 0.4 : 0.2) * o.budget_s;
+  // On the CPU the plan's check and profile and the fallback guard's six profiles alternating
+  // with the reference's take about eight of the reference's profiles.
+  const double after_search_s = o.backend == "cpu" ? std::max({0.2 * o.budget_s, reference_s, 8 * e2e.profile_seconds()})
+                                                   : (step_tune ? 0.4 : 0.2) * o.budget_s;
   const auto search_start = Clock::now();
   const auto search_deadline =
       std::max(search_start, start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.budget_s - after_search_s)));
@@ -1064,7 +1157,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     // and 0.4% without one, under the tuning's margin: bench/results/2026-12-02-o-grid/).
     report_progress("shared-memory carveout");
     smem_carveout = step_alternative_stage(
-        "smem-carveout/2|", built.plan, check, e2e, db, env, hash, o, sto,
+        "smem-carveout/2|", "carveout_ms", built.plan, check, e2e, db, env, hash, o, sto,
         [&] { return try_smem_carveout(built.plan, check, e2e, o.step_tune_tokens, sto.margin, deadline_total); },
         [](const Plan& p, const Json& rec) {
           Plan with = p;
@@ -1122,7 +1215,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     // takes the recorded decision (re-checked end to end when it was kept).
     report_progress("attention and output projection");
     attention_output = step_alternative_stage(
-        "attention-output/1|", built.plan, check, e2e, db, env, hash, o, sto,
+        "attention-output/1|", "fused_ms", built.plan, check, e2e, db, env, hash, o, sto,
         [&] { return try_attention_output(built.plan, check, e2e, g, env.arch, o.step_tune_tokens, sto.margin, deadline_total); },
         [](const Plan& p, const Json& rec) {
           Plan with = p;
@@ -1131,7 +1224,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
         });
     report_progress("persistent layers");
     persistent_layers = step_alternative_stage(
-        "persistent-layers/1|", built.plan, check, e2e, db, env, hash, o, sto,
+        "persistent-layers/1|", "persistent_ms", built.plan, check, e2e, db, env, hash, o, sto,
         [&] { return try_persistent_layers(built.plan, check, e2e, g, env.arch, o.step_tune_tokens, sto.margin, deadline_total); },
         [](const Plan& p, const Json&) {
           Plan with = p;
@@ -1142,6 +1235,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   }
 #endif
   Plan& plan = built.plan;
+  reference_is_the_plan(plan, check);
   plan.e2e = check.to_json();
 #ifdef AGENTCOMPILE_HAVE_CUDA
   if (plan.cuda_fast) {
@@ -1153,8 +1247,11 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
 
   // Regression check against the best plan recorded for this model here.
   Json regression = {{"threshold", o.regression_threshold}};
+  const size_t unread = db.health().reads_failed;
   std::optional<PlanRecord> best = db.best_plan(env, hash, o.objective);
-  if (!best) {
+  if (db.health().reads_failed > unread) {
+    regression["status"] = "not checked: the tuning database could not be read (" + db.health().reason + ")";
+  } else if (!best) {
     regression["status"] = "no earlier plan for this model here";
   } else {
     Plan prev = Plan::from_json(Json::parse(best->plan_json), "tuning db plan");
@@ -1167,8 +1264,8 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
       regression["status"] = "same routes as the best recorded plan";
     } else {
       // Measure both now, side by side: recorded figures from another moment carry other noise.
-      E2e b;
-      const auto [now_us, best_us] = side_by_side(e2e, g, plan, prev, b);
+      const SideBySide sbs = side_by_side(e2e, g, plan, prev, o);
+      const double now_us = sbs.a.cost_us, best_us = sbs.b.cost_us;
       regression["plan_us"] = now_us;
       regression["best_recorded_us"] = best_us;
       if (now_us > best_us * (1 + o.regression_threshold)) {
@@ -1185,6 +1282,12 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     }
   }
   if (result.regression.empty()) db.put_plan(env, PlanRecord{hash, model_name, o.objective, check.cost_us, plan.to_json().dump(), ""});
+  // Whatever the database could not take yet is stored now, waiting for a lock with backoff; if it
+  // stays unavailable the plan is still written and the report says what was not stored.
+  if (db.health().pending > 0) report_progress("tuning database (storing what it could not take earlier)");
+  db.flush();
+  const Json db_json = db_report(db, env);
+  result.db_note = db_json["note"].get<std::string>();
 
   // Report.
   Json regions = Json::array(), fallbacks = Json::array();
@@ -1277,7 +1380,9 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
                           {"after_search_s", result.elapsed_s - search_end_s},
                           {"overrun_s", std::max(0.0, result.elapsed_s - o.budget_s)},
                           {"not_explored", not_explored}, {"exhausted", Clock::now() > deadline_total}}},
-              {"db", {{"path", db.path().string()}, {"environment_key", env.key()}, {"records_here", db.count(env)}}},
+              {"db", db_json},
+              {"timing_noise", noise_now.to_json()},
+              {"reference_backend", e2e.reference_report()},
               {"totals", {{"regions", searches.size() - spans.size()}, {"spans", spans.size()}, {"measured", measured},
                           {"reused", reused}, {"reused_from_other_models", other_models}}},
               {"regions", regions},

@@ -17,6 +17,9 @@ inline CompileOptions small_compile_options(const fs::path& db, int64_t prefill_
   o.e2e_tokens = e2e_tokens;
   o.search.repeats = 3;
   o.search.warmup = 1;
+  // Fixed timing conditions: the next compile of a test reuses a stored reference profile
+  // whatever the host's load does in between (the tests of that rule set their own).
+  o.timing_noise = [] { return TimingNoise{100, 0.02}; };
   return o;
 }
 

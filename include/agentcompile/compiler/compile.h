@@ -4,11 +4,13 @@
 // and cheapest path -> end-to-end stage (semantic check against the reference backend, profile)
 // with repair -> regression check against the best plan recorded -> plan + report.
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 
 #include "agentcompile/compiler/advisor.h"
 #include "agentcompile/compiler/search.h"
+#include "agentcompile/compiler/timing_noise.h"
 #include "agentcompile/plan/plan.h"
 
 namespace ac {
@@ -27,6 +29,9 @@ struct CompileOptions {
   AdvisorConfig advisor;
   double budget_s = 120;        // the search stops starting candidates after 80% of it
   fs::path db_path;             // empty: TuningDb::default_path()
+  // How long the tuning database may keep the compile waiting for a lock another process holds,
+  // once mid-compile and once, with backoff, at the end; then the compile goes on without it.
+  double db_wait_s = TuningDb::kDefaultWaitS;
   std::string objective = "latency";  // latency | throughput
   int max_batch = 1;            // throughput: the decode batch
   bool allow_regression = false;
@@ -51,6 +56,11 @@ struct CompileOptions {
   // Fault injection for tests of the repair path: the end-to-end stage fails any plan that
   // routes a region through one of these candidate names.
   std::set<std::string> e2e_fault_candidates;
+  // Tests: the side-by-side profiles (fallback guard, regression check) of a plan that routes a
+  // region through one of these candidate names are multiplied by the factor.
+  std::map<std::string, double> e2e_slowdown;
+  // Tests: the host's timing conditions (measure_timing_noise when empty).
+  std::function<TimingNoise()> timing_noise;
 };
 
 struct CompileResult {
@@ -62,6 +72,9 @@ struct CompileResult {
   // Non-empty when the plan is more than the threshold slower than the best recorded plan
   // (and --allow-regression was not given): the compile must fail with this message.
   std::string regression;
+  // Non-empty when the tuning database could not store or read everything (report.json db.note):
+  // the CLI says so on stderr.
+  std::string db_note;
 };
 
 CompileResult compile_model(const Model& m, const CompileOptions& o);

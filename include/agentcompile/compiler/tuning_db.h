@@ -5,7 +5,16 @@
 // end-to-end figures of every plan compiled (for the regression check). Never binaries.
 // SQLite in WAL mode with a busy timeout, so concurrent compiles share it. Records of another
 // environment are never returned. Schema: docs/compiler.md ("Tuning database").
+//
+// A compile never loses its work to the database: a read that cannot be done now (the file
+// locked by another process past the wait, or failing) returns nothing, so the compile measures
+// instead; a write that cannot be done now is kept in memory, in order, and stored by the next
+// write that gets through or by flush(); health() says what was not stored and why. Rows that
+// are not valid records (wrong types, non-finite or negative timings, a name that does not match
+// its family and parameters, text that is not UTF-8) are skipped, never trusted.
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,15 +52,25 @@ struct PlanRecord {
 
 class TuningDb {
  public:
+  // How long an operation waits for a lock another process holds, by default (compile --db-wait).
+  static constexpr double kDefaultWaitS = 15;
+
   // ~/.cache/agentcompile/tune.db (XDG_CACHE_HOME respected).
   static fs::path default_path();
-  // Opens or creates; BadInput naming the file when it cannot be opened or is not a tuning DB.
-  explicit TuningDb(const fs::path& path);
-  ~TuningDb();
+  // Opens or creates. BadInput naming the file when the path is not a regular file (or a link to
+  // one), lies in /dev (but /dev/shm), /proc or /sys, has a journal/WAL sibling that is not a regular file, or
+  // holds something else than a tuning database. A database locked past `wait_s` is not an
+  // error: the object starts unavailable (reads return nothing, writes are kept in memory).
+  // After one operation has waited in vain, the next ones try without waiting until a write gets
+  // through (then the wait applies again; a read getting through says nothing of the write lock).
+  explicit TuningDb(const fs::path& path, double wait_s = kDefaultWaitS);
+  ~TuningDb();  // stores what is still kept in memory (flush)
   TuningDb(const TuningDb&) = delete;
   TuningDb& operator=(const TuningDb&) = delete;
 
+  // The path as given, and the file SQLite opens (symbolic links resolved).
   const fs::path& path() const { return path_; }
+  const fs::path& file() const { return file_; }
   std::optional<TuningRecord> find(const Environment& env, const std::string& signature, const std::string& bucket,
                                    const std::string& name) const;
   // Every record of a signature in this environment (any bucket), best first.
@@ -63,10 +82,12 @@ class TuningDb {
   void set_retimed(const Environment& env, const std::string& signature, const std::string& bucket,
                    const std::string& name, const std::vector<double>& samples_us, double median_us);
   void put_plan(const Environment& env, const PlanRecord& p);
-  // The recorded plan with the lowest e2e_us for this model and objective here.
+  // The recorded plan with the lowest e2e_us for this model and objective here (rows whose plan
+  // does not read back as a plan of this model and objective are skipped).
   std::optional<PlanRecord> best_plan(const Environment& env, const std::string& model_hash,
                                       const std::string& objective) const;
-  int64_t count(const Environment& env) const;  // candidate records in this environment
+  // Candidate records in this environment; nullopt when the database cannot be read now.
+  std::optional<int64_t> count(const Environment& env) const;
 
   // The reference backend's side of a compile's end-to-end stage (its greedy tokens with their
   // top-2 margins, its profile) as JSON, under a key of everything it depends on (model hash,
@@ -80,14 +101,44 @@ class TuningDb {
   std::optional<std::pair<std::string, std::string>> step_tuning(const Environment& env, const std::string& key) const;
   void put_step_tuning(const Environment& env, const std::string& key, const std::string& json);
 
+  // What the database could not do for this compile.
+  struct Health {
+    size_t pending = 0;       // writes kept in memory, not stored (yet)
+    size_t dropped = 0;       // writes that failed for good (not a lock: e.g. a read-only file)
+    size_t reads_failed = 0;  // reads that found the database unavailable (the compile measured instead)
+    size_t rows_skipped = 0;  // rows that were not valid records
+    std::string reason;       // the last failure, e.g. "database is locked"
+    size_t not_stored() const { return pending + dropped; }
+  };
+  const Health& health() const;
+  // Stores the writes kept in memory, retrying a locked database with backoff for up to the wait
+  // in all; true when every write of this object is stored.
+  bool flush();
+
  private:
-  void exec(const char* sql) const;
+  // One write: a transaction of its own, kept as is while the database is unavailable.
+  using Write = std::function<void()>;
+  void write(Write w);
+  bool drain();        // one attempt at every kept write, in order; false when one must wait
+  bool ready() const;  // the schema checked (or created); tried again while it is not
+  void init() const;
+  void note_failure(int code, const std::string& why) const;
+  void got_through() const;  // a write succeeded: the wait applies again
+  template <class T>
+  T read(T none, const std::function<T()>& f) const;
   // A (json, created) run record of `table` (reference_runs or step_tunings), and its insertion.
   std::optional<std::pair<std::string, std::string>> run_record(const char* table, const Environment& env,
                                                                const std::string& key) const;
   void put_run_record(const char* table, const Environment& env, const std::string& key, const std::string& json);
-  fs::path path_;
+  fs::path path_, file_;
   sqlite3* db_ = nullptr;
+  int wait_ms_ = 0;
+  mutable bool ready_ = false;
+  mutable bool waiting_ = true;       // false after an operation waited in vain: the next ones try at once
+  mutable bool last_locked_ = false;  // the last failure was a lock (worth retrying)
+  bool flushed_ = false;              // flush() ran: the destructor tries once more, without waiting
+  std::deque<Write> kept_;
+  mutable Health health_;
 };
 
 // The shape bucket of a point: decode "decode:b<batch>:c<pow2 ceiling of context>", prefill

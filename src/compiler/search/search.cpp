@@ -187,6 +187,10 @@ RegionSearch search_region(const RegionWork& w, Evaluator& ev, TuningDb* db, con
   for (size_t i = 0; i < w.ordered.size(); ++i) {
     const Candidate& c = w.ordered[i];
     if (db) recs[i] = db->find(env, w.summary.signature, s.bucket, c.name());
+    // A row under this name whose family or parameters are not this candidate's was not written
+    // for it: measured again (and replaced), never trusted.
+    if (recs[i] && (recs[i]->family != c.family || recs[i]->params != c.params || recs[i]->backend != w.space.backend))
+      recs[i].reset();
     if (recs[i]) continue;
     const FamilySpace* f = w.space.find(c.family);
     try {
