@@ -62,6 +62,9 @@ struct CompileResult {
   // Non-empty when the plan is more than the threshold slower than the best recorded plan
   // (and --allow-regression was not given): the compile must fail with this message.
   std::string regression;
+  // Non-empty when the advisor fell back to the heuristic advice for some regions: one line
+  // saying how many and why (AdvisorTally::summary), for stderr.
+  std::string advisor_note;
 };
 
 CompileResult compile_model(const Model& m, const CompileOptions& o);
