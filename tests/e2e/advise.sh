@@ -252,6 +252,7 @@ done
 expect_error "--advisor" -- "$bin" advise "$fx" --advisor magic
 expect_error "needs --llm-url" -- env -u AGENTCOMPILE_LLM_URL "$bin" advise "$fx" --advisor openai --llm-model m
 expect_error "--llm-url" -- "$bin" advise "$fx" --advisor openai --llm-url ftp://x --llm-model m
+expect_error "--llm-model" -- "$bin" advise "$fx" --advisor openai --llm-url http://127.0.0.1:9 --llm-model "$(printf 'm\377')"
 expect_error "--target" -- "$bin" advise "$fx" --target v100
 expect_error "--target" -- "$bin" advise "$fx" --backend cpu --target h200
 expect_error "--backend" -- "$bin" advise "$fx" --backend tpu

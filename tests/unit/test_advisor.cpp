@@ -736,6 +736,8 @@ TEST(AdvisorConfigTest, FlagsEnvironmentAndErrors) {
   ::unsetenv("AGENTCOMPILE_LLM_API_KEY");
   test::expect_bad_input([] { advisor_config("openai", "", "m"); }, {"--advisor openai", "--llm-url"});
   test::expect_bad_input([] { advisor_config("openai", "http://h", ""); }, {"--llm-model"});
+  test::expect_bad_input([] { advisor_config("openai", "http://h", "m\xff"); }, {"--llm-model", "UTF-8"});
+  test::expect_bad_input([] { advisor_config("openai", "http://h", "m\n"); }, {"--llm-model", "control"});
   test::expect_bad_input([] { advisor_config("openai", "ftp://h", "m"); }, {"--llm-url", "http"});
   test::expect_bad_input([] { advisor_config("openai", "http://user:pw@h", "m"); }, {"--llm-url", "credentials"});
   test::expect_bad_input([] { advisor_config("magic", "", ""); }, {"--advisor", "magic"});

@@ -1,8 +1,10 @@
 // Advisor plumbing: configuration, records, and the none / heuristic / replay advisors.
+#include <algorithm>
 #include <cstdlib>
 
 #include "agentcompile/compiler/advisor.h"
 #include "agentcompile/core/error.h"
+#include "agentcompile/tokenizer/utf8.h"
 #include "compiler/advisor/advisors.h"
 #include "compiler/advisor/llm_client.h"
 
@@ -204,6 +206,9 @@ AdvisorConfig advisor_config(const std::string& spec, const std::string& url_fla
       if (ch <= 0x20 || ch >= 0x7f) throw_input(key_from, "the API key holds spaces, control or non-ASCII characters");
     if (c.llm_url.empty()) throw_input("--advisor openai", "needs --llm-url or AGENTCOMPILE_LLM_URL");
     if (c.llm_model.empty()) throw_input("--advisor openai", "needs --llm-model or AGENTCOMPILE_LLM_MODEL");
+    // It goes into the request and every record as a JSON string.
+    if (!utf8_valid(c.llm_model) || std::any_of(c.llm_model.begin(), c.llm_model.end(), [](unsigned char ch) { return ch < 0x20; }))
+      throw_input("--llm-model", json_quote(c.llm_model) + ": not valid UTF-8 or holds control characters");
     std::string why;
     if (llm::chat_completions_url(c.llm_url, &why).empty()) throw_input("--llm-url", json_quote(c.llm_url) + ": " + why);
   }
