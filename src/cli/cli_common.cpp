@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "agentcompile/compiler/advisor.h"
 #include "agentcompile/core/error.h"
 
 namespace ac::cli {
@@ -54,6 +55,16 @@ std::vector<int32_t> parse_id_list(const std::string& text, const std::string& f
     i = j + 1;
   }
   return ids;
+}
+
+void add_advisor_flags(CLI::App* app, AdvisorFlags& f) {
+  std::string keys;
+  for (const char* var : kApiKeyVariables) keys += std::string(keys.empty() ? "$" : ", else $") + var;
+  app->add_option("--advisor", f.advisor,
+                  "heuristic (default), openai, replay:FILE or none; openai sends the API key from " + keys +
+                      " (as a Bearer token)");
+  app->add_option("--llm-url", f.llm_url, "OpenAI-compatible endpoint (or $AGENTCOMPILE_LLM_URL)");
+  app->add_option("--llm-model", f.llm_model, "model name for the endpoint (or $AGENTCOMPILE_LLM_MODEL)");
 }
 
 }  // namespace ac::cli

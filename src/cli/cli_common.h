@@ -38,6 +38,13 @@ std::vector<int32_t> parse_id_list(const std::string& text, const std::string& f
 std::string version_text();
 std::optional<int> answer_without_command(const CLI::App& root, int argc, char** argv);
 
+// --advisor, --llm-url and --llm-model (advise, compile), their help naming the environment
+// variables they fall back on and where the API key comes from.
+struct AdvisorFlags {
+  std::string advisor = "heuristic", llm_url, llm_model;
+};
+void add_advisor_flags(CLI::App* app, AdvisorFlags& flags);
+
 // One per subcommand file.
 Subcommand add_inspect(CLI::App& root);
 Subcommand add_synth_model(CLI::App& root);

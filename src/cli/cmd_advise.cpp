@@ -14,7 +14,8 @@ namespace ac::cli {
 namespace {
 
 struct AdviseOptions {
-  std::string model, advisor = "heuristic", llm_url, llm_model, target, backend = "auto", record, phase = "both";
+  std::string model, target, backend = "auto", record, phase = "both";
+  AdvisorFlags advice;
   bool json = false, print_prompt = false, nominal = false;
   int64_t batch = 1, context = 256, prefill_tokens = 128;
 };
@@ -131,7 +132,7 @@ int run_advise(const AdviseOptions& o) {
   if (o.context < 1 || o.context > ConfigLimits::kMaxPositions) throw_input("--context", "must be a positive position count");
   if (o.prefill_tokens < 1 || o.prefill_tokens > ConfigLimits::kMaxPositions)
     throw_input("--prefill-tokens", "must be a positive token count");
-  const AdvisorConfig cfg = advisor_config(o.advisor, o.llm_url, o.llm_model);
+  const AdvisorConfig cfg = advisor_config(o.advice.advisor, o.advice.llm_url, o.advice.llm_model);
   auto model = load_model(o.model);
   const Graph g = build_decoder_graph(model->config, model->weights);
 
@@ -150,6 +151,8 @@ int run_advise(const AdviseOptions& o) {
   auto advisor = make_advisor(cfg);
   FrontResult r = run_front(g, fo, *advisor);
   for (const auto& n : r.notes) notes.push_back(n);
+  if (const std::string fell = advisor->tally().summary(advisor->name()); !fell.empty())
+    std::fprintf(stderr, "warning: %s\n", fell.c_str());
 
   if (!o.record.empty()) {
     AdviceRecord rec;
@@ -183,6 +186,7 @@ int run_advise(const AdviseOptions& o) {
               {"backend", fo.backend},
               {"target", fo.target.to_json()},
               {"advisor", advisor->name()},
+              {"advisor_summary", advisor->tally().to_json(advisor->name())},
               {"points", {{"decode", fo.decode.to_json()}, {"prefill", fo.prefill.to_json()}}},
               {"regions", regions},
               {"totals",
@@ -267,9 +271,7 @@ Subcommand add_advise(CLI::App& root) {
   CLI::App* app = root.add_subcommand(
       "advise", "Region summaries, candidate spaces and the validated advice for a model, without measuring");
   app->add_option("MODEL", o->model, "Hugging Face model folder")->required();
-  app->add_option("--advisor", o->advisor, "heuristic (default), openai, replay:FILE or none");
-  app->add_option("--llm-url", o->llm_url, "OpenAI-compatible endpoint (or AGENTCOMPILE_LLM_URL)");
-  app->add_option("--llm-model", o->llm_model, "model name for the endpoint (or AGENTCOMPILE_LLM_MODEL)");
+  add_advisor_flags(app, o->advice);
   app->add_option("--target", o->target, "h200, h100, a100 or cpu (default: the detected GPU, else the host CPU)");
   app->add_option("--backend", o->backend, "cpu, cuda or auto (default)");
   app->add_option("--phase", o->phase, "decode, prefill or both (default)");

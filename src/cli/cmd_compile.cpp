@@ -16,7 +16,8 @@ namespace ac::cli {
 namespace {
 
 struct CompileCliOptions {
-  std::string model, out, backend = "auto", advisor = "heuristic", llm_url, llm_model, db, objective = "latency", seed_plan;
+  std::string model, out, backend = "auto", db, objective = "latency", seed_plan;
+  AdvisorFlags advice;
   double budget = 120, db_wait = TuningDb::kDefaultWaitS;
   int max_batch = 1;
   bool allow_regression = false, json = false, no_step_tuning = false;
@@ -69,7 +70,7 @@ int run_compile(const CompileCliOptions& o) {
   co.backend = o.backend == "auto" ? (cuda_backend_available() ? "cuda" : "cpu") : o.backend;
   if (co.backend != "cpu" && co.backend != "cuda") throw_input("--backend", json_quote(o.backend) + " is not cpu, cuda or auto");
   if (co.backend == "cuda") resolve_backend("cuda");  // a clear error without a GPU
-  co.advisor = advisor_config(o.advisor, o.llm_url, o.llm_model);
+  co.advisor = advisor_config(o.advice.advisor, o.advice.llm_url, o.advice.llm_model);
   co.budget_s = o.budget;
   co.db_path = o.db;
   co.db_wait_s = o.db_wait;
@@ -88,6 +89,7 @@ int run_compile(const CompileCliOptions& o) {
   printer.done();
   // Measurements the tuning database did not take are worth a line even when the plan is written.
   if (!r.db_note.empty()) std::fprintf(stderr, "warning: tuning db %s: %s\n", r.report["db"]["path"].get<std::string>().c_str(), r.db_note.c_str());
+  if (!r.advisor_note.empty()) std::fprintf(stderr, "warning: %s\n", r.advisor_note.c_str());
   if (!r.regression.empty()) throw Error(ErrorKind::Internal, "compile", r.regression);
   write_plan_folder(o.out, r);
   const Json& e = r.report["e2e"];
@@ -132,10 +134,10 @@ Subcommand add_compile(CLI::App& root) {
   app->add_option("MODEL", o->model, "Hugging Face model folder")->required();
   app->add_option("--out", o->out, "plan folder to write (plan.json, report.json, report.md)")->required();
   app->add_option("--backend", o->backend, "cpu, cuda or auto (default)");
-  app->add_option("--advisor", o->advisor, "heuristic (default), openai, replay:FILE or none");
-  app->add_option("--llm-url", o->llm_url, "OpenAI-compatible endpoint (or AGENTCOMPILE_LLM_URL)");
-  app->add_option("--llm-model", o->llm_model, "model name for the endpoint (or AGENTCOMPILE_LLM_MODEL)");
-  app->add_option("--budget", o->budget, "seconds for the search and checks (default 120)")->check(in_range(0.001, 7 * 24 * 3600));
+  add_advisor_flags(app, o->advice);
+  app->add_option("--budget", o->budget,
+                  "seconds for the advice, search and checks (default 120; the advisor may take a quarter of it)")
+      ->check(in_range(0.001, 7 * 24 * 3600));
   app->add_option("--db", o->db, "tuning database (default ~/.cache/agentcompile/tune.db): a regular file or a link to one");
   app->add_option("--db-wait", o->db_wait,
                   "seconds to wait for a tuning database another process holds locked (default 15), mid-compile and "

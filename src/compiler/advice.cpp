@@ -41,6 +41,20 @@ std::string unknown_key_reason(const std::string& key) {
   return "unknown key (allowed: label, family_priorities, exclude_families, param_hints, risks)";
 }
 
+// A parser's message, cut: it quotes the token it stopped in, which can be the whole reply.
+std::string brief(const std::string& printable_text) {
+  return printable_text.size() <= 240 ? printable_text : printable_text.substr(0, 240) + "...";
+}
+
+// A key of the reply as it goes into a rejection's path: as is when it is a short printable
+// name, else quoted and cut, so that a path stays one short line.
+std::string key_text(const std::string& k) {
+  const bool plain = !k.empty() && k.size() <= 64 && std::all_of(k.begin(), k.end(), [](unsigned char c) {
+    return c > 0x20 && c < 0x7f && c != '"' && c != '\\';
+  });
+  return plain ? k : json_quote(k, 40);
+}
+
 // Text the advice may carry: printable ASCII, bounded, nothing that reads as code.
 std::string text_problem(const std::string& s, size_t max_chars, bool label) {
   if (s.empty()) return "empty";
@@ -133,7 +147,7 @@ class Validator {
       return;
     }
     for (auto it = v.begin(); it != v.end(); ++it) {
-      const std::string fpath = "param_hints." + it.key();
+      const std::string fpath = "param_hints." + key_text(it.key());
       const FamilySpace* f = family(fpath, Json(it.key()), "the fallback route has no parameters");
       if (!f) continue;
       if (excluded(f->id)) {
@@ -146,7 +160,7 @@ class Validator {
       }
       std::vector<SpaceParam> narrowed;
       for (auto pit = it->begin(); pit != it->end(); ++pit) {
-        const std::string ppath = fpath + "." + pit.key();
+        const std::string ppath = fpath + "." + key_text(pit.key());
         auto dom = std::find_if(f->params.begin(), f->params.end(), [&](const SpaceParam& p) { return p.name == pit.key(); });
         if (dom == f->params.end()) {
           std::string names;
@@ -205,7 +219,7 @@ class Validator {
       RiskNote note;
       bool ok = true;
       for (auto it = r.begin(); it != r.end() && ok; ++it) {
-        const std::string kpath = path + "." + it.key();
+        const std::string kpath = path + "." + key_text(it.key());
         if (it.key() == "family") {
           if (!it->is_string() || space_.find(it->get<std::string>()) == nullptr) {
             reject(kpath, *it, "unknown family (not in this region's candidate space)");
@@ -264,7 +278,7 @@ class Validator {
       else if (k == "family_priorities") priorities(*it);
       else if (k == "param_hints") hints(*it);
       else if (k == "risks") risks(*it);
-      else reject(k, Json(nullptr), unknown_key_reason(k));
+      else reject(key_text(k), Json(nullptr), unknown_key_reason(k));
     }
   }
 
@@ -394,7 +408,8 @@ Advice validate_advice(std::string_view reply, const CandidateSpace& space,
   } catch (const Error& e) {
     Advice a;
     a.source = source;
-    a.rejections.push_back({"", json_quote(reply, 80), "not valid JSON: " + e.reason()});
+    // Its start, quoted and cut after escaping (control characters take six characters each).
+    a.rejections.push_back({"", json_brief(Json(std::string(reply.substr(0, 80))), 100), "not valid JSON: " + brief(e.reason())});
     complete_order(a, space, {}, default_order);
     return a;
   }

@@ -460,6 +460,13 @@ std::string bandwidth_text(const Json& a) {
   return b;
 }
 
+// ", advice source: ..." and the first reason when the advisor fell back to the heuristic.
+std::string advisor_text(const Json& rep) {
+  const Json& a = rep.value("advisor_summary", Json::object());
+  if (a.value("fell_back", size_t(0)) == 0) return "";
+  return ", advice source: " + a.value("source", std::string()) + " (" + a.value("reason", std::string()) + ")";
+}
+
 // "60.00 s, used 80.20 s (20.20 s over the budget); reference backend ..., search ...": where the time went.
 std::string budget_text(const Json& b, double elapsed_s) {
   char t[400];
@@ -526,6 +533,7 @@ std::string report_markdown(const Json& rep) {
   std::string md = "# Compile report: " + rep["model"]["name"].get<std::string>() + "\n\n";
   md += "- backend: " + rep["backend"].get<std::string>() + ", device: " + rep["environment"]["device"].get<std::string>() +
         "\n- objective: " + rep["objective"].get<std::string>() + ", advisor: " + rep["advisor"].get<std::string>() +
+        advisor_text(rep) +
         "\n- budget: " + budget_text(rep["budget"], rep["elapsed_s"].get<double>()) + "\n- tuning DB: " + rep["db"]["path"].get<std::string>() +
         " (measured now " + std::to_string(rep["totals"]["measured"].get<size_t>()) + ", reused " +
         std::to_string(rep["totals"]["reused"].get<size_t>()) + ", of them from other models " +
@@ -957,7 +965,17 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   const int64_t maxpos = m.config.max_position_embeddings;
   fo.decode = decode_point(o.objective == "throughput" ? o.max_batch : 1, std::min<int64_t>(o.decode_context, maxpos));
   fo.prefill = prefill_point(std::min<int64_t>(o.prefill_tokens, maxpos));
-  auto advisor = make_advisor(o.advisor);
+  // Waiting for the advisor counts against the budget, and only a share of it: an endpoint that
+  // is slow, silent or gone leaves the search its time (those regions get the heuristic advice).
+  constexpr double kAdvisorBudgetShare = 0.25;
+  AdvisorConfig advisor_cfg = o.advisor;
+  const double advisor_share_s = kAdvisorBudgetShare * o.budget_s;
+  const auto advisor_deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(advisor_share_s));
+  advisor_cfg.deadline = advisor_cfg.deadline ? std::min(*advisor_cfg.deadline, advisor_deadline) : advisor_deadline;
+  char share_text[96];
+  std::snprintf(share_text, sizeof share_text, "the advisor's share of the budget (%.3g of %.3g s)", advisor_share_s, o.budget_s);
+  advisor_cfg.deadline_what = share_text;
+  auto advisor = make_advisor(advisor_cfg);
   FrontResult front = run_front(g, fo, *advisor, [&](const std::string& sig, const std::string& backend) {
     return measured_history(db, env, sig, backend);
   });
@@ -1353,6 +1371,10 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   Json repairs_j = Json::array();
   for (const auto& r : repairs) repairs_j.push_back(r.to_json());
   result.elapsed_s = seconds_since(start);
+  // Which advice the search followed, and why not the advisor's where it fell back.
+  Json advisor_summary = advisor->tally().to_json(advisor->name());
+  advisor_summary["share_s"] = advisor_share_s;
+  result.advisor_note = advisor->tally().summary(advisor->name());
   Json rep = {{"format", "agentcompile-report"},
               {"version", 1},
               {"model", {{"name", model_name}, {"dir", m.dir.string()}, {"hash", hash},
@@ -1361,6 +1383,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
               {"environment", env.to_json()},
               {"target", fo.target.to_json()},
               {"advisor", advisor->name()},
+              {"advisor_summary", advisor_summary},
               {"objective", o.objective},
               {"max_batch", o.max_batch},
               {"points", {{"decode", fo.decode.to_json()}, {"prefill", fo.prefill.to_json()}}},

@@ -8,6 +8,8 @@ according to --mode:
   hostile  code, requests to skip validation, unknown names, out-of-domain and mistyped values
   garbage  prose instead of JSON
   error    HTTP 500
+  silent   accepts and reads the request, then never answers
+  badutf8  a 200 reply whose bytes are not UTF-8
 Each request is appended to --log as one JSON line (path, authorization, body). With --tls CERT KEY
 it serves HTTPS.
 """
@@ -53,6 +55,15 @@ class Handler(BaseHTTPRequestHandler):
             with open(ARGS.log, "a") as f:
                 f.write(json.dumps({"path": self.path, "authorization": self.headers.get("Authorization", ""),
                                     "body": body}) + "\n")
+        if ARGS.mode == "silent":
+            threading.Event().wait()  # until the server is killed
+        if ARGS.mode == "badutf8":
+            out = b'{"choices": [{"message": {"role": "assistant", "content": "\xff\xfe{\xc3\x28}"}}]}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+            return
         if ARGS.mode == "error":
             self.send_response(500)
             self.send_header("Content-Length", "4")
@@ -77,7 +88,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--mode", choices=["good", "hostile", "garbage", "error"], required=True)
+parser.add_argument("--mode", choices=["good", "hostile", "garbage", "error", "silent", "badutf8"], required=True)
 parser.add_argument("--port-file", required=True)
 parser.add_argument("--log", required=True)
 parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))

@@ -30,6 +30,7 @@ struct ScriptedReply {
   std::string content_type = "application/json";
   bool chunked = false;    // Transfer-Encoding: chunked, 1000-byte chunks
   double drip_s = 0;       // pause between chunks
+  bool close_delimited = false;  // no length: the body ends where the connection closes
 };
 
 // A chat completion whose message content is `content`.
@@ -167,6 +168,10 @@ class ScriptedServer {
     if (r.delay_s > 0 && !pause(r.delay_s)) return;
     std::string out = "HTTP/1.1 " + std::to_string(r.status) + " Scripted\r\nContent-Type: " + r.content_type +
                       "\r\nConnection: close\r\n";
+    if (r.close_delimited) {
+      send_all(fd, out + "\r\n" + r.body);
+      return;
+    }
     if (!r.chunked) {
       send_all(fd, out + "Content-Length: " + std::to_string(r.body.size()) + "\r\n\r\n" + r.body);
       return;

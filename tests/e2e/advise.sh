@@ -176,10 +176,83 @@ stop_server
   --llm-model m >"$tmp/gone.txt"
 grep -q "skipped after 2 consecutive failures" "$tmp/gone.txt" || fail "an unreachable endpoint is not skipped after two failures"
 
+# ---- the API key: the project's variable first, then OPENAI_API_KEY; --help names both.
+for cmd in advise compile; do
+  "$bin" $cmd --help >"$tmp/help.txt"
+  grep -q "AGENTCOMPILE_LLM_API_KEY, else \$OPENAI_API_KEY" "$tmp/help.txt" || fail "$cmd --help does not name both key variables"
+done
+start_server good
+env -u AGENTCOMPILE_LLM_API_KEY OPENAI_API_KEY=from-openai "$bin" advise "$fx" --backend cpu --nominal --phase decode \
+  --advisor openai --llm-url "http://127.0.0.1:$port" --llm-model m --record "$tmp/keyrec.json" >/dev/null
+AGENTCOMPILE_LLM_API_KEY=from-project OPENAI_API_KEY=from-openai "$bin" advise "$fx" --backend cpu --nominal --phase decode \
+  --advisor openai --llm-url "http://127.0.0.1:$port" --llm-model m >/dev/null
+python3 - "$tmp/requests.jsonl" <<'PY'
+import json, sys
+auth = [json.loads(l)["authorization"] for l in open(sys.argv[1])]
+assert auth == ["Bearer from-openai"] * 7 + ["Bearer from-project"] * 7, (len(auth), auth)
+PY
+! grep -q "from-openai" "$tmp/keyrec.json" || fail "the API key was written into the record"
+expect_error "OPENAI_API_KEY" -- env -u AGENTCOMPILE_LLM_API_KEY OPENAI_API_KEY="$(printf 'a\nb')" "$bin" advise "$fx" \
+  --advisor openai --llm-url "http://127.0.0.1:$port" --llm-model m
+
+# ---- a reply that is not UTF-8: --json and --record still write valid JSON (U+FFFD in its place),
+# and stderr says in one line that the heuristic advice was used.
+start_server badutf8
+"$bin" advise "$fx" --backend cpu --nominal --phase decode --advisor openai --llm-url "http://127.0.0.1:$port" \
+  --llm-model m --json --record "$tmp/bad-rec.json" >"$tmp/bad.json" 2>"$tmp/bad.err"
+[ "$(wc -l <"$tmp/bad.err")" -eq 1 ] || fail "advise with a non-UTF-8 reply: stderr is not one line: $(cat "$tmp/bad.err")"
+grep -q "^warning: advisor openai: 7 of 7 requests fell back to the heuristic advice (first: .*not a chat completion" "$tmp/bad.err" ||
+  fail "advise with a non-UTF-8 reply: no fallback warning: $(cat "$tmp/bad.err")"
+python3 - "$tmp/bad.json" "$tmp/bad-rec.json" <<'PY'
+import json, sys
+d, rec = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert all(r["fell_back"] for r in d["regions"])
+assert d["advisor_summary"]["fell_back"] == 7 and d["advisor_summary"]["source"] == "heuristic (fallback)", d["advisor_summary"]
+ex = rec["exchanges"]  # two failures, then the rest are skipped
+assert all("\ufffd" in e["raw_reply"] and e["status"].startswith("error: not a chat completion") for e in ex[:2]), ex[:2]
+assert len(ex) == 7 and all(e["status"].startswith("error: skipped") for e in ex[2:]), ex[2:]
+PY
+"$bin" advise "$fx" --backend cpu --nominal --phase decode --advisor "replay:$tmp/bad-rec.json" --json >/dev/null
+
+# ---- compile with an endpoint that never answers, or is gone: the advisor's waits count against
+# --budget (a quarter of it at most), the heuristic advice is used, stderr and the report say so,
+# and the search still measures candidates. Fresh DBs, so nothing comes from an earlier compile.
+"$bin" synth-model --preset tiny-qwen3 --out "$tmp/tiny" --seed 1 >/dev/null
+budget=15
+start_server silent
+for case in silent gone; do
+  [ $case = gone ] && stop_server  # nothing listens on $port now
+  t0=$(date +%s.%N)
+  "$bin" compile "$tmp/tiny" --out "$tmp/plan-$case" --db "$tmp/$case.db" --backend cpu --budget $budget --advisor openai \
+    --llm-url "http://127.0.0.1:$port" --llm-model m --json >"$tmp/compile-$case.json" 2>"$tmp/compile-$case.err"
+  t1=$(date +%s.%N)
+  [ "$(grep -c '^warning: advisor openai: ' "$tmp/compile-$case.err")" -eq 1 ] ||
+    fail "compile ($case endpoint): no one-line fallback warning: $(cat "$tmp/compile-$case.err")"
+  python3 - "$tmp/plan-$case" "$case" "$t0" "$t1" "$budget" <<'PY'
+import json, sys
+plan, case, t0, t1, budget = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+r = json.load(open(plan + "/report.json"))
+wall = t1 - t0
+# Before the advisor's waits were bounded, a silent endpoint made a 5 s compile take 185 s.
+assert wall < budget + 30, (case, wall)
+a = r["advisor_summary"]
+assert a["advisor"] == "openai" and a["requests"] > 0 and a["fell_back"] == a["requests"], a
+assert a["source"] == "heuristic (fallback)" and a["share_s"] == budget / 4, a
+assert a["wait_s"] <= a["share_s"] + 1, a
+want = "deadline passed" if case == "silent" else "Connection refused"
+assert want in a["reason"], (case, a["reason"])
+assert r["budget"]["not_explored"] < sum(x["space_size"] for x in r["regions"]), r["budget"]
+assert r["totals"]["measured"] > r["totals"]["regions"] + r["totals"]["spans"], r["totals"]  # more than the fallbacks
+md = open(plan + "/report.md").read()
+assert "advice source: heuristic (fallback) (" in md, md[:600]
+PY
+done
+
 # ---- bad input: one line, exit 2.
 expect_error "--advisor" -- "$bin" advise "$fx" --advisor magic
 expect_error "needs --llm-url" -- env -u AGENTCOMPILE_LLM_URL "$bin" advise "$fx" --advisor openai --llm-model m
 expect_error "--llm-url" -- "$bin" advise "$fx" --advisor openai --llm-url ftp://x --llm-model m
+expect_error "--llm-model" -- "$bin" advise "$fx" --advisor openai --llm-url http://127.0.0.1:9 --llm-model "$(printf 'm\377')"
 expect_error "--target" -- "$bin" advise "$fx" --target v100
 expect_error "--target" -- "$bin" advise "$fx" --backend cpu --target h200
 expect_error "--backend" -- "$bin" advise "$fx" --backend tpu

@@ -189,6 +189,25 @@ TEST(Advice, NarrowingToNothingKeepsTheFullSpace) {
   EXPECT_EQ(ordered_candidates(r.space, a).size(), 21u);
 }
 
+// Keys of any length or bytes end up in a rejection's path quoted and cut: one short line.
+TEST(Advice, OddKeysGiveOneLineRejectionPaths) {
+  Region1 r = attn_in_region();
+  const std::string long_key(5000, 'k');
+  const Json reply = {{"line\nbreak", 1},
+                      {long_key, 1},
+                      {"param_hints", {{"cpu:linear.blocked", {{"RO\"WS\n", {1}}}}, {"cpu:" + long_key, {{"X", {1}}}}}},
+                      {"risks", {{{"risk", "memory-bound"}, {"reason", "r"}, {"why\r\nnot", "x"}}}}};
+  const Advice a = validate_advice_json(reply, r.space, {}, "test");
+  ASSERT_EQ(a.rejections.size(), 5u) << a.to_json().dump();
+  for (const auto& rej : a.rejections) {
+    EXPECT_EQ(rej.path.find('\n'), std::string::npos) << rej.path;
+    EXPECT_EQ(rej.path.find('\r'), std::string::npos) << rej.path;
+    EXPECT_LT(rej.path.size(), 120u) << rej.path;
+  }
+  EXPECT_TRUE(has(reason_for(a, "\"line\\nbreak\""), "unknown key"));
+  EXPECT_TRUE(has(reason_for(a, "param_hints.cpu:linear.blocked.\"RO\\\"WS\\n\""), "unknown parameter"));
+}
+
 TEST(Advice, RoundTripsThroughJson) {
   Region1 r = attn_in_region();
   const Advice a = validate_advice(
@@ -381,7 +400,7 @@ TEST(OpenAiAdvisor, FailuresFallBackToTheHeuristic) {
       {"not a completion", {{200, "<html>hello</html>", 0, "text/html"}}, "not a chat completion", 1},
       {"no content", {{200, R"({"choices": [{"message": {"content": null}}]})"}}, "not a chat completion", 1},
       {"oversized", {{200, test::chat_completion(std::string(100 * 1024, ' ') + "{}")}}, "larger than", 1},
-      {"slow", {{200, test::chat_completion(kGoodContent), 3.0}}, "error:", 2},
+      {"slow", {{200, test::chat_completion(kGoodContent), 3.0}}, "timed out", 1},  // not retried
       {"server error", {{503, "busy"}}, "HTTP 503", 2},
       {"not found", {{404, "no such model"}}, "HTTP 404", 1},
       {"unauthorized", {{401, "bad key"}}, "HTTP 401", 1},
@@ -426,6 +445,112 @@ TEST(OpenAiAdvisor, ChunkedRepliesAndTheTotalDeadline) {
   EXPECT_TRUE(res.fell_back);
   EXPECT_TRUE(has(res.exchange.status, "deadline")) << res.exchange.status;
   EXPECT_LT(secs, 1.6);
+}
+
+// A never-answering endpoint costs at most the config's deadline, whatever the per-request
+// limits: no wait, attempt or backoff goes past it, and the requests after it make no call.
+TEST(OpenAiAdvisor, TheDeadlineBoundsEveryRequest) {
+  Region1 r = attn_in_region();
+  test::ScriptedServer srv({{200, test::chat_completion(kGoodContent), 1000.0}});  // never answers
+  AdvisorConfig c = llm_config(srv.url());
+  c.read_timeout_s = 30;
+  c.total_timeout_s = 60;
+  c.max_attempts = 3;
+  c.max_consecutive_failures = 100;
+  c.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
+  c.deadline_what = "the test's share";
+  auto adv = make_advisor(c);
+  const auto t0 = std::chrono::steady_clock::now();
+  const AdviceResult a = adv->advise(r.req());
+  const double first_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(a.fell_back);
+  EXPECT_TRUE(has(a.exchange.status, "deadline passed")) << a.exchange.status;
+  EXPECT_EQ(a.exchange.attempts, 1);
+  EXPECT_LT(first_s, 1.5);
+  const AdviceResult b = adv->advise(r.req());
+  EXPECT_TRUE(b.fell_back);
+  EXPECT_TRUE(has(b.note, "the test's share is spent")) << b.note;
+  EXPECT_EQ(b.exchange.attempts, 0);
+  EXPECT_EQ(srv.requests().size(), 1u);
+  EXPECT_EQ(adv->tally().asked, 2u);
+  EXPECT_EQ(adv->tally().fell_back, 2u);
+  EXPECT_TRUE(has(adv->tally().summary("openai"), "2 of 2 requests fell back")) << adv->tally().summary("openai");
+}
+
+// Retries stop at the request's own limit: a server that keeps failing with 503 is not asked
+// again once the next backoff would end past it.
+TEST(OpenAiAdvisor, TheRequestTimeoutBoundsRetries) {
+  Region1 r = attn_in_region();
+  test::ScriptedServer srv({{503, "busy"}});
+  AdvisorConfig c = llm_config(srv.url());
+  c.max_attempts = 10;
+  c.backoff_s = 0.2;
+  c.request_timeout_s = 0.5;  // attempt 1, 0.2 s, attempt 2, 0.4 s would pass it
+  const auto t0 = std::chrono::steady_clock::now();
+  const AdviceResult res = make_advisor(c)->advise(r.req());
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(res.fell_back);
+  EXPECT_EQ(res.exchange.attempts, 2);
+  EXPECT_EQ(srv.requests().size(), 2u);
+  EXPECT_LT(secs, 0.5);
+}
+
+// Bytes that are not UTF-8 (in a reply that is not a completion, an error body, or cut off at the
+// size limit mid-character) are kept with U+FFFD, so the exchange and a record are valid JSON.
+TEST(OpenAiAdvisor, RepliesThatAreNotUtf8AreKeptAsValidJson) {
+  Region1 r = attn_in_region();
+  const std::string bad = "{\"choices\": [{\"message\": {\"content\": \"\xff\xfe{\xc3\x28}\"}}]}";
+  const std::vector<ScriptedReply> replies = {{200, bad}, {404, "no \xc3\x28 model"}, {200, std::string(kMaxAdviceBytes - 1, 'a') + "\xc3\xa9"}};
+  test::TempDir dir;
+  for (const auto& reply : replies) {
+    test::ScriptedServer srv({reply});
+    AdvisorConfig c = llm_config(srv.url());
+    c.max_response_bytes = 2 * kMaxAdviceBytes;  // the last body is kept up to kMaxAdviceBytes
+    const AdviceResult res = make_advisor(c)->advise(r.req());
+    EXPECT_TRUE(res.fell_back);
+    std::string dumped;
+    EXPECT_NO_THROW(dumped = res.exchange.to_json().dump()) << res.exchange.status;
+    EXPECT_TRUE(has(res.exchange.raw_reply, "\xef\xbf\xbd")) << res.exchange.raw_reply.substr(0, 40);
+    AdviceRecord rec{"openai", "m", {res.exchange}};
+    EXPECT_NO_THROW(rec.save(dir / "rec.json"));
+    EXPECT_EQ(AdviceRecord::load(dir / "rec.json").exchanges.at(0).raw_reply, res.exchange.raw_reply);
+  }
+}
+
+// Bodies too large however they are framed, and completions of the wrong shape.
+TEST(OpenAiAdvisor, HostileBodiesFallBackCleanly) {
+  Region1 r = attn_in_region();
+  ScriptedReply chunked{200, test::chat_completion(std::string(100 * 1024, ' ') + "{}")};
+  chunked.chunked = true;
+  ScriptedReply unframed{200, test::chat_completion(std::string(100 * 1024, ' ') + "{}")};
+  unframed.close_delimited = true;
+  ScriptedReply small_unframed{200, test::chat_completion(kGoodContent)};
+  small_unframed.close_delimited = true;
+  const std::vector<std::pair<ScriptedReply, std::string>> cases = {
+      {chunked, "larger than"},
+      {unframed, "larger than"},
+      {{200, R"({"choices": {"message": {"content": "{}"}}})"}, "no choices"},
+      {{200, R"({"choices": []})"}, "no choices"},
+      {{200, R"({"choices": ["text"]})"}, "not a string"},
+      {{200, R"({"choices": [{"message": "hi"}]})"}, "not a string"},
+      {{200, R"({"choices": [{"message": {"content": 42}}]})"}, "not a string"},
+      {{200, R"({"choices": [{"message": {"content": ["{}"]}}]})"}, "not a string"},
+      {{200, std::string(40, '[') + std::string(40, ']')}, "not JSON"},
+      {{200, test::chat_completion("[1, 2, 3]")}, "unusable reply"},
+      {{200, test::chat_completion("null")}, "unusable reply"},
+      {{200, test::chat_completion(std::string(40, '{') )}, "unusable reply"},
+  };
+  for (const auto& [reply, status] : cases) {
+    test::ScriptedServer srv({reply});
+    const AdviceResult res = make_advisor(llm_config(srv.url()))->advise(r.req());
+    EXPECT_TRUE(res.fell_back) << status;
+    EXPECT_TRUE(has(res.exchange.status, status)) << res.exchange.status;
+    EXPECT_EQ(ordered_candidates(r.space, res.advice).size(), r.space.size()) << status;
+  }
+  test::ScriptedServer srv({small_unframed});
+  const AdviceResult res = make_advisor(llm_config(srv.url()))->advise(r.req());
+  EXPECT_FALSE(res.fell_back) << res.note;
+  EXPECT_EQ(res.advice.label, "qkv projections");
 }
 
 TEST(OpenAiAdvisor, RetriesTransientErrors) {
@@ -571,6 +696,29 @@ TEST(Replay, MissingExchangesAndBadFiles) {
   test::expect_bad_input([&] { make_advisor(rc); }, {"missing.json"});
 }
 
+// The key comes from the project's own variable, else OPENAI_API_KEY, and reaches the server.
+TEST(AdvisorConfigTest, ApiKeyPrecedenceAndHeader) {
+  ::unsetenv("AGENTCOMPILE_LLM_API_KEY");
+  ::setenv("OPENAI_API_KEY", "openai-key", 1);
+  test::ScriptedServer srv({{200, test::chat_completion(kGoodContent)}});
+  AdvisorConfig c = advisor_config("openai", srv.url(), "m");
+  EXPECT_EQ(c.api_key, "openai-key");
+  Region1 r = attn_in_region();
+  EXPECT_FALSE(make_advisor(c)->advise(r.req()).fell_back);
+  ASSERT_EQ(srv.requests().size(), 1u);
+  EXPECT_EQ(srv.requests()[0].authorization, "Bearer openai-key");
+  ::setenv("AGENTCOMPILE_LLM_API_KEY", "own-key", 1);
+  EXPECT_EQ(advisor_config("openai", srv.url(), "m").api_key, "own-key");
+  ::setenv("AGENTCOMPILE_LLM_API_KEY", "", 1);  // empty counts as unset
+  EXPECT_EQ(advisor_config("openai", srv.url(), "m").api_key, "openai-key");
+  ::setenv("OPENAI_API_KEY", "two\r\nX-Evil: 1", 1);
+  test::expect_bad_input([&] { advisor_config("openai", srv.url(), "m"); }, {"OPENAI_API_KEY", "control"});
+  EXPECT_EQ(advisor_config("heuristic", "", "").kind, "heuristic");  // only the openai advisor sends it
+  ::unsetenv("OPENAI_API_KEY");
+  ::unsetenv("AGENTCOMPILE_LLM_API_KEY");
+  EXPECT_EQ(advisor_config("openai", srv.url(), "m").api_key, "");
+}
+
 TEST(AdvisorConfigTest, FlagsEnvironmentAndErrors) {
   ::setenv("AGENTCOMPILE_LLM_URL", "http://127.0.0.1:9/v1", 1);
   ::setenv("AGENTCOMPILE_LLM_MODEL", "env-model", 1);
@@ -588,6 +736,8 @@ TEST(AdvisorConfigTest, FlagsEnvironmentAndErrors) {
   ::unsetenv("AGENTCOMPILE_LLM_API_KEY");
   test::expect_bad_input([] { advisor_config("openai", "", "m"); }, {"--advisor openai", "--llm-url"});
   test::expect_bad_input([] { advisor_config("openai", "http://h", ""); }, {"--llm-model"});
+  test::expect_bad_input([] { advisor_config("openai", "http://h", "m\xff"); }, {"--llm-model", "UTF-8"});
+  test::expect_bad_input([] { advisor_config("openai", "http://h", "m\n"); }, {"--llm-model", "control"});
   test::expect_bad_input([] { advisor_config("openai", "ftp://h", "m"); }, {"--llm-url", "http"});
   test::expect_bad_input([] { advisor_config("openai", "http://user:pw@h", "m"); }, {"--llm-url", "credentials"});
   test::expect_bad_input([] { advisor_config("magic", "", ""); }, {"--advisor", "magic"});

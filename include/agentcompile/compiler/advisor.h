@@ -10,8 +10,10 @@
 // An advisor never fails a compile: when it cannot answer (unreachable, slow, HTTP error,
 // garbage, oversized) the heuristic advice is used and the result says so (fell_back, note).
 // Every exchange is recorded (prompt hash, raw reply, validated advice) so a run can be replayed.
+#include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,11 +63,31 @@ struct AdviceResult {
   std::string note;        // why, or what else the report should say
 };
 
+// What an advisor did over a run: compile's report and the one line the CLI prints when it fell
+// back.
+struct AdvisorTally {
+  size_t asked = 0;           // requests
+  size_t fell_back = 0;       // of them answered by the heuristic instead
+  std::string first_failure;  // why the first fallback happened (its note)
+  double wait_s = 0;          // time spent answering (for openai: mostly waiting for the endpoint)
+  Json to_json(const std::string& advisor) const;
+  // "" when nothing fell back, else one line: how many requests fell back and the first reason.
+  std::string summary(const std::string& advisor) const;
+};
+
 class Advisor {
  public:
   virtual ~Advisor() = default;
   virtual std::string name() const = 0;
-  virtual AdviceResult advise(const AdvisorRequest& request) = 0;
+  // The advice for one request, never an exception for what the endpoint did; tallied.
+  AdviceResult advise(const AdvisorRequest& request);
+  const AdvisorTally& tally() const { return tally_; }
+
+ protected:
+  virtual AdviceResult answer(const AdvisorRequest& request) = 0;
+
+ private:
+  AdvisorTally tally_;
 };
 
 struct AdvisorConfig {
@@ -75,15 +97,24 @@ struct AdvisorConfig {
   double connect_timeout_s = 5.0;
   double read_timeout_s = 30.0;    // per read
   double total_timeout_s = 60.0;   // per attempt, body included
-  int max_attempts = 3;            // transport errors, 429 and 5xx are retried
+  double request_timeout_s = 90.0; // per request: every attempt and backoff included
+  int max_attempts = 3;            // refused connections, 429 and 5xx are retried; timeouts are not
   double backoff_s = 0.5;          // doubled after each failed attempt
   size_t max_response_bytes = 256 * 1024;
   int max_consecutive_failures = 2;  // then the remaining regions go straight to the heuristic
+  // When set (compile: its advisor share of --budget), no request waits past it, and the requests
+  // after it get the heuristic advice; deadline_what names it in the notes.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::string deadline_what;
 };
 
+// The environment variables the API key is read from, first set (non-empty) one first.
+inline constexpr const char* kApiKeyVariables[] = {"AGENTCOMPILE_LLM_API_KEY", "OPENAI_API_KEY"};
+
 // From --advisor heuristic|openai|replay:FILE|none, --llm-url, --llm-model and the environment
-// (AGENTCOMPILE_LLM_URL, AGENTCOMPILE_LLM_MODEL, AGENTCOMPILE_LLM_API_KEY; flags win).
-// BadInput for an unknown advisor or openai without a URL or model.
+// (AGENTCOMPILE_LLM_URL, AGENTCOMPILE_LLM_MODEL; flags win; the key from kApiKeyVariables).
+// BadInput for an unknown advisor, openai without a URL or model, or a key with spaces or
+// control characters.
 AdvisorConfig advisor_config(const std::string& spec, const std::string& url_flag, const std::string& model_flag);
 std::unique_ptr<Advisor> make_advisor(const AdvisorConfig& config);
 

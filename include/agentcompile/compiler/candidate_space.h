@@ -76,6 +76,8 @@ struct CandidateSpace {
 
 // Largest product of domains a family may declare (the space must stay enumerable).
 constexpr size_t kMaxFamilyPoints = 1'000'000;
+// The product of the domains' sizes; kMaxFamilyPoints + 1 for anything larger.
+size_t domain_product(const std::vector<SpaceParam>& params);
 
 // The valid bindings of `f`, in domain order; `domains` (same names, subsets) replaces f's
 // domains for the parameters it lists (advice narrowing).

@@ -75,6 +75,9 @@ struct CompileResult {
   // Non-empty when the tuning database could not store or read everything (report.json db.note):
   // the CLI says so on stderr.
   std::string db_note;
+  // Non-empty when the advisor fell back to the heuristic advice for some regions: one line
+  // saying how many and why (AdvisorTally::summary), for stderr.
+  std::string advisor_note;
 };
 
 CompileResult compile_model(const Model& m, const CompileOptions& o);

@@ -1,8 +1,10 @@
 // Advisor plumbing: configuration, records, and the none / heuristic / replay advisors.
+#include <algorithm>
 #include <cstdlib>
 
 #include "agentcompile/compiler/advisor.h"
 #include "agentcompile/core/error.h"
+#include "agentcompile/tokenizer/utf8.h"
 #include "compiler/advisor/advisors.h"
 #include "compiler/advisor/llm_client.h"
 
@@ -15,7 +17,9 @@ constexpr size_t kMaxRecordBytes = 64u << 20;
 class NoneAdvisor final : public Advisor {
  public:
   std::string name() const override { return "none"; }
-  AdviceResult advise(const AdvisorRequest& r) override {
+
+ protected:
+  AdviceResult answer(const AdvisorRequest& r) override {
     AdviceResult out;
     out.advice = empty_advice(*r.space, "none");
     out.exchange = advisors::exchange_for(r, "none");
@@ -29,7 +33,9 @@ class NoneAdvisor final : public Advisor {
 class HeuristicAdvisor final : public Advisor {
  public:
   std::string name() const override { return "heuristic"; }
-  AdviceResult advise(const AdvisorRequest& r) override { return heuristic_advice(r); }
+
+ protected:
+  AdviceResult answer(const AdvisorRequest& r) override { return heuristic_advice(r); }
 };
 
 // Re-validates the recorded replies against today's space, with the default order the recorded
@@ -39,7 +45,8 @@ class ReplayAdvisor final : public Advisor {
   explicit ReplayAdvisor(const fs::path& file) : record_(AdviceRecord::load(file)), file_(file) {}
   std::string name() const override { return "replay"; }
 
-  AdviceResult advise(const AdvisorRequest& r) override {
+ protected:
+  AdviceResult answer(const AdvisorRequest& r) override {
     AdviceResult h = heuristic_advice(r);
     const AdviceExchange* ex = record_.find(r.summary->signature, r.space->backend);
     const std::string where = std::string(region_kind_name(r.summary->kind)) + " " +
@@ -90,22 +97,6 @@ std::string env(const char* name) {
 }  // namespace
 
 namespace advisors {
-
-std::string strip_fences(std::string_view c) {
-  auto trim = [](std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-    return s;
-  };
-  c = trim(c);
-  if (c.size() >= 6 && c.substr(0, 3) == "```" && c.substr(c.size() - 3) == "```") {
-    c.remove_suffix(3);
-    const size_t nl = c.find('\n');
-    c = nl == std::string_view::npos ? std::string_view() : c.substr(nl + 1);
-    c = trim(c);
-  }
-  return std::string(c);
-}
 
 AdviceExchange exchange_for(const AdvisorRequest& r, const std::string& advisor) {
   AdviceExchange e;
@@ -201,14 +192,56 @@ AdvisorConfig advisor_config(const std::string& spec, const std::string& url_fla
   }
   c.llm_url = url_flag.empty() ? env("AGENTCOMPILE_LLM_URL") : url_flag;
   c.llm_model = model_flag.empty() ? env("AGENTCOMPILE_LLM_MODEL") : model_flag;
-  c.api_key = env("AGENTCOMPILE_LLM_API_KEY");
+  std::string key_from;
+  for (const char* var : kApiKeyVariables) {
+    c.api_key = env(var);
+    if (!c.api_key.empty()) {
+      key_from = var;
+      break;
+    }
+  }
   if (c.kind == "openai") {
+    // The key goes into a header line: a stray newline would end it.
+    for (unsigned char ch : c.api_key)
+      if (ch <= 0x20 || ch >= 0x7f) throw_input(key_from, "the API key holds spaces, control or non-ASCII characters");
     if (c.llm_url.empty()) throw_input("--advisor openai", "needs --llm-url or AGENTCOMPILE_LLM_URL");
     if (c.llm_model.empty()) throw_input("--advisor openai", "needs --llm-model or AGENTCOMPILE_LLM_MODEL");
+    // It goes into the request and every record as a JSON string.
+    if (!utf8_valid(c.llm_model) || std::any_of(c.llm_model.begin(), c.llm_model.end(), [](unsigned char ch) { return ch < 0x20; }))
+      throw_input("--llm-model", json_quote(c.llm_model) + ": not valid UTF-8 or holds control characters");
     std::string why;
     if (llm::chat_completions_url(c.llm_url, &why).empty()) throw_input("--llm-url", json_quote(c.llm_url) + ": " + why);
   }
   return c;
+}
+
+AdviceResult Advisor::advise(const AdvisorRequest& request) {
+  const auto t0 = std::chrono::steady_clock::now();
+  AdviceResult r = answer(request);
+  ++tally_.asked;
+  tally_.wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (r.fell_back && tally_.fell_back++ == 0) {
+    // The note says why and then what was done about it; the tally keeps the why.
+    tally_.first_failure = r.note;
+    const std::string tail = "; heuristic order used";
+    if (r.note.size() >= tail.size() && r.note.compare(r.note.size() - tail.size(), tail.size(), tail) == 0)
+      tally_.first_failure.resize(r.note.size() - tail.size());
+  }
+  return r;
+}
+
+Json AdvisorTally::to_json(const std::string& advisor) const {
+  std::string source = advisor;
+  if (fell_back > 0 && fell_back == asked) source = "heuristic (fallback)";
+  else if (fell_back > 0) source = advisor + ", heuristic (fallback) for " + std::to_string(fell_back) + " of " + std::to_string(asked);
+  return {{"advisor", advisor}, {"requests", asked}, {"fell_back", fell_back}, {"source", source},
+          {"reason", first_failure}, {"wait_s", wait_s}};
+}
+
+std::string AdvisorTally::summary(const std::string& advisor) const {
+  if (fell_back == 0) return "";
+  return "advisor " + advisor + ": " + std::to_string(fell_back) + " of " + std::to_string(asked) +
+         " requests fell back to the heuristic advice (first: " + first_failure + ")";
 }
 
 std::unique_ptr<Advisor> make_advisor(const AdvisorConfig& c) {

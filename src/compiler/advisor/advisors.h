@@ -2,16 +2,12 @@
 // Advisor implementations behind make_advisor (advisor.h); internal to src/compiler/advisor.
 #include <memory>
 #include <string>
-#include <string_view>
 
 #include "agentcompile/compiler/advisor.h"
 
 namespace ac::advisors {
 
 std::unique_ptr<Advisor> make_openai(const AdvisorConfig& config);
-
-// The JSON an LLM put in its message: surrounding whitespace and one ```json fence removed.
-std::string strip_fences(std::string_view content);
 
 // The advice an LLM's message content gives: validated when it is usable advice (a JSON object);
 // otherwise the heuristic advice with the reply's rejections added, fell_back set.

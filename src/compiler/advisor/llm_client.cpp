@@ -1,7 +1,8 @@
 // A small HTTP/1.1 client for one JSON POST: POSIX sockets with non-blocking connect and poll
 // timeouts, TLS through the statically linked OpenSSL (system trust store, SNI, host name
 // check), Content-Length, chunked and close-delimited bodies, a size limit, a per-attempt
-// deadline, and retries with doubling backoff for transport errors, 429 and 5xx.
+// deadline and an overall one, and retries with doubling backoff for transport errors other
+// than timeouts, 429 and 5xx.
 //
 // Debian's cpp-httplib is a shared library (libcpp-httplib.so pulling in brotli, zlib and
 // libssl.so.3); the binary must run on the GPU machine, which has none of them
@@ -202,6 +203,7 @@ class Connection {
     const int rc = ::getaddrinfo(u.host.c_str(), std::to_string(u.port).c_str(), &hints, &res);
     if (rc != 0) throw TransportError("resolve " + u.host + ": " + gai_strerror(rc), true);
     std::string last = "no address";
+    bool timed_out = false;
     for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
       const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
       if (fd < 0) continue;
@@ -219,6 +221,7 @@ class Connection {
         } else {
           r = -1;
           errno = ETIMEDOUT;
+          timed_out = true;
         }
       }
       if (r == 0) {
@@ -229,7 +232,7 @@ class Connection {
       ::close(fd);
     }
     ::freeaddrinfo(res);
-    if (fd_ < 0) throw TransportError("connect " + u.host + ":" + std::to_string(u.port) + ": " + last, true);
+    if (fd_ < 0) throw TransportError("connect " + u.host + ":" + std::to_string(u.port) + ": " + last, !timed_out);
   }
 
   void start_tls(const std::string& host) {
@@ -271,11 +274,12 @@ class Connection {
 
   void wait(short events, const char* what) {
     const int budget = ms_until(deadline_);
-    if (budget == 0) throw TransportError(std::string("deadline passed while ") + what, true);
+    // A server that let a whole timeout pass will most likely do it again: timeouts are not retried.
+    if (budget == 0) throw TransportError(std::string("deadline passed while ") + what, false);
     pollfd p{fd_, events, 0};
     const int r = ::poll(&p, 1, std::min(budget, read_timeout_ms_));
     if (r == 0)
-      throw TransportError(std::string(budget <= read_timeout_ms_ ? "deadline passed" : "timed out") + " while " + what, true);
+      throw TransportError(std::string(budget <= read_timeout_ms_ ? "deadline passed" : "timed out") + " while " + what, false);
     if (r < 0 && errno != EINTR) throw TransportError(std::string("poll: ") + std::strerror(errno), true);
   }
 
@@ -417,11 +421,17 @@ HttpResult post_json(const HttpPost& rq) {
 
   const int attempts = std::max(1, rq.max_attempts);
   for (int attempt = 1; attempt <= attempts; ++attempt) {
-    if (attempt > 1) std::this_thread::sleep_for(std::chrono::duration<double>(rq.backoff_s * std::pow(2.0, attempt - 2)));
+    if (attempt > 1) {
+      const auto backoff = std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(rq.backoff_s * std::pow(2.0, attempt - 2)));
+      if (rq.deadline && Clock::now() + backoff >= *rq.deadline) break;  // no time for another attempt
+      std::this_thread::sleep_for(backoff);
+    }
     out.attempts = attempt;
     out.status = 0;
     out.body.clear();
-    const auto deadline = Clock::now() + std::chrono::milliseconds(int64_t(std::max(0.001, rq.total_timeout_s) * 1000));
+    auto deadline = Clock::now() + std::chrono::milliseconds(int64_t(std::max(0.001, rq.total_timeout_s) * 1000));
+    if (rq.deadline) deadline = std::min(deadline, *rq.deadline);
     try {
       Connection c(rq.read_timeout_s, deadline);
       c.open(u, rq.connect_timeout_s);

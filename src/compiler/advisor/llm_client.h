@@ -1,7 +1,9 @@
 #pragma once
 // One JSON POST to an OpenAI-compatible endpoint over HTTP or HTTPS, with bounded time, size and
 // retries. Internal to the openai advisor.
+#include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace ac::llm {
@@ -13,7 +15,9 @@ struct HttpPost {
   double connect_timeout_s = 5.0;
   double read_timeout_s = 30.0;
   double total_timeout_s = 60.0;  // per attempt
-  int max_attempts = 3;
+  // No wait, attempt or backoff goes past it (the caller's budget); unset: the limits above only.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  int max_attempts = 3;  // refused connections, 429 and 5xx are retried; timeouts are not
   double backoff_s = 0.5;
   size_t max_response_bytes = 256 * 1024;
 };

@@ -1,38 +1,24 @@
 // The openai advisor: one chat-completions call per region signature. Any failure (transport,
 // HTTP status, a reply that is not a chat completion, content that is not an advice object)
 // falls back to the heuristic advice and says why; after a few consecutive failures the
-// advisor stops calling, so an unreachable endpoint costs its timeouts only a few times.
+// advisor stops calling, so an unreachable endpoint costs its timeouts only a few times. Every
+// wait ends by the request's own limit and by the config's deadline (compile's share of its
+// budget); past that deadline the remaining requests get the heuristic advice without a call.
 #include <algorithm>
 
 #include "agentcompile/core/error.h"
 #include "compiler/advisor/advisors.h"
 #include "compiler/advisor/llm_client.h"
+#include "compiler/advisor/reply.h"
 
 namespace ac {
 
 namespace {
 
-// choices[0].message.content of a chat completion; empty optional (why in *why) otherwise.
-std::optional<std::string> message_content(const std::string& body, std::string* why) {
-  Json j;
-  try {
-    j = parse_json_strict(body, "chat completion", JsonLimits{32, 4096});
-  } catch (const Error& e) {
-    *why = "not JSON: " + e.reason();
-    return std::nullopt;
-  }
-  if (!j.is_object() || !j.contains("choices") || !j["choices"].is_array() || j["choices"].empty()) {
-    *why = "no choices";
-    return std::nullopt;
-  }
-  const Json& c = j["choices"][0];
-  if (!c.is_object() || !c.contains("message") || !c["message"].is_object() || !c["message"].contains("content") ||
-      !c["message"]["content"].is_string()) {
-    *why = "choices[0].message.content is not a string";
-    return std::nullopt;
-  }
-  return c["message"]["content"].get<std::string>();
-}
+using Clock = std::chrono::steady_clock;
+
+// Less than this left before the deadline is not worth a request.
+constexpr double kMinRequestS = 0.05;
 
 class OpenAiAdvisor final : public Advisor {
  public:
@@ -43,13 +29,23 @@ class OpenAiAdvisor final : public Advisor {
   }
   std::string name() const override { return "openai"; }
 
-  AdviceResult advise(const AdvisorRequest& r) override {
+ protected:
+  AdviceResult answer(const AdvisorRequest& r) override {
     const Json messages = build_prompt(r);
     AdviceExchange ex = advisors::exchange_for(r, "openai");
     ex.llm_model = c_.llm_model;
     if (failures_ >= c_.max_consecutive_failures) {
       ex.status = "error: skipped after " + std::to_string(failures_) + " consecutive failures";
       return fall_back(r, ex, "openai advisor skipped after " + std::to_string(failures_) + " consecutive failures");
+    }
+    const auto now = Clock::now();
+    auto deadline = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c_.request_timeout_s));
+    if (c_.deadline) {
+      if (std::chrono::duration<double>(*c_.deadline - now).count() < kMinRequestS) {
+        ex.status = "error: skipped: " + c_.deadline_what + " is spent";
+        return fall_back(r, ex, "openai advisor skipped: " + c_.deadline_what + " is spent");
+      }
+      deadline = std::min(deadline, *c_.deadline);
     }
     llm::HttpPost post;
     post.url = url_;
@@ -58,28 +54,31 @@ class OpenAiAdvisor final : public Advisor {
     post.connect_timeout_s = c_.connect_timeout_s;
     post.read_timeout_s = c_.read_timeout_s;
     post.total_timeout_s = c_.total_timeout_s;
+    post.deadline = deadline;
     post.max_attempts = c_.max_attempts;
     post.backoff_s = c_.backoff_s;
     post.max_response_bytes = c_.max_response_bytes;
     const llm::HttpResult res = llm::post_json(post);
     ex.attempts = res.attempts;
     ex.elapsed_ms = res.elapsed_ms;
+    // Whatever the bytes, what is kept is valid UTF-8 (records and reports are JSON).
+    const std::string error = advisors::reply_text(res.error, 1024);
     if (!res.ok) {
       ++failures_;
-      ex.raw_reply = res.body.substr(0, kMaxAdviceBytes);
-      ex.status = "error: " + res.error;
-      return fall_back(r, ex, "openai advisor failed (" + res.error + ", " + std::to_string(res.attempts) + " attempts)");
+      ex.raw_reply = advisors::reply_text(res.body);
+      ex.status = "error: " + error;
+      return fall_back(r, ex, "openai advisor failed (" + error + ", " + std::to_string(res.attempts) +
+                                  (res.attempts == 1 ? " attempt)" : " attempts)"));
     }
-    std::string why;
-    std::optional<std::string> content = message_content(res.body, &why);
-    if (!content) {
+    advisors::ChatReply reply = advisors::chat_reply_content(res.body);
+    if (!reply.content) {
       ++failures_;
-      ex.raw_reply = res.body.substr(0, kMaxAdviceBytes);
-      ex.status = "error: not a chat completion: " + why;
-      return fall_back(r, ex, "openai advisor's reply is not a chat completion (" + why + ")");
+      ex.raw_reply = advisors::reply_text(res.body);
+      ex.status = "error: not a chat completion: " + reply.why;
+      return fall_back(r, ex, "openai advisor's reply is not a chat completion (" + reply.why + ")");
     }
-    ex.raw_reply = *content;
-    AdviceResult out = advisors::advice_from_content(r, *content, "openai");
+    ex.raw_reply = *reply.content;
+    AdviceResult out = advisors::advice_from_content(r, *reply.content, "openai");
     if (out.fell_back) {
       ++failures_;
       ex.status = "error: unusable reply";
@@ -112,7 +111,7 @@ class OpenAiAdvisor final : public Advisor {
 namespace advisors {
 
 AdviceResult advice_from_content(const AdvisorRequest& r, const std::string& content, const std::string& source) {
-  Advice a = validate_advice(strip_fences(content), *r.space, heuristic_family_order(r), source);
+  Advice a = content_advice(content, *r.space, heuristic_family_order(r), source);
   if (a.parsed) {
     AdviceResult out;
     out.advice = std::move(a);
