@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # compile through the binary on the CPU backend: the plan folder and its report, a warm second
 # compile from the tuning DB, generate/logits --plan equal to the reference backend, and
-# one-line refusals (exit 2, no output) of plans for another model or machine, corrupt plans and
-# bad flags; a failed compile leaves no plan folder behind.
+# one-line refusals (exit 2, no output) of plans for another model or machine, corrupt plans,
+# kernel files outside the plan folder and bad flags; a failed compile leaves no plan folder behind.
 set -euo pipefail
 bin=${AC_BIN:?}
 src=${AC_SRC:?}
@@ -96,6 +96,22 @@ expect_error "engine version" "$bin" generate "$fx" --prompt-tokens 1,2 --plan "
 printf '{"format": "agentcompile-plan", "version": 1' >"$tmp/elsewhere/plan.json"
 expect_error "plan.json" "$bin" generate "$fx" --prompt-tokens 1,2 --plan "$tmp/elsewhere"
 expect_error "no such directory" "$bin" generate "$fx" --prompt-tokens 1,2 --plan "$tmp/none"
+
+# ---- plans are code: kernel files must be regular files inside the plan folder (a CPU plan has
+# none of its own; these are added)
+cp -r "$tmp/plan" "$tmp/withbin"
+echo -n "secret" >"$tmp/secret"
+ln -s "$tmp/secret" "$tmp/withbin/outside.cubin"
+python3 - "$tmp/withbin/plan.json" <<'PY'
+import hashlib, json, sys
+p = json.load(open(sys.argv[1]))
+sha = hashlib.sha256(b"secret").hexdigest()
+p["kernels"] = [{"name": "k0", "file": "outside.cubin", "sha256": sha, "source_key": "k"}]
+json.dump(p, open(sys.argv[1], "w"))
+PY
+expect_error "kernel binary outside.cubin: resolves to .*, outside" "$bin" generate "$fx" --prompt-tokens 1,2 --plan "$tmp/withbin"
+rm "$tmp/withbin/outside.cubin"
+expect_error "kernel binary outside.cubin: is missing" "$bin" logits "$fx" --tokens 1,2 --plan "$tmp/withbin" --json
 
 # ---- bad compile flags: nothing written
 mkdir "$tmp/notaplan" && echo keep >"$tmp/notaplan/file"

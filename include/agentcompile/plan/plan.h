@@ -149,7 +149,8 @@ struct Plan {
   Json to_json() const;
   // BadInput "subject: field: why" on any defect.
   static Plan from_json(const Json& j, const std::string& subject);
-  // dir/plan.json, with kernel files checked; BadInput naming the folder.
+  // dir/plan.json and its kernel binaries: each a regular file inside the folder (links
+  // resolved), named once, matching its sha256, all within a size cap. BadInput naming the folder.
   static Plan load(const fs::path& dir);
   // dir/plan.json alone (its kernel binaries neither read nor required: compile --seed-plan);
   // BadInput naming `flag` and the folder.
@@ -157,6 +158,11 @@ struct Plan {
   // Binding of a graph op in a phase (null: the backend's default route).
   const PlanRoute* route_for_op(const std::string& op_name, const std::string& phase) const;
 };
+
+// Plan folders (compile --out replaces only these): marked ones, and those written before markers
+// existed, recognised by a plan.json of this format (then plan.json, report.json, report.md and
+// its kernel files are the folder's own).
+const FolderKind& plan_folder_kind();
 
 // Refuses (BadInput, subject "--plan DIR") a plan made for another model, environment or engine
 // version, with the difference in one line.
