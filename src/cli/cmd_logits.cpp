@@ -15,7 +15,7 @@ namespace ac::cli {
 namespace {
 struct LogitsOptions {
   std::string model, tokens, backend = "cpu", plan;
-  bool json = false;
+  bool json = false, rebuild_kernels = false;
 };
 }  // namespace
 
@@ -26,13 +26,17 @@ Subcommand add_logits(CLI::App& root) {
   app->add_option("--tokens", o->tokens, "Comma-separated token ids")->required();
   app->add_option("--backend", o->backend, "cpu (default), cuda or auto");
   app->add_option("--plan", o->plan, "Run a compiled plan folder (its backend; refused when made for another model or machine)");
+  app->add_flag("--rebuild-kernels", o->rebuild_kernels, "Ignore the plan's kernel binaries: compile its kernels from this build's templates (its choices are kept)");
   app->add_flag("--json", o->json, "Print {\"logits\": [[...], ...]} (the only output format)");
   return {app, [o]() {
             if (!o->json) throw_input("logits", "--json is required (the output is a JSON matrix)");
             std::vector<int32_t> tokens = parse_id_list(o->tokens, "--tokens");
             auto model = load_model(o->model);
             std::optional<Plan> plan;
-            if (!o->plan.empty()) plan = load_plan_for(o->plan, *model, o->backend == "cpu" ? "" : o->backend);
+            if (o->rebuild_kernels && o->plan.empty()) throw_input("--rebuild-kernels", "needs --plan");
+            if (!o->plan.empty())
+              plan = load_plan_for(o->plan, *model, o->backend == "cpu" ? "" : o->backend,
+                                   o->rebuild_kernels ? PlanKernels::Rebuild : PlanKernels::Load);
             check_context(model->config, int64_t(tokens.size()), 0);
             for (int32_t t : tokens)
               if (t >= model->config.vocab_size)

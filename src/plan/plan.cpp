@@ -258,9 +258,10 @@ Plan Plan::load_choices(const fs::path& dir, const std::string& flag) {
   return from_json(parse_json_strict(text, subject + "/plan.json"), subject + "/plan.json");
 }
 
-Plan Plan::load(const fs::path& dir) {
+Plan Plan::load(const fs::path& dir, PlanKernels kernels) {
   const std::string subject = "--plan " + dir.string();
   Plan p = load_choices(dir, "--plan");
+  if (kernels == PlanKernels::Rebuild) return p;  // binaries not even opened: compiled from templates
   // Each binary a regular file inside the folder (links resolved), each file once, all of them
   // within kMaxKernelBytes together; read from the file checked, then compared with its sha256.
   std::map<std::pair<uint64_t, uint64_t>, std::string> seen;

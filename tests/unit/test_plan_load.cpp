@@ -1,11 +1,16 @@
 // What a plan folder may make the runtime read: kernel binaries that are regular files inside the
-// folder once every link is resolved, each file once, within a size cap.
+// folder once every link is resolved, each file once, within a size cap; and --rebuild-kernels
+// (PlanKernels::Rebuild), which leaves the binaries unread and keeps the plan's choices.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include "agentcompile/backends/cpu/cpu_executor.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/hash.h"
+#include "agentcompile/model/model.h"
 #include "agentcompile/plan/plan.h"
+#include "agentcompile/runtime/engine.h"
+#include "agentcompile/runtime/plan_executor.h"
 #include "unit/model_test_util.h"
 
 namespace ac {
@@ -14,6 +19,8 @@ namespace {
 using test::expect_bad_input;
 using test::TempDir;
 using test::write_bytes;
+
+const fs::path kQwen3 = fs::path(AC_TEST_FIXTURES) / "hf" / "qwen3_mha_untied_5x";
 
 // A CPU plan for `hash` with no routes (every op on the reference path).
 Plan empty_plan(const std::string& hash = std::string(64, 'a')) {
@@ -116,6 +123,49 @@ TEST(PlanLoad, EachFileOnceAndWithinTheCaps) {
   Json nul = p.to_json();
   nul["kernels"][0]["file"] = std::string("kernels/a.cubin\0/../../x", 24);
   expect_bad_input([&] { Plan::from_json(nul, "plan.json"); }, {"must be a path inside the plan folder"});
+}
+
+TEST(PlanLoad, RebuildKernelsLeavesTheBinariesUnreadAndKeepsTheChoices) {
+  TempDir tmp;
+  auto m = load_model(kQwen3);
+  const fs::path dir = tmp / "plan";
+  Plan p = empty_plan(model_hash(*m));
+  PlanRoute r;  // one real choice, to see it kept
+  r.region = "attn_in";
+  r.phase = "decode";
+  r.signature = "s";
+  r.instances = {"layers.0.attn_in"};
+  r.family = "cpu:linear.blocked";
+  r.route = "op";
+  r.params = {{"ROWS", 2}, {"TOKENS", 1}, {"KUNROLL", 4}, {"THREADS", 1}};
+  r.ops = {"layers.0.q_proj"};
+  p.routes.push_back(r);
+  add_kernel(p, "kernels/missing.cubin", "M");
+  add_kernel(p, "kernels/tampered.cubin", "T");
+  write_bytes(dir / "kernels" / "tampered.cubin", "not T");
+  write_plan(dir, p);
+
+  expect_bad_input([&] { load_plan_for(dir, *m, "auto"); }, {"kernels/missing.cubin", "missing"});
+  write_bytes(tmp / "outside", "M");
+  fs::create_symlink(tmp / "outside", dir / "kernels" / "missing.cubin");
+  expect_bad_input([&] { load_plan_for(dir, *m, "auto"); }, {"kernels/missing.cubin", "outside"});
+  const Plan q = load_plan_for(dir, *m, "auto", PlanKernels::Rebuild);
+  ASSERT_EQ(q.kernels.size(), 2u);
+  for (const PlanKernel& k : q.kernels) EXPECT_TRUE(k.bytes.empty()) << k.file;
+  EXPECT_EQ(q.kernels[1].source_key, "some key");
+  ASSERT_EQ(q.routes.size(), 1u);
+  EXPECT_EQ(q.routes[0].params, r.params);
+
+  // The plan runs, on the CPU backend's own kernels, with the reference's logits.
+  const Graph g = build_decoder_graph(m->config, m->weights);
+  const ExecutorLimits lim{1, 8, 8, 0};
+  auto ex = make_plan_executor(q, g, lim);
+  auto ref = make_cpu_executor(g, lim);
+  const std::vector<int32_t> toks = {1, 5, 9, 33};
+  const auto a = teacher_forced_logits(*ex, toks), b = teacher_forced_logits(*ref, toks);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    for (size_t j = 0; j < a[i].size(); ++j) ASSERT_NEAR(a[i][j], b[i][j], 1e-3 + 1e-4 * std::abs(b[i][j]));
 }
 
 }  // namespace
