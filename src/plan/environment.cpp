@@ -129,9 +129,10 @@ std::string model_hash(const Model& m) {
   for (const auto& [name, t] : m.store.all()) {
     h.part(name).part(std::to_string(int(t->dtype))).part(t->shape_str());
     const uint64_t n = t->nbytes();
+    const char* data = reinterpret_cast<const char*>(t->data);  // a lambda may not capture `t` before clang 16
     auto piece = [&](uint64_t at) {
       at = std::min(at, n > kPiece ? n - kPiece : 0);
-      h.part(std::string_view(reinterpret_cast<const char*>(t->data) + at, size_t(std::min(kPiece, n - at))));
+      h.part(std::string_view(data + at, size_t(std::min(kPiece, n - at))));
     };
     if (n <= kPiece * (kSpread + 2)) {
       h.part(std::string_view(reinterpret_cast<const char*>(t->data), size_t(n)));
