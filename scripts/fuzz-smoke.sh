@@ -21,6 +21,11 @@ t0=$(date +%s)
 # Configure once (only the library sources the targets need get built); reconfigure if the
 # folder was made with another compiler.
 if ! grep -qs 'CMAKE_CXX_COMPILER:.*clang' "$BUILD/CMakeCache.txt"; then
+  # Only a fuzz build folder (or an empty one) is wiped: FUZZ_BUILD may name any folder.
+  if [ -e "$BUILD" ] && ! grep -qs '^AGENTCOMPILE_FUZZ:BOOL=ON' "$BUILD/CMakeCache.txt" && [ -n "$(ls -A "$BUILD" 2>/dev/null)" ]; then
+    echo "fuzz-smoke: $BUILD exists and is not a fuzz build folder; refusing to replace it (set FUZZ_BUILD)" >&2
+    exit 2
+  fi
   rm -rf "$BUILD"
   mkdir -p "$BUILD"
   gen=()
