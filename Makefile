@@ -30,5 +30,9 @@ demo: deps build
 fuzz-smoke: deps
 	@scripts/fuzz-smoke.sh
 
+# Only CMake build folders are removed (BUILD may name any folder).
 clean:
-	rm -rf $(BUILD) build-fuzz
+	@for d in "$(BUILD)" build-fuzz; do \
+	  if [ -e "$$d" ] && [ ! -f "$$d/CMakeCache.txt" ]; then echo "clean: $$d is not a CMake build folder; left alone" >&2; \
+	  else rm -rf "$$d"; fi; \
+	done

@@ -13,14 +13,19 @@ BUILD=${FUZZ_BUILD:-build-fuzz}
 JOBS=${JOBS:-$(nproc)}
 command -v clang++ >/dev/null || { echo "fuzz-smoke: clang++ not found (scripts/install-deps.sh installs it)" >&2; exit 1; }
 
-targets=(fuzz_safetensors fuzz_config fuzz_shard_index fuzz_model fuzz_tuning_db fuzz_advisor_reply)
-declare -A corpus=([fuzz_safetensors]=safetensors [fuzz_config]=config [fuzz_shard_index]=shard_index [fuzz_model]=model [fuzz_tuning_db]=tuning_db [fuzz_advisor_reply]=advisor_reply)
-declare -A dict=([fuzz_safetensors]=safetensors [fuzz_config]=config [fuzz_shard_index]=config [fuzz_model]=config [fuzz_tuning_db]=tuning_db [fuzz_advisor_reply]=advisor_reply)
+targets=(fuzz_safetensors fuzz_config fuzz_shard_index fuzz_model fuzz_plan fuzz_tuning_db fuzz_advisor_reply)
+declare -A corpus=([fuzz_safetensors]=safetensors [fuzz_config]=config [fuzz_shard_index]=shard_index [fuzz_model]=model [fuzz_plan]=plan [fuzz_tuning_db]=tuning_db [fuzz_advisor_reply]=advisor_reply)
+declare -A dict=([fuzz_safetensors]=safetensors [fuzz_config]=config [fuzz_shard_index]=config [fuzz_model]=config [fuzz_plan]=plan [fuzz_tuning_db]=tuning_db [fuzz_advisor_reply]=advisor_reply)
 
 t0=$(date +%s)
 # Configure once (only the library sources the targets need get built); reconfigure if the
 # folder was made with another compiler.
 if ! grep -qs 'CMAKE_CXX_COMPILER:.*clang' "$BUILD/CMakeCache.txt"; then
+  # Only a fuzz build folder (or an empty one) is wiped: FUZZ_BUILD may name any folder.
+  if [ -e "$BUILD" ] && ! grep -qs '^AGENTCOMPILE_FUZZ:BOOL=ON' "$BUILD/CMakeCache.txt" && [ -n "$(ls -A "$BUILD" 2>/dev/null)" ]; then
+    echo "fuzz-smoke: $BUILD exists and is not a fuzz build folder; refusing to replace it (set FUZZ_BUILD)" >&2
+    exit 2
+  fi
   rm -rf "$BUILD"
   mkdir -p "$BUILD"
   gen=()

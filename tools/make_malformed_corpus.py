@@ -557,10 +557,11 @@ def main():
         fh.write("\n".join(lines) + "\n")
     total = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(OUT) for f in fs)
     print(f"wrote {len(CASES)} cases, {total} bytes, to {os.path.normpath(OUT)}", file=sys.stderr)
-    if os.path.isdir(FUZZ):
-        shutil.rmtree(FUZZ)
     count = 0
     for target, files in fuzz_seeds().items():
+        # Only the corpora this script writes are replaced; other targets' seeds are hand-made.
+        if os.path.isdir(os.path.join(FUZZ, target)):
+            shutil.rmtree(os.path.join(FUZZ, target))
         os.makedirs(os.path.join(FUZZ, target))
         for name, content in files.items():
             assert len(content) <= 8192, (target, name, len(content))

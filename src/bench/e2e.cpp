@@ -150,7 +150,7 @@ Json run_e2e(const BenchOptions& o) {
     Prepared m{resolve_model(spec, o), {}, {}};
     const ModelConfig& cfg = m.bm.model->config;
     if (!o.plan.empty()) {  // refused here when made for another model, machine or engine
-      plan = load_plan_for(o.plan, *m.bm.model, o.backend);
+      plan = load_plan_for(o.plan, *m.bm.model, o.backend, o.rebuild_kernels ? PlanKernels::Rebuild : PlanKernels::Load);
       backend = plan->environment.backend;
     }
     for (const PeerFile& p : peers) {
@@ -168,7 +168,10 @@ Json run_e2e(const BenchOptions& o) {
   }
 
   Json rep = report_header("e2e", o, backend);
-  if (plan) rep["settings"]["plan"] = fs::absolute(o.plan).string();
+  if (plan) {
+    rep["settings"]["plan"] = fs::absolute(o.plan).string();
+    rep["settings"]["rebuild_kernels"] = o.rebuild_kernels;
+  }
   rep["ceilings"] = measure_ceilings(backend, o.progress);
   const double copy_GBps = ceiling(rep["ceilings"], "copy_GBps"), read_GBps = ceiling(rep["ceilings"], "read_GBps");
   rep["models"] = Json::array();

@@ -42,7 +42,7 @@ Json run_kernels(const BenchOptions& o) {
   if (!o.plan.empty()) {  // the plan's kernel choices, for the one model it was made for
     if (o.models.size() != 1) throw_input("--plan", "a plan is made for one model: give exactly one --model");
     BenchModel bm = resolve_model(o.models[0], o);
-    plan = load_plan_for(o.plan, *bm.model, "cuda");
+    plan = load_plan_for(o.plan, *bm.model, "cuda", o.rebuild_kernels ? PlanKernels::Rebuild : PlanKernels::Load);
     models.push_back({bm.name, bm.model->config});
   } else {
     for (const auto& spec : o.models) models.push_back(model_shapes(spec));
@@ -66,6 +66,7 @@ Json run_kernels(const BenchOptions& o) {
   if (plan) {
     ko.plan = plan->cuda_fast;
     rep["settings"]["plan"] = fs::absolute(o.plan).string();
+    rep["settings"]["rebuild_kernels"] = o.rebuild_kernels;
   }
   for (auto& [name, cfg] : models) {
     rep["models"].push_back({{"name", name}, {"architecture", std::string(arch_name(cfg.arch))}});

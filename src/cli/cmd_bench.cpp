@@ -49,6 +49,7 @@ void check_common(BenchCliOptions& o, const std::string& tier) {
   if (o.b.models.empty()) throw_input("--model", "give at least one model folder or preset");
   if (o.b.repeats < 1) throw_input("--repeats", "must be >= 1");
   if (o.b.warmup < 0) throw_input("--warmup", "must be >= 0");
+  if (o.b.rebuild_kernels && o.b.plan.empty()) throw_input("--rebuild-kernels", "needs --plan");
   if (o.b.backend != "cpu" && o.b.backend != "cuda" && o.b.backend != "auto")
     throw_input("--backend", json_quote(o.b.backend) + " is not one of cpu, cuda, auto");
   const std::string& r = o.b.cuda_route;
@@ -111,6 +112,7 @@ void add_common(CLI::App* app, BenchCliOptions& o) {
   app->add_option("--backend", o.b.backend, "cpu, cuda or auto (default auto)");
   app->add_option("--cuda-route", o.b.cuda_route, "fast (default), library, reference or auto");
   app->add_option("--plan", o.b.plan, "Run a compiled plan folder (e2e, kernels; one --model; refused when made for another model, machine or engine)");
+  app->add_flag("--rebuild-kernels", o.b.rebuild_kernels, "Ignore the plan's kernel binaries: compile its kernels from this build's templates (its choices are kept)");
   app->add_option("--repeats", o.b.repeats, "Measured runs (default 3)")->check(in_range(1, 100000));
   app->add_option("--warmup", o.b.warmup, "Warm-up runs before measuring (default 1)")->check(in_range(0, 100000));
   app->add_option("--cache-dir", o.b.cache_dir, "Where presets are synthesised (default ~/.cache/agentcompile/models)");

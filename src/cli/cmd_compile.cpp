@@ -50,18 +50,13 @@ class ProgressPrinter {
   std::string last_;
 };
 
-// The output folder must be new, empty, or an earlier plan folder (it is replaced whole).
+// The output folder must be new, empty, or one compile wrote (it is replaced whole).
 void check_out(const fs::path& out) {
   std::error_code ec;
   if (out.empty()) throw_input("--out", "is required");
-  if (!fs::exists(out, ec)) {
-    if (out.has_parent_path() && !fs::is_directory(out.parent_path(), ec))
-      throw_input("--out " + out.string(), "its parent folder does not exist");
-    return;
-  }
-  if (!fs::is_directory(out, ec)) throw_input("--out " + out.string(), "exists and is not a folder");
-  if (fs::is_empty(out, ec) || fs::exists(out / "plan.json", ec)) return;
-  throw_input("--out " + out.string(), "exists and is not a plan folder; refusing to replace it");
+  if (!fs::exists(fs::symlink_status(out, ec)) && out.has_parent_path() && !fs::is_directory(out.parent_path(), ec))
+    throw_input("--out " + out.string(), "its parent folder does not exist");
+  check_replaceable(out, plan_folder_kind(), "--out " + out.string());
 }
 
 int run_compile(const CompileCliOptions& o) {

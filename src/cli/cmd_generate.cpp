@@ -20,7 +20,7 @@ namespace {
 
 struct GenerateCliOptions {
   std::string model, prompt, prompt_tokens, system, backend = "auto", plan, cuda_route = "auto";
-  bool chat = false, json = false, ignore_eos = false, no_special = false, no_think = false;
+  bool chat = false, json = false, ignore_eos = false, no_special = false, no_think = false, rebuild_kernels = false;
   int64_t max_tokens = 128;
   std::optional<float> temperature, top_p, min_p;
   std::optional<int> top_k;
@@ -66,7 +66,8 @@ int run_generate(const GenerateCliOptions& o) {
   if (!o.system.empty() && !o.chat) throw_input("--system", "needs --chat");
   auto model = load_model(o.model);
   std::optional<Plan> plan;
-  if (!o.plan.empty()) plan = load_plan_for(o.plan, *model, o.backend);
+  if (o.rebuild_kernels && o.plan.empty()) throw_input("--rebuild-kernels", "needs --plan");
+  if (!o.plan.empty()) plan = load_plan_for(o.plan, *model, o.backend, o.rebuild_kernels ? PlanKernels::Rebuild : PlanKernels::Load);
   std::unique_ptr<Tokenizer> tok;
   if (model->has_tokenizer()) tok = std::make_unique<Tokenizer>(Tokenizer::load(model->dir));
   std::vector<int32_t> prompt;
@@ -162,6 +163,7 @@ Subcommand add_generate(CLI::App& root) {
   app->add_flag("--ignore-eos", o->ignore_eos, "Do not stop at end-of-sequence tokens");
   app->add_option("--backend", o->backend, "cpu, cuda or auto (default: cuda when a GPU is usable)");
   app->add_option("--plan", o->plan, "Run a compiled plan folder (refused when made for another model, machine or engine)");
+  app->add_flag("--rebuild-kernels", o->rebuild_kernels, "Ignore the plan's kernel binaries: compile its kernels from this build's templates (its choices are kept)");
   app->add_option("--cuda-route", o->cuda_route,
                   "CUDA kernels without a plan: auto (default), fast (fused decode + CUDA graphs), library "
                   "(cuBLAS + reference kernels), reference");

@@ -25,7 +25,7 @@ constexpr int64_t kChunk = 64;
 
 struct LogitsOptions {
   std::string model, tokens, backend = "cpu", plan;
-  bool json = false;
+  bool json = false, rebuild_kernels = false;
   std::optional<int64_t> top;
 };
 
@@ -92,7 +92,10 @@ int run_logits(const LogitsOptions& o) {
   std::vector<int32_t> tokens = parse_id_list(o.tokens, "--tokens");
   auto model = load_model(o.model);
   std::optional<Plan> plan;
-  if (!o.plan.empty()) plan = load_plan_for(o.plan, *model, o.backend == "cpu" ? "" : o.backend);
+  if (o.rebuild_kernels && o.plan.empty()) throw_input("--rebuild-kernels", "needs --plan");
+  if (!o.plan.empty())
+    plan = load_plan_for(o.plan, *model, o.backend == "cpu" ? "" : o.backend,
+                         o.rebuild_kernels ? PlanKernels::Rebuild : PlanKernels::Load);
   check_context(model->config, int64_t(tokens.size()), 0);
   for (int32_t t : tokens)
     if (t >= model->config.vocab_size)
@@ -134,6 +137,7 @@ Subcommand add_logits(CLI::App& root) {
   app->add_option("--plan", o->plan, "Run a compiled plan folder (its backend; refused when made for another model or machine)");
   app->add_option("--top", o->top, "Most likely next tokens shown per position in the table (default 5)")
       ->check(in_range(1, 1000));
+  app->add_flag("--rebuild-kernels", o->rebuild_kernels, "Ignore the plan's kernel binaries: compile its kernels from this build's templates (its choices are kept)");
   app->add_flag("--json", o->json,
                 "Print {\"logits\": [[...], ...]}: every logit of every position (NaN or infinite logits as null)");
   return {app, [o]() { return run_logits(*o); }};

@@ -21,12 +21,13 @@ Subcommand add_synth_model(CLI::App& root) {
   for (const auto& p : synth_presets()) preset_help += "\n  " + p.name + ": " + p.description;
   CLI::App* app = root.add_subcommand("synth-model", "Write a random-weight Hugging Face model folder with real shapes");
   app->add_option("--preset", o->preset, preset_help)->required();
-  app->add_option("--out", o->out, "Output folder (replaced atomically when complete)")->required();
+  app->add_option("--out", o->out, "Output folder: new, empty, or one synth-model wrote (replaced atomically when complete)")->required();
   app->add_option("--seed", o->seed, "Random seed (default 0)")->check(in_range(0, 18446744073709551615.0L));
   app->add_option("--dtype", o->dtype, "Weight dtype: bf16 (default), f16, f32");
   app->add_option("--tokenizer", o->tokenizer, "Folder with tokenizer.json (+ tokenizer_config.json) to copy in");
   app->add_flag("--quiet", o->quiet, "No progress output");
   return {app, [o]() {
+            check_replaceable(o->out, synth_model_folder_kind(), "--out " + o->out);
             SynthOptions so;
             so.preset = o->preset;
             so.out = o->out;

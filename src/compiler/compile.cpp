@@ -1431,7 +1431,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
 }
 
 void write_plan_folder(const fs::path& out, const CompileResult& r) {
-  StagingDir dir(out);
+  StagingDir dir(out, plan_folder_kind());
   for (const auto& k : r.kernels) {
     fs::create_directories((dir.path() / k.kernel.file).parent_path());
     write_file_atomic(dir.path() / k.kernel.file, k.bytes);

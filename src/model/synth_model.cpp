@@ -72,6 +72,11 @@ int64_t tokenizer_max_id(const fs::path& tokenizer_json) {
 
 }  // namespace
 
+const FolderKind& synth_model_folder_kind() {
+  static const FolderKind k{"synth-model", "agentcompile synth-model", {}};
+  return k;
+}
+
 SynthResult synth_model(const SynthOptions& opts) {
   const SynthPreset* preset = find_synth_preset(opts.preset);
   if (preset == nullptr) {
@@ -96,7 +101,7 @@ SynthResult synth_model(const SynthOptions& opts) {
                                    std::to_string(cfg.vocab_size));
   }
 
-  StagingDir out(opts.out);
+  StagingDir out(opts.out, synth_model_folder_kind());
   write_file_atomic(out.path() / "config.json", config.dump(2) + "\n");
   write_file_atomic(out.path() / "generation_config.json", preset->generation_config.dump(2) + "\n");
   if (!opts.tokenizer_dir.empty())

@@ -129,8 +129,8 @@ std::string model_hash(const Model& m) {
   for (const auto& [name, t] : m.store.all()) {
     h.part(name).part(std::to_string(int(t->dtype))).part(t->shape_str());
     const uint64_t n = t->nbytes();
-    // (data by value: clang 14 cannot capture a structured binding)
-    auto piece = [&, data = reinterpret_cast<const char*>(t->data)](uint64_t at) {
+    const char* data = reinterpret_cast<const char*>(t->data);  // a lambda may not capture `t` before clang 16
+    auto piece = [&](uint64_t at) {
       at = std::min(at, n > kPiece ? n - kPiece : 0);
       h.part(std::string_view(data + at, size_t(std::min(kPiece, n - at))));
     };

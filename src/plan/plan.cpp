@@ -10,7 +10,25 @@ namespace ac {
 
 namespace {
 
-constexpr size_t kMaxPlanBytes = 64 << 20;
+// What a plan may make the runtime read. Real plans are far under: plan.json ~20 KB, under 30
+// kernel binaries of well under 1 MB each (bench/results/*/plans).
+constexpr size_t kMaxPlanBytes = 16 << 20;
+constexpr size_t kMaxKernelBytes = 64 << 20;  // all kernel binaries together
+constexpr size_t kMaxKernels = 512;
+
+// A kernel's file as plan.json names it: a relative path of plain names (no "..", ".", empty
+// parts or NUL), so it names a file inside the folder before any link is resolved.
+bool plain_relative_path(const std::string& f) {
+  if (f.empty() || f.front() == '/' || f.find('\0') != std::string::npos) return false;
+  size_t at = 0;
+  while (at <= f.size()) {
+    const size_t end = std::min(f.find('/', at), f.size());
+    const std::string_view part(f.data() + at, end - at);
+    if (part.empty() || part == "." || part == "..") return false;
+    at = end + 1;
+  }
+  return true;
+}
 
 std::vector<std::string> string_list(const Json& j, const std::string& subject, const std::string& key) {
   const Json& v = json_require(j, subject, key);
@@ -204,12 +222,18 @@ Plan Plan::from_json(const Json& j, const std::string& subject) {
         throw_input(subject, "routes: op " + json_quote(op) + " is bound twice in phase " + r.phase);
   const Json& ks = json_require(j, subject, "kernels");
   if (!ks.is_array()) throw_input(subject, "kernels: expected an array");
+  if (ks.size() > kMaxKernels)
+    throw_input(subject, "kernels: " + std::to_string(ks.size()) + " entries, more than the " + std::to_string(kMaxKernels) + " allowed");
   for (size_t i = 0; i < ks.size(); ++i) {
     const std::string s = subject + ": kernels[" + std::to_string(i) + "]";
     PlanKernel k{json_string(ks[i], s, "name"), json_string(ks[i], s, "file"), json_string(ks[i], s, "sha256"),
                  json_opt_string(ks[i], s, "source_key").value_or(""), ""};
-    if (k.file.empty() || k.file.find("..") != std::string::npos || k.file.front() == '/')
+    if (!plain_relative_path(k.file))
       throw_input(s, "file: " + json_quote(k.file) + " must be a path inside the plan folder");
+    for (const PlanKernel& o : p.kernels)
+      if (o.name == k.name || o.file == k.file)
+        throw_input(s, "names the " + std::string(o.name == k.name ? "kernel " + json_quote(k.name) : "file " + json_quote(k.file)) +
+                           " of an earlier entry");
     p.kernels.push_back(std::move(k));
   }
   if (j.contains("cuda_fast") && !j.at("cuda_fast").is_null())
@@ -223,23 +247,60 @@ Plan Plan::load_choices(const fs::path& dir, const std::string& flag) {
   const std::string subject = flag + " " + dir.string();
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw_input(subject, "not a plan folder (no such directory)");
-  const fs::path file = dir / "plan.json";
-  if (!fs::is_regular_file(file, ec)) throw_input(subject, "has no plan.json (compile one with `agentcompile compile`)");
-  return from_json(parse_json_strict(read_file(file, kMaxPlanBytes), subject + "/plan.json"), subject + "/plan.json");
+  if (fs::symlink_status(dir / "plan.json", ec).type() == fs::file_type::not_found)
+    throw_input(subject, "has no plan.json (compile one with `agentcompile compile`)");
+  std::string text;
+  try {
+    text = FileInside(dir, "plan.json").read(kMaxPlanBytes);
+  } catch (const Error& e) {
+    throw_input(subject, "plan.json: " + e.reason());
+  }
+  return from_json(parse_json_strict(text, subject + "/plan.json"), subject + "/plan.json");
 }
 
-Plan Plan::load(const fs::path& dir) {
+Plan Plan::load(const fs::path& dir, PlanKernels kernels) {
   const std::string subject = "--plan " + dir.string();
-  std::error_code ec;
   Plan p = load_choices(dir, "--plan");
+  if (kernels == PlanKernels::Rebuild) return p;  // binaries not even opened: compiled from templates
+  // Each binary a regular file inside the folder (links resolved), each file once, all of them
+  // within kMaxKernelBytes together; read from the file checked, then compared with its sha256.
+  std::map<std::pair<uint64_t, uint64_t>, std::string> seen;
+  size_t left = kMaxKernelBytes;
   for (auto& k : p.kernels) {
-    const fs::path f = dir / k.file;
-    if (!fs::is_regular_file(f, ec)) throw_input(subject, "kernel binary " + k.file + " is missing");
-    k.bytes = read_file(f, 256 << 20);
+    try {
+      const FileInside f(dir, k.file);
+      if (auto [it, fresh] = seen.emplace(f.identity(), k.file); !fresh)
+        throw_input(subject, "kernel binaries " + it->second + " and " + k.file + " are the same file");
+      if (f.size() > left)
+        throw_input(subject, "kernel binaries take more than the " + std::to_string(kMaxKernelBytes >> 20) +
+                                 " MiB a plan may load (at " + k.file + ")");
+      k.bytes = f.read(left);
+      left -= k.bytes.size();
+    } catch (const Error& e) {
+      if (e.subject() == subject) throw;
+      throw_input(subject, "kernel binary " + k.file + ": " + e.reason());
+    }
     if (sha256_hex(k.bytes) != k.sha256)
       throw_input(subject, "kernel binary " + k.file + " does not match its sha256 (corrupt plan)");
   }
   return p;
+}
+
+const FolderKind& plan_folder_kind() {
+  static const FolderKind kind{"plan", "agentcompile compile", [](const fs::path& dir) -> std::optional<std::vector<std::string>> {
+    try {
+      const Json j = parse_json_strict(FileInside(dir, "plan.json").read(kMaxPlanBytes), "plan.json");
+      if (!j.is_object() || j.value("format", "") != Plan::kFormat) return std::nullopt;
+      std::vector<std::string> files = {"plan.json", "report.json", "report.md"};
+      if (j.contains("kernels") && j["kernels"].is_array())
+        for (const Json& k : j["kernels"])
+          if (k.is_object() && k.contains("file") && k["file"].is_string()) files.push_back(k["file"].get<std::string>());
+      return files;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }};
+  return kind;
 }
 
 const PlanRoute* Plan::route_for_op(const std::string& op_name, const std::string& phase) const {

@@ -9,8 +9,8 @@
 
 namespace ac {
 
-Plan load_plan_for(const fs::path& dir, const Model& model, const std::string& backend_flag) {
-  Plan p = Plan::load(dir);
+Plan load_plan_for(const fs::path& dir, const Model& model, const std::string& backend_flag, PlanKernels kernels) {
+  Plan p = Plan::load(dir, kernels);
   const std::string subject = "--plan " + dir.string();
   if (!backend_flag.empty() && backend_flag != "auto" && backend_flag != p.environment.backend)
     throw_input(subject, "is a " + p.environment.backend + " plan; --backend " + backend_flag + " contradicts it");
@@ -31,7 +31,8 @@ std::unique_ptr<Executor> make_plan_executor(const Plan& plan, const Graph& grap
   CudaExecutorOptions o;
   o.route = plan.cuda_fast ? "fast" : "library";
   o.fast = plan.cuda_fast;
-  o.kernels = plan.kernels;
+  for (const PlanKernel& k : plan.kernels)  // only binaries read from the plan folder (none when rebuilding)
+    if (!k.bytes.empty()) o.kernels.push_back(k);
   o.share = share;
   return make_cuda_executor(graph, limits, o);
 #else

@@ -136,6 +136,10 @@ python3 -c "import json,sys; r=json.load(open(sys.argv[1])); row=r['results'][0]
 expect_error "plan" -- "$bin" bench e2e --model tiny-llama --cache-dir "$tmp/cache" --plan "$tmp/plan" --workloads 8/2
 expect_error "exactly one --model" -- "$bin" bench e2e --model "$fx,$fx" --plan "$tmp/plan"
 expect_error "use bench e2e --plan" -- "$bin" bench module --backend cpu --model "$fx" --plan "$tmp/plan"
+# --rebuild-kernels: the plan's binaries unread (a CPU plan has none), recorded in the settings.
+"$bin" bench e2e --model "$fx" --plan "$tmp/plan" --rebuild-kernels --peer "$peer" --workloads 48/40 --repeats 1 --quiet --json-out "$tmp/rb.json" >/dev/null
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['settings']['rebuild_kernels'] is True and r['results'][0]['counted']" "$tmp/rb.json"
+expect_error "needs --plan" -- "$bin" bench e2e --backend cpu --model "$fx" --rebuild-kernels
 
 # 9. The chart: a PNG where matplotlib is installed, else a clear one-line refusal.
 set +e; python3 "$src/bench/peers/plot.py" "$tmp/r.json" --workload 48/40 --out "$tmp/chart.png" 2>"$tmp/plot.err"; rc=$?; set -e

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # compile through the binary on the CPU backend: the plan folder and its report, a warm second
 # compile from the tuning DB, generate/logits --plan equal to the reference backend, and
-# one-line refusals (exit 2, no output) of plans for another model or machine, corrupt plans and
-# bad flags; a failed compile leaves no plan folder behind.
+# one-line refusals (exit 2, no output) of plans for another model or machine, corrupt plans,
+# kernel files outside the plan folder and bad flags; --rebuild-kernels; a failed compile leaves no
+# plan folder behind.
 set -euo pipefail
 bin=${AC_BIN:?}
 src=${AC_SRC:?}
@@ -96,6 +97,32 @@ expect_error "engine version" "$bin" generate "$fx" --prompt-tokens 1,2 --plan "
 printf '{"format": "agentcompile-plan", "version": 1' >"$tmp/elsewhere/plan.json"
 expect_error "plan.json" "$bin" generate "$fx" --prompt-tokens 1,2 --plan "$tmp/elsewhere"
 expect_error "no such directory" "$bin" generate "$fx" --prompt-tokens 1,2 --plan "$tmp/none"
+
+# ---- plans are code: kernel files must be regular files inside the plan folder; with
+# --rebuild-kernels they are not read at all (a CPU plan has none of its own; these are added)
+cp -r "$tmp/plan" "$tmp/withbin"
+echo -n "secret" >"$tmp/secret"
+ln -s "$tmp/secret" "$tmp/withbin/outside.cubin"
+python3 - "$tmp/withbin/plan.json" <<'PY'
+import hashlib, json, sys
+p = json.load(open(sys.argv[1]))
+sha = hashlib.sha256(b"secret").hexdigest()
+p["kernels"] = [{"name": "k0", "file": "outside.cubin", "sha256": sha, "source_key": "k"}]
+json.dump(p, open(sys.argv[1], "w"))
+PY
+expect_error "kernel binary outside.cubin: resolves to .*, outside" "$bin" generate "$fx" --prompt-tokens 1,2 --plan "$tmp/withbin"
+rm "$tmp/withbin/outside.cubin"
+expect_error "kernel binary outside.cubin: is missing" "$bin" logits "$fx" --tokens 1,2 --plan "$tmp/withbin" --json
+"$bin" generate "$fx" --prompt-tokens 1,2,3,4 --max-tokens 12 --plan "$tmp/withbin" --rebuild-kernels --json >"$tmp/g_rb.json"
+"$bin" logits "$fx" --tokens 5,6,7 --plan "$tmp/withbin" --rebuild-kernels --json >"$tmp/l_rb.json"
+python3 - "$tmp" <<'PY'
+import json, sys
+t = sys.argv[1]
+assert json.load(open(t + "/g_rb.json"))["tokens"] == json.load(open(t + "/g_ref.json"))["tokens"]
+assert json.load(open(t + "/l_rb.json"))["logits"] == json.load(open(t + "/l_plan.json"))["logits"]
+PY
+expect_error "--rebuild-kernels: needs --plan" "$bin" generate "$fx" --prompt-tokens 1,2 --rebuild-kernels
+expect_error "--rebuild-kernels: needs --plan" "$bin" logits "$fx" --tokens 1,2 --rebuild-kernels --json
 
 # ---- bad compile flags: nothing written
 mkdir "$tmp/notaplan" && echo keep >"$tmp/notaplan/file"

@@ -261,6 +261,54 @@ TEST(CudaSearch, PlanKernelBinariesAreWrittenAndChecked) {
   expect_bad_input([&] { Plan::load(tmp / "plan"); }, {"does not match its sha256"});
 }
 
+TEST(CudaSearch, RebuildKernelsRegistersNoShippedBinary) {
+  TempDir tmp;
+  auto m = synth_tiny(tmp.path(), "tiny-llama");
+  const Graph g = build_decoder_graph(m->config, m->weights);
+  cuda::FastConfig cfg;
+  cfg.qkv = {128, 2, 1, 1};
+  CompileResult r;
+  r.plan.model_hash = model_hash(*m);
+  r.plan.environment.backend = "cuda";
+  r.plan.environment.arch = "sm_90";
+  r.plan.objective = "latency";
+  r.plan.cuda_fast = plan_fast_of(cfg);
+  r.kernels = cuda_plan_kernels(g, *r.plan.cuda_fast, "sm_90");
+  ASSERT_GT(r.kernels.size(), 2u);
+  for (const auto& k : r.kernels) r.plan.kernels.push_back(k.kernel);
+  r.report = Json::object();
+  write_plan_folder(tmp / "plan", r);
+  write_file_atomic(tmp / "plan" / r.kernels.front().kernel.file, "tampered");
+  fs::remove(tmp / "plan" / r.kernels.back().kernel.file);
+  expect_bad_input([&] { Plan::load(tmp / "plan"); }, {"does not match its sha256"});
+
+  // Rebuilt: the binaries are not read, the choices and the kernel list are the plan's.
+  const Plan p = Plan::load(tmp / "plan", PlanKernels::Rebuild);
+  ASSERT_TRUE(p.cuda_fast);
+  EXPECT_EQ(p.cuda_fast->to_json(), r.plan.cuda_fast->to_json());
+  ASSERT_EQ(p.kernels.size(), r.kernels.size());
+  for (const PlanKernel& k : p.kernels) EXPECT_TRUE(k.bytes.empty());
+  // Building its executor registers no binary (without a GPU it stops after that step), so
+  // every kernel is compiled from this build's templates.
+  auto build = [&](const Plan& plan) {
+    try {
+      make_plan_executor(plan, g, ExecutorLimits{1, 16, 16, 0});
+    } catch (const std::exception&) {
+    }
+  };
+  const std::vector<cuda::Variant> vs = cuda::fast_path_variants(g.config, g.ops.front().weights.at(0)->dtype, cfg, "sm_90");
+  cuda::clear_prebuilt_kernels();
+  build(p);
+  for (const cuda::Variant& v : vs) EXPECT_EQ(cuda::prebuilt_kernel_for(v), nullptr) << v.name();
+  // The same plan whole, loaded as usual: its binaries are registered (what the check above sees).
+  write_plan_folder(tmp / "plan", r);
+  build(Plan::load(tmp / "plan"));
+  size_t registered = 0;
+  for (const cuda::Variant& v : vs) registered += cuda::prebuilt_kernel_for(v) != nullptr;
+  EXPECT_GT(registered, 0u);
+  cuda::clear_prebuilt_kernels();
+}
+
 TEST(CudaSearch, PlansFromOtherKernelSourcesAreReported) {
   TempDir tmp;
   auto m = synth_tiny(tmp.path(), "tiny-llama");

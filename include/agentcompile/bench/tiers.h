@@ -18,7 +18,8 @@ struct BenchOptions {
   std::vector<Workload> workloads;    // e2e
   std::string backend = "auto";       // cpu | cuda | auto
   std::string cuda_route = "fast";    // fast | library | reference | auto
-  std::string plan;                   // compiled plan folder (not yet supported)
+  std::string plan;                   // compiled plan folder (e2e, kernels)
+  bool rebuild_kernels = false;       // the plan's kernels compiled from templates, its binaries unread
   std::vector<std::string> peer_files;
   int repeats = 3;                    // measured runs per workload (module: per layer count)
   int warmup = 1;

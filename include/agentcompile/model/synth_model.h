@@ -35,7 +35,11 @@ struct SynthResult {
   uint64_t bytes = 0;
 };
 
-// Writes the folder (atomically: it appears complete or not at all).
+// Writes the folder (atomically: it appears complete or not at all). An existing folder at
+// opts.out is replaced only when synth-model wrote it (synth_model_folder_kind).
 SynthResult synth_model(const SynthOptions& opts);
+
+// Folders synth-model writes: marked ones only (an unmarked model folder may be a user's download).
+const FolderKind& synth_model_folder_kind();
 
 }  // namespace ac

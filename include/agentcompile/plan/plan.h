@@ -76,7 +76,7 @@ struct PlanKernel {
   // architecture): the binary is used only while this engine's source still has that key.
   // Empty in older plans: their binaries are not used (the kernels are compiled as without one).
   std::string source_key;
-  std::string bytes;  // the binary, read and checked by Plan::load (not in plan.json)
+  std::string bytes;  // the binary, read and checked by Plan::load (not in plan.json); empty with PlanKernels::Rebuild
 };
 
 // A kernel binary with its bytes, for writing a plan folder.
@@ -131,6 +131,12 @@ struct PlanCudaFast {
 const std::vector<std::string>& plan_gemv_regions();  // qkv, o, gate_up, down, lm_head
 const std::vector<std::string>& plan_carveout_regions();  // plan_gemv_regions() and attention
 
+// What loading a plan does with the kernel binaries it ships: read and check them, to be loaded
+// in place of compiling where their source key matches (Load); or leave them unread, so the
+// backend compiles every kernel from this build's templates (Rebuild: --rebuild-kernels). Either
+// way the plan's choices are kept.
+enum class PlanKernels { Load, Rebuild };
+
 struct Plan {
   static constexpr const char* kFormat = "agentcompile-plan";
   static constexpr int kVersion = 1;
@@ -149,14 +155,21 @@ struct Plan {
   Json to_json() const;
   // BadInput "subject: field: why" on any defect.
   static Plan from_json(const Json& j, const std::string& subject);
-  // dir/plan.json, with kernel files checked; BadInput naming the folder.
-  static Plan load(const fs::path& dir);
+  // dir/plan.json and, unless `kernels` is Rebuild, its kernel binaries: each a regular file
+  // inside the folder (links resolved), named once, matching its sha256, all within a size cap.
+  // BadInput naming the folder.
+  static Plan load(const fs::path& dir, PlanKernels kernels = PlanKernels::Load);
   // dir/plan.json alone (its kernel binaries neither read nor required: compile --seed-plan);
   // BadInput naming `flag` and the folder.
   static Plan load_choices(const fs::path& dir, const std::string& flag);
   // Binding of a graph op in a phase (null: the backend's default route).
   const PlanRoute* route_for_op(const std::string& op_name, const std::string& phase) const;
 };
+
+// Plan folders (compile --out replaces only these): marked ones, and those written before markers
+// existed, recognised by a plan.json of this format (then plan.json, report.json, report.md and
+// its kernel files are the folder's own).
+const FolderKind& plan_folder_kind();
 
 // Refuses (BadInput, subject "--plan DIR") a plan made for another model, environment or engine
 // version, with the difference in one line.

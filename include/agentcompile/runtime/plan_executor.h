@@ -17,8 +17,12 @@ struct Model;
 
 // Plan::load + check_plan_usable against `model` and this machine; BadInput ("--plan DIR: ...")
 // otherwise. `backend_flag` ("auto" or empty accepts the plan's backend) must agree with the plan.
-Plan load_plan_for(const fs::path& dir, const Model& model, const std::string& backend_flag);
+// `kernels`: PlanKernels::Rebuild (--rebuild-kernels) leaves the plan's binaries unread.
+Plan load_plan_for(const fs::path& dir, const Model& model, const std::string& backend_flag,
+                   PlanKernels kernels = PlanKernels::Load);
 
+// The executor of the plan's backend with its choices; the kernel binaries Plan::load read (none
+// with PlanKernels::Rebuild) are loaded in place of compiling where their source key matches.
 // With `share`, executors of one graph built in turn share what their backend allows (the CUDA
 // fast path's device weights: ExecutorShare).
 std::unique_ptr<Executor> make_plan_executor(const Plan& plan, const Graph& graph, const ExecutorLimits& limits,

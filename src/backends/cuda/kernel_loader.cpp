@@ -36,6 +36,11 @@ const std::string* prebuilt_kernel_for(const Variant& v) {
   return &it->second.cubin;
 }
 
+void clear_prebuilt_kernels() {
+  std::lock_guard<std::mutex> lock(prebuilt_mu);
+  prebuilt().clear();
+}
+
 std::string timeline_source(const Variant& v) {
   const std::string loose = v.source_with(true, 0);
   const JitResult plain = jit_compile(JitRequest{v.name(), v.source_with(false, 0), v.arch, {}});

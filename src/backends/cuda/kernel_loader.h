@@ -39,6 +39,8 @@ std::string timeline_source(const Variant& v);
 void use_prebuilt_kernel(const std::string& name, const std::string& source_key, std::string cubin);
 // The registered binary for `v`, when there is one and its source key matches (exposed for tests).
 const std::string* prebuilt_kernel_for(const Variant& v);
+// Forgets every registered binary (tests: a registry holding only what the code under test adds).
+void clear_prebuilt_kernels();
 
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
