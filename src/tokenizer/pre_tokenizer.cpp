@@ -63,7 +63,8 @@ PreTokenizer PreTokenizer::from_json(const Json& j, const std::string& subject) 
   return p;
 }
 
-void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& out, std::deque<std::string>& arena) const {
+void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& out, std::deque<std::string>& arena,
+                         MatchBudget& budget) const {
   std::vector<std::string_view> cur{text}, next;
   for (const Step& s : steps_) {
     if (s.byte_level && !s.add_prefix_space && !s.use_regex) continue;  // only the byte mapping: implicit
@@ -73,7 +74,7 @@ void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& o
         arena.push_back(" " + std::string(piece));
         piece = arena.back();
       }
-      if (!s.byte_level || s.use_regex) s.regex.split(piece, next);
+      if (!s.byte_level || s.use_regex) s.regex.split(piece, next, budget);
       else next.push_back(piece);
     }
     cur.swap(next);

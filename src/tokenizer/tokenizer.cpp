@@ -22,6 +22,13 @@ namespace {
 
 constexpr size_t kMaxTokenizerBytes = size_t(512) << 20;
 constexpr size_t kMaxConfigBytes = size_t(16) << 20;
+// Tables by id cost about 80 bytes an id, so the id space must stay in proportion to the tokens
+// the file holds: a few tokens with one id of 16,777,215 would otherwise take over a gigabyte.
+// Real tokenizers are dense (Qwen3: 151,669 ids for 151,669 tokens; Llama 3: 128,256 for
+// 128,256); a trimmed one may keep its special tokens at their high ids, hence the floor.
+constexpr int64_t kMinIdSpace = int64_t(1) << 18;
+constexpr int64_t kIdsPerToken = 4;
+
 
 // A token named in tokenizer_config.json: a string, or {"__type": "AddedToken", "content": ...}.
 std::optional<std::string> config_token(const Json& cfg, const std::string& subject, const std::string& key) {
@@ -30,6 +37,20 @@ std::optional<std::string> config_token(const Json& cfg, const std::string& subj
   if (v.is_string()) return v.get<std::string>();
   if (v.is_object()) return json_string(v, subject + ": " + key, "content");
   throw_input(subject, key + ": expected a string or an AddedToken object");
+}
+
+// Refuses an id space out of proportion to the number of tokens, before anything is sized by it.
+void check_id_space(const TokenizerJson& file, const AddedTokens& added, const std::string& subject) {
+  int64_t max_id = -1;
+  for (const auto& entry : file.vocab) max_id = std::max(max_id, entry.second);
+  for (const AddedToken& a : added.tokens()) max_id = std::max(max_id, int64_t(a.id));
+  const int64_t tokens = int64_t(file.vocab.size() + added.tokens().size());
+  const int64_t allowed = std::max(kMinIdSpace, kIdsPerToken * tokens);
+  if (max_id >= allowed)
+    throw_input(subject, "the largest token id is " + std::to_string(max_id) + " but there are only " +
+                             std::to_string(tokens) + " tokens: ids must stay below " + std::to_string(allowed) +
+                             " (" + std::to_string(kIdsPerToken) + " per token, at least " + std::to_string(kMinIdSpace) +
+                             ")");
 }
 
 void check_decoder(const Json& j, const std::string& subject) {
@@ -157,11 +178,12 @@ Tokenizer Tokenizer::parse(std::string_view tokenizer_json, std::string_view con
     if (!root.is_object()) throw_input(tname, "expected a JSON object");
     const Json null_json;
     auto field = [&](const char* key) -> const Json& { return root.contains(key) ? root[key] : null_json; };
+    t.added = AddedTokens::from_json(field("added_tokens"), tname + ": added_tokens");
+    check_id_space(file, t.added, tname);
     t.bpe = BpeModel::from_json(file, tname);
     t.normalizer = Normalizer::from_json(field("normalizer"), tname + ": normalizer");
     t.pre_tokenizer = PreTokenizer::from_json(field("pre_tokenizer"), tname + ": pre_tokenizer");
     check_decoder(field("decoder"), tname + ": decoder");
-    t.added = AddedTokens::from_json(field("added_tokens"), tname + ": added_tokens");
   }
 
   // Added tokens take over their content's id, as they do in the reference's token maps.
@@ -194,6 +216,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool allow_special
   std::vector<std::string_view> words;
   std::deque<std::string> arena;
   std::string normalized;
+  MatchBudget budget;  // one for the whole call: see split_regex.h
   for (const TextSection& s : sections) {
     if (s.token >= 0) {
       ids.push_back(t.added.tokens()[size_t(s.token)].id);
@@ -203,7 +226,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool allow_special
     if (norm.empty()) continue;
     words.clear();
     arena.clear();
-    t.pre_tokenizer.split(norm, words, arena);
+    t.pre_tokenizer.split(norm, words, arena, budget);
     for (std::string_view w : words)
       if (!w.empty()) t.bpe.encode_word(w, ids);
   }

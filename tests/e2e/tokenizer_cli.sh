@@ -94,6 +94,40 @@ expect_error "no source" 'exactly one of' "$AC_BIN" tokenize "$dir"
 expect_error "two sources" 'exactly one of' "$AC_BIN" tokenize "$dir" --text a --file "$work/text.txt"
 expect_error "missing file" "$work/nope.txt" "$AC_BIN" tokenize "$dir" --file "$work/nope.txt"
 
+# Hostile tokenizer.json files: one id of 16,777,215 is refused before tables of that size are
+# made (it took 1.2 GB), and a split pattern that backtracks under the per-match limit at every
+# position ends the call instead of running for 20 s on 2.5 KB.
+mkdir -p "$work/bigid" "$work/slowre"
+python3 - "$work" <<'PY'
+import json, sys
+w = sys.argv[1]
+bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+cs, n = bs[:], 0
+for b in range(256):
+    if b not in bs:
+        bs.append(b); cs.append(256 + n); n += 1
+vocab = {chr(c): i for i, c in enumerate(cs)}
+def write(d, extra, pre):
+    v = dict(vocab, **extra)
+    json.dump({"added_tokens": [], "normalizer": None, "pre_tokenizer": pre, "decoder": {"type": "ByteLevel"},
+               "model": {"type": "BPE", "vocab": v, "merges": []}}, open(f"{w}/{d}/tokenizer.json", "w"))
+write("bigid", {"zz": 16777215}, {"type": "ByteLevel"})
+write("slowre", {}, {"type": "Sequence", "pretokenizers": [
+    {"type": "Split", "pattern": {"Regex": "(?:a|a)*[xy]|[^a]+|a"}, "behavior": "Isolated"},
+    {"type": "ByteLevel", "use_regex": False}]})
+open(f"{w}/slow.txt", "w").write(("a" * 24 + " ") * 100)
+PY
+expect_error "huge id" 'tokenizer.json: the largest token id is 16777215 but there are only 257 tokens' \
+  "$AC_BIN" tokenize "$work/bigid" --text x
+if [ -x /usr/bin/time ]; then
+  /usr/bin/time -f '%M' -o "$work/rss" "$AC_BIN" tokenize "$work/bigid" --text x >/dev/null 2>&1
+  rss=$(tail -1 "$work/rss")
+  [ "$rss" -lt 100000 ] || fail "huge id: peak RSS $rss KiB"
+fi
+expect_error "slow pattern" 'the pattern needs more matching work than a 2500-byte text allows' \
+  "$AC_BIN" tokenize "$work/slowre" --file "$work/slow.txt"
+[ "$("$AC_BIN" tokenize "$work/slowre" --text "aa xa")" = "64,64,220,87,64" ] || fail "slow pattern on a harmless text"
+
 # Model folders that are not usable.
 expect_error "missing folder" 'not a folder' "$AC_BIN" tokenize "$work/none" --text x
 mkdir -p "$work/empty"

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -150,7 +151,8 @@ TEST(TokenizerSplitRegex, TranslationFollowsJavaScript) {
   EXPECT_EQ(translate_split_regex("\\d\\w", s), "[0-9][A-Za-z0-9_]");
   EXPECT_EQ(translate_split_regex("[^]", s), "[\\x{0}-\\x{10FFFF}]");
   EXPECT_EQ(translate_split_regex("\\u00e9\\v", s), "\\x{E9}\\x{0B}");
-  for (const char* bad : {"\\bword", "(a)\\1", "(?s:.)", "[\\S]", "(?i:[a-z])", "\\q", "abc\\"}) {
+  for (const char* bad : {"\\bword", "(a)\\1", "(?s:.)", "[\\S]", "(?i:[a-z])", "\\q", "abc\\", "(*COMMIT)a",
+                          "(*LIMIT_MATCH=1)a"}) {
     try {
       translate_split_regex(bad, s);
       ADD_FAILURE() << "accepted " << bad;
@@ -474,5 +476,117 @@ TEST(TokenizerSpeed, PathologicalInputIsLinear) {
     const double large = seconds_to_encode(t, std::string(400000, c));
     // 4x the input: O(n log n) gives about 4.5x; quadratic would be 16x.
     EXPECT_LT(large, 9.0 * small + 0.02) << "char " << int(c) << ": " << small << " s -> " << large << " s";
+  }
+}
+
+// Memory stays proportional to the file: an id space far beyond the tokens it holds is refused
+// before anything is sized by it (one id of 16,777,215 used to take 1.2 GB).
+TEST(TokenizerLoad, SparseIdSpaceIsRefusedBeforeAllocation) {
+  Json vocab_id = tiny_tokenizer({});
+  vocab_id["model"]["vocab"]["zz"] = (1 << 24) - 1;
+  Json added_id = tiny_tokenizer({});
+  added_id["added_tokens"] = Json::array({{{"id", (1 << 24) - 1}, {"content", "<pad>"}}});
+  for (const Json& j : {vocab_id, added_id}) {
+    const std::string e = load_error(j);
+    EXPECT_NE(e.find("tokenizer.json: the largest token id is 16777215 but there are only 257 tokens: ids must stay "
+                     "below 262144"),
+              std::string::npos)
+        << e;
+  }
+  // A trimmed tokenizer that keeps its special tokens at their real ids is fine.
+  Json trimmed = tiny_tokenizer({});
+  trimmed["added_tokens"] = Json::array({{{"id", 151645}, {"content", "<|im_end|>"}, {"special", true}}});
+  Tokenizer t = tiny(trimmed);
+  EXPECT_EQ(t.vocab_size(), 151646);
+  EXPECT_EQ(t.encode("a<|im_end|>"), (std::vector<int32_t>{'a', 151645}));
+}
+
+namespace {
+
+// A tokenizer.json whose first pre-tokenizer step is Split on `pattern`.
+Json with_split(const std::string& pattern) {
+  Json j = tiny_tokenizer({});
+  j["pre_tokenizer"] = {{"type", "Sequence"},
+                        {"pretokenizers",
+                         {{{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}},
+                          {{"type", "ByteLevel"}, {"use_regex", false}}}}};
+  return j;
+}
+
+// Backtracks about 2^24 steps at the start of every run of 24 a's: under the per-match limit of
+// 50,000,000 everywhere, some 20 s of CPU for this 2.5 KB text before the call's work was bounded.
+const char* kPathological = "(?:a|a)*[xy]|[^a]+|a";
+std::string pathological_text() {
+  std::string s;
+  for (int k = 0; k < 100; ++k) s += std::string(24, 'a') + " ";
+  return s;
+}
+
+}  // namespace
+
+TEST(TokenizerSplitRegexBudget, PathologicalPatternEndsTheCallEarly) {
+  const Tokenizer t = tiny(with_split(kPathological));
+  const std::string text = pathological_text();
+  ASSERT_EQ(text.size(), 2500u);
+  EXPECT_EQ(t.encode("aa xa").size(), 5u);  // fine where it does not backtrack much
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    t.encode(text);
+    ADD_FAILURE() << "encoded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("pre_tokenizer.pretokenizers[0].pattern.Regex: the pattern needs more "
+                                         "matching work than a 2500-byte text allows"),
+              std::string::npos)
+        << e.what();
+  }
+  // The budget: 2^20 + 1024 units a byte, about 3.6 million units here.
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(seconds, 2.0);
+  // The same pattern through SplitRegex directly, with the budget visible.
+  const SplitRegex r = SplitRegex::from_regex(kPathological, "p");
+  std::vector<std::string_view> out;
+  MatchBudget budget;
+  EXPECT_THROW(r.split(text, out, budget), Error);
+  EXPECT_LE(budget.spent(), MatchBudget::kBaseUnits + MatchBudget::kUnitsPerByte * text.size());
+}
+
+// Why the budget is far from real use: real split patterns need about one match-limit unit a byte
+// and under 20 at most positions (a long whitespace run needs one a character at its start);
+// charged at least 32 a try and four times a heavy position's need, they spend under 40 a byte,
+// whatever the text: the 1024 a byte allowed leave a wide margin for patterns not seen here.
+TEST(TokenizerSplitRegexBudget, RealPatternsSpendFewUnitsPerByte) {
+  std::vector<std::pair<std::string, std::string>> patterns;
+  for (const char* model : {"qwen3", "llama3"}) {
+    const Json tj = test::read_json_file(test::model_dir(model) / "tokenizer.json");
+    patterns.emplace_back(model, tj["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"].get<std::string>());
+  }
+  // GPT-4o's (tiktoken o200k_base), the most involved pattern in wide use.
+  patterns.emplace_back("gpt-4o",
+                        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+                        "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
+                        "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|"
+                        "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+");
+  patterns.emplace_back("gpt2", "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+");
+  std::vector<std::string> texts;
+  for (const Json& s : test::read_json_file(test::tokenizer_test_dir() / "corpus.json")) texts.push_back(s.get<std::string>());
+  for (const char* unit : {" ", "a", "\n", "7", "\r\n", " \t", "!?", "I'M ", "\xE4\xB8\xAD", "e\xCC\x81", "HELLOworld ",
+                           "\xC3\x80"}) {
+    std::string run;
+    while (run.size() < 100000) run += unit;
+    texts.push_back(run);
+    texts.push_back(run + "word");
+  }
+  for (const auto& [name, pattern] : patterns) {
+    const SplitRegex r = SplitRegex::from_regex(pattern, name);
+    double worst = 0;
+    for (const std::string& text : texts) {
+      std::vector<std::string_view> out;
+      MatchBudget budget;
+      r.split(text, out, budget);
+      worst = std::max(worst, double(budget.spent()) / double(text.size() + 1));
+    }
+    std::printf("[ %s ] at most %.1f match-limit units per byte\n", name.c_str(), worst);
+    EXPECT_LT(worst, MatchBudget::kUnitsPerByte / 16.0) << name;
   }
 }
