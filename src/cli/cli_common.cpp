@@ -25,4 +25,13 @@ std::vector<int32_t> parse_id_list(const std::string& text, const std::string& f
   return ids;
 }
 
+std::string join_ids(const std::vector<int32_t>& ids, const std::string& sep) {
+  std::string s;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    if (k) s += sep;
+    s += std::to_string(ids[k]);
+  }
+  return s;
+}
+
 }  // namespace ac::cli

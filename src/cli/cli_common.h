@@ -26,6 +26,9 @@ using AddCommand = Subcommand (*)(CLI::App& root);
 // "1, 2,3" -> {1, 2, 3}; BadInput naming `flag` on anything else.
 std::vector<int32_t> parse_id_list(const std::string& text, const std::string& flag);
 
+// "1,2,3" (sep ",") or "1, 2, 3" (sep ", ").
+std::string join_ids(const std::vector<int32_t>& ids, const std::string& sep = ",");
+
 // One per subcommand file.
 Subcommand add_inspect(CLI::App& root);
 Subcommand add_synth_model(CLI::App& root);

@@ -32,12 +32,14 @@ Json timings_json(const GenerateResult& r) {
           {"decode_steps", r.decode_ms.size()}};
 }
 
-// The prompt as token ids: plain text, or a one-turn conversation through the chat template.
+// The prompt as token ids: plain text with the special tokens Hugging Face adds by default (the
+// tokenizer.json post_processor: a BOS for Llama 3), or a one-turn conversation through the chat
+// template, which renders its own BOS and so takes none (as apply_chat_template tokenizes).
 // With --no-special-in-prompt the user's text is encoded with special-token matching off (only
 // the template's own markers are special), by encoding the rendered prompt in three parts.
 std::vector<int32_t> encode_prompt(const Tokenizer& tok, const GenerateCliOptions& o) {
   const bool allow_special = !o.no_special;
-  if (!o.chat) return tok.encode(o.prompt, allow_special);
+  if (!o.chat) return tok.add_special_tokens(tok.encode(o.prompt, allow_special));
   std::vector<ChatMessage> msgs;
   if (!o.system.empty()) msgs.push_back({"system", o.system});
   msgs.push_back({"user", o.prompt});
@@ -112,10 +114,13 @@ int run_generate(const GenerateCliOptions& o) {
   auto ex = plan ? make_plan_executor(*plan, graph, lim) : make_executor(o.backend, graph, lim, BackendOptions{o.cuda_route});
 
   // Streamed text: special tokens (the stop token among them) are not shown, as HF's
-  // skip_special_tokens=True; without a tokenizer the ids are printed.
+  // skip_special_tokens=True; without a tokenizer the ids are printed. Ids the model's vocabulary
+  // has but the tokenizer lacks (Qwen3's padding ids) add no text and are listed at the end.
   std::unique_ptr<StreamDecoder> stream;
   if (tok) stream = std::make_unique<StreamDecoder>(*tok, /*skip_special_tokens=*/true);
+  std::vector<int32_t> generated;  // kept here too, so that a failing step loses nothing
   auto on_token = [&](int32_t t) {
+    generated.push_back(t);
     if (o.json) return;
     if (stream) {
       std::string piece = stream->push(t);
@@ -125,21 +130,43 @@ int run_generate(const GenerateCliOptions& o) {
     }
     std::fflush(stdout);
   };
-  GenerateResult r = generate(*ex, model->config, prompt, g, on_token);
-  if (o.json) {
-    Json j = {{"prompt_tokens", prompt}, {"tokens", r.tokens},
-              {"text", tok ? tok->decode(r.tokens, /*skip_special_tokens=*/true) : std::string()},
-              {"finish_reason", r.finish_reason}, {"backend", ex->name()}, {"timings", timings_json(r)}};
-    std::printf("%s\n", j.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
-  } else {
+  // The output, whole or (when a step fails) with what was generated before the failure.
+  auto finish = [&](const GenerateResult* r, const std::string& error) {
+    const std::vector<int32_t>& tokens = r ? r->tokens : generated;
+    const std::vector<int32_t> no_text = tok ? tok->ids_without_text(tokens) : std::vector<int32_t>();
+    if (o.json) {
+      Json j = {{"prompt_tokens", prompt}, {"tokens", tokens},
+                {"text", tok ? tok->decode(tokens, /*skip_special_tokens=*/true) : std::string()},
+                {"finish_reason", r ? r->finish_reason : "error"}, {"backend", ex->name()}};
+      if (tok) j["ids_without_text"] = no_text;
+      if (r) j["timings"] = timings_json(*r);
+      else j["error"] = error;
+      std::printf("%s\n", j.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
+      std::fflush(stdout);
+      return;
+    }
     if (stream) {
       std::string rest = stream->finish();
       std::fwrite(rest.data(), 1, rest.size(), stdout);
     }
     std::printf("\n");
-    std::fprintf(stderr, "[%zu tokens, %s; prefill %.1f ms, decode %.2f ms/token, backend %s]\n", r.tokens.size(),
-                 r.finish_reason.c_str(), r.prefill_ms, r.decode_ms_per_token, ex->name().c_str());
+    std::fflush(stdout);
+    if (!no_text.empty()) {
+      std::fprintf(stderr, "warning: generated token ids without text in the tokenizer (they add nothing): %s\n",
+                   join_ids(no_text, ", ").c_str());
+    }
+    if (r)
+      std::fprintf(stderr, "[%zu tokens, %s; prefill %.1f ms, decode %.2f ms/token, backend %s]\n", r->tokens.size(),
+                   r->finish_reason.c_str(), r->prefill_ms, r->decode_ms_per_token, ex->name().c_str());
+  };
+  GenerateResult r;
+  try {
+    r = generate(*ex, model->config, prompt, g, on_token);
+  } catch (const std::exception& e) {
+    if (!generated.empty()) finish(nullptr, e.what());  // then the error line and its exit code
+    throw;
   }
+  finish(&r, "");
   return 0;
 }
 

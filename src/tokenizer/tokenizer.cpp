@@ -11,6 +11,7 @@
 #include "agentcompile/tokenizer/byte_level.h"
 #include "agentcompile/tokenizer/chat_template.h"
 #include "agentcompile/tokenizer/normalizer.h"
+#include "agentcompile/tokenizer/post_processor.h"
 #include "agentcompile/tokenizer/pre_tokenizer.h"
 #include "agentcompile/tokenizer/stream_decoder.h"
 #include "agentcompile/tokenizer/tokenizer_json.h"
@@ -28,7 +29,6 @@ constexpr size_t kMaxConfigBytes = size_t(16) << 20;
 // 128,256); a trimmed one may keep its special tokens at their high ids, hence the floor.
 constexpr int64_t kMinIdSpace = int64_t(1) << 18;
 constexpr int64_t kIdsPerToken = 4;
-
 
 // A token named in tokenizer_config.json: a string, or {"__type": "AddedToken", "content": ...}.
 std::optional<std::string> config_token(const Json& cfg, const std::string& subject, const std::string& key) {
@@ -67,6 +67,7 @@ struct Tokenizer::Impl {
   PreTokenizer pre_tokenizer;
   BpeModel bpe;
   AddedTokens added;
+  PostProcessor post;
   std::vector<Piece> pieces;  // by id
   std::vector<bool> exists;   // by id
   std::unordered_map<int32_t, std::string> added_text;
@@ -183,12 +184,16 @@ Tokenizer Tokenizer::parse(std::string_view tokenizer_json, std::string_view con
     t.bpe = BpeModel::from_json(file, tname);
     t.normalizer = Normalizer::from_json(field("normalizer"), tname + ": normalizer");
     t.pre_tokenizer = PreTokenizer::from_json(field("pre_tokenizer"), tname + ": pre_tokenizer");
+    t.post = PostProcessor::from_json(field("post_processor"), tname + ": post_processor");
     check_decoder(field("decoder"), tname + ": decoder");
   }
 
   // Added tokens take over their content's id, as they do in the reference's token maps.
   for (const AddedToken& a : t.added.tokens()) t.bpe.alias(a.content, a.id);
   t.build_pieces();
+  for (int32_t id : t.post.added_ids())
+    if (id < 0 || size_t(id) >= t.exists.size() || !t.exists[size_t(id)])
+      throw_input(tname + ": post_processor", "adds token id " + std::to_string(id) + ", which is not a token");
   std::unordered_set<std::string> special;
   for (const AddedToken& a : t.added.tokens())
     if (a.special) special.insert(a.content);
@@ -233,6 +238,10 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool allow_special
   return ids;
 }
 
+std::vector<int32_t> Tokenizer::add_special_tokens(const std::vector<int32_t>& ids) const {
+  return impl_->post.apply(ids);
+}
+
 bool Tokenizer::is_token(int32_t id) const {
   return id >= 0 && size_t(id) < impl_->exists.size() && impl_->exists[size_t(id)];
 }
@@ -246,11 +255,18 @@ void Tokenizer::check_id(int32_t id) const {
 const Tokenizer::Piece& Tokenizer::piece(int32_t id) const { return impl_->pieces[size_t(id)]; }
 
 std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
-  for (int32_t id : ids) check_id(id);  // all or nothing
   std::string out;
   StreamDecoder d(*this, skip_special_tokens);
   for (int32_t id : ids) d.push(id, out);
   d.finish(out);
+  return out;
+}
+
+std::vector<int32_t> Tokenizer::ids_without_text(const std::vector<int32_t>& ids) const {
+  std::vector<int32_t> out;
+  std::unordered_set<int32_t> seen;
+  for (int32_t id : ids)
+    if (!is_token(id) && seen.insert(id).second) out.push_back(id);
   return out;
 }
 

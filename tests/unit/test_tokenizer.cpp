@@ -243,19 +243,34 @@ TEST(TokenizerAddedTokens, LongestMatchStripAndSpecialOnlyWhenAllowed) {
   EXPECT_EQ(t.token_id(bl(" ")), std::optional<int32_t>(' '));
 }
 
-TEST(TokenizerDecode, BadIdsAreBadInput) {
-  Tokenizer t = tiny(tiny_tokenizer({}));
+TEST(TokenizerDecode, IdsWithoutTextAddNothing) {
+  // Ids a model's vocabulary may have beyond the tokenizer's (Qwen3's padding ids), a gap in the
+  // tokenizer's ids, anything else: no text, as Hugging Face decodes them, and listed.
+  Json j = tiny_tokenizer({});
+  j["added_tokens"] = Json::array({{{"id", 300}, {"content", "<s>"}, {"special", true}}});
+  Tokenizer t = tiny(j);
+  EXPECT_EQ(t.decode({65, -1, 256, 66, 1 << 30, 301, 256}), "AB");
+  EXPECT_EQ(t.ids_without_text({65, -1, 256, 66, 1 << 30, 301, 256}), (std::vector<int32_t>{-1, 256, 1 << 30, 301}));
+  EXPECT_TRUE(t.ids_without_text({65, 300}).empty());
+  // They do not end a byte run: a character split around one is still whole.
+  const std::vector<int32_t> emoji = {0xF0, 0x9F, 280, 0x98, 0x80};
+  EXPECT_EQ(t.decode(emoji), "\xF0\x9F\x98\x80");
+  StreamDecoder sd(t);
+  std::string streamed;
+  for (int32_t id : emoji) streamed += sd.push(id);
+  streamed += sd.finish();
+  EXPECT_EQ(streamed, "\xF0\x9F\x98\x80");
+  EXPECT_EQ(sd.push(999), "");
+  // check_id still names the id for callers that require a token.
   for (int32_t id : {-1, 256, 1 << 30}) {
     try {
-      t.decode({65, id});
+      t.check_id(id);
       ADD_FAILURE() << id;
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::BadInput);
       EXPECT_NE(std::string(e.what()).find("token id " + std::to_string(id)), std::string::npos) << e.what();
     }
   }
-  StreamDecoder sd(t);
-  EXPECT_THROW(sd.push(999), Error);
 }
 
 TEST(TokenizerDecode, StreamingNeverSplitsACharacter) {
@@ -476,6 +491,74 @@ TEST(TokenizerSpeed, PathologicalInputIsLinear) {
     const double large = seconds_to_encode(t, std::string(400000, c));
     // 4x the input: O(n log n) gives about 4.5x; quadratic would be 16x.
     EXPECT_LT(large, 9.0 * small + 0.02) << "char " << int(c) << ": " << small << " s -> " << large << " s";
+  }
+}
+
+// The post_processor: what encode with add_special_tokens=True adds (Hugging Face's default).
+TEST(TokenizerPostProcessor, TemplatesAroundOneSequence) {
+  Json j = tiny_tokenizer({});
+  j["added_tokens"] = Json::array({{{"id", 300}, {"content", "<s>"}, {"special", true}},
+                                   {{"id", 301}, {"content", "</s>"}, {"special", true}}});
+  auto special = [](const std::string& name, std::vector<int> ids) {
+    return Json{{"id", name}, {"ids", ids}, {"tokens", std::vector<std::string>(ids.size(), name)}};
+  };
+  auto template_of = [&](Json single) {
+    return Json{{"type", "TemplateProcessing"}, {"single", single}, {"pair", Json::array()},
+                {"special_tokens", {{"<s>", special("<s>", {300})}, {"</s>", special("</s>", {301})}}}};
+  };
+  const Json bos_a = Json::array({{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}});
+  const std::vector<int32_t> ab = {'a', 'b'};
+  // None, ByteLevel: nothing added.
+  EXPECT_EQ(tiny(j).add_special_tokens(ab), ab);
+  j["post_processor"] = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}};
+  EXPECT_EQ(tiny(j).add_special_tokens(ab), ab);
+  // Meta's Llama 3 form: ByteLevel then a template adding the BOS.
+  j["post_processor"] = {{"type", "Sequence"},
+                         {"processors", {{{"type", "ByteLevel"}}, template_of(bos_a)}}};
+  Tokenizer llama = tiny(j);
+  EXPECT_EQ(llama.add_special_tokens(ab), (std::vector<int32_t>{300, 'a', 'b'}));
+  EXPECT_EQ(llama.add_special_tokens({}), (std::vector<int32_t>{300}));
+  EXPECT_EQ(llama.encode("ab"), ab);  // encode itself adds nothing
+  // Both sides, the string form, and steps wrapping what the steps before them produced.
+  j["post_processor"] = template_of("<s> $A </s>:1");
+  EXPECT_EQ(tiny(j).add_special_tokens(ab), (std::vector<int32_t>{300, 'a', 'b', 301}));
+  j["post_processor"] = {{"type", "Sequence"},
+                         {"processors", {template_of(Json::array({"$0", "</s>"})), template_of(Json::array({"<s>", "$"}))}}};
+  EXPECT_EQ(tiny(j).add_special_tokens(ab), (std::vector<int32_t>{300, 'a', 'b', 301}));
+  j["post_processor"] = {{"type", "RobertaProcessing"}, {"cls", {"<s>", 300}}, {"sep", {"</s>", 301}}};
+  EXPECT_EQ(tiny(j).add_special_tokens(ab), (std::vector<int32_t>{300, 'a', 'b', 301}));
+  j["post_processor"] = {{"type", "BertProcessing"}, {"cls", {"</s>", 301}}, {"sep", {"<s>", 300}}};
+  EXPECT_EQ(tiny(j).add_special_tokens(ab), (std::vector<int32_t>{301, 'a', 'b', 300}));
+
+  // Refused at load, naming the field.
+  struct Bad {
+    Json post;
+    std::string needle;
+  };
+  Json missing = template_of(bos_a);
+  missing["special_tokens"].erase("<s>");
+  Json not_token = template_of(bos_a);
+  not_token["special_tokens"]["<s>"] = special("<s>", {299});
+  Json mismatched = template_of(bos_a);
+  mismatched["special_tokens"]["<s>"]["tokens"] = Json::array();
+  for (const Bad& b : std::vector<Bad>{
+           {{{"type", "Unknown"}}, "post_processor: type: \"Unknown\" is not supported"},
+           {{{"type", "Sequence"}, {"processors", {{{"type", "Whatever"}}}}}, "post_processor.processors[0]: type"},
+           {missing, "special_tokens: \"<s>\" is used by the template but missing"},
+           {not_token, "post_processor: adds token id 299, which is not a token"},
+           {mismatched, "tokens: expected as many tokens as ids"},
+           {template_of("<s> $A $A"), "expected exactly one $A piece, found 2"},
+           {template_of("<s>"), "expected exactly one $A piece, found 0"},
+           {template_of("$A $B"), "single-sequence template can only hold A"},
+           {template_of(Json::array({{{"Sequence", {{"id", "C"}}}}})), "sequence \"C\" is not A or B"},
+           {template_of(5), "single: expected an array of pieces"},
+           {{{"type", "RobertaProcessing"}, {"cls", {"<s>", 300}}}, "sep: missing"},
+           {{{"type", "BertProcessing"}, {"cls", {"<s>"}}, {"sep", {"</s>", 301}}}, "cls: expected [token, id]"},
+       }) {
+    Json bad = j;
+    bad["post_processor"] = b.post;
+    const std::string e = load_error(bad);
+    EXPECT_NE(e.find(b.needle), std::string::npos) << b.post.dump() << " -> " << e;
   }
 }
 
