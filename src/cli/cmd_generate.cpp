@@ -1,4 +1,4 @@
-// agentcompile generate MODEL (--prompt S | --prompt-tokens 1,2) [...]: streams text, or --json.
+// agentcompile generate MODEL (--prompt S | --prompt-file F | --prompt-tokens 1,2) [...]: streams text, or --json.
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -19,13 +19,18 @@ namespace ac::cli {
 namespace {
 
 struct GenerateCliOptions {
-  std::string model, prompt, prompt_tokens, system, backend = "auto", plan, cuda_route = "auto";
+  std::string model, prompt, prompt_file, prompt_tokens, system, backend = "auto", plan, cuda_route = "auto";
   bool chat = false, json = false, ignore_eos = false, no_special = false, no_think = false;
   int64_t max_tokens = 128;
   std::optional<float> temperature, top_p, min_p;
   std::optional<int> top_k;
   uint64_t seed = 0;
 };
+
+// A prompt file may hold up to this many bytes per position of the model's context: the longest
+// token of the Qwen3 and Llama 3 vocabularies is 128 bytes, so a longer text cannot fit anyway.
+constexpr size_t kPromptBytesPerPosition = 1024;
+constexpr size_t kMaxPromptBytes = size_t(1) << 30;
 
 Json timings_json(const GenerateResult& r) {
   return {{"prefill_ms", r.prefill_ms}, {"decode_ms_per_token", r.decode_ms_per_token},
@@ -62,11 +67,18 @@ std::vector<int32_t> encode_prompt(const Tokenizer& tok, const GenerateCliOption
   return ids;
 }
 
-int run_generate(const GenerateCliOptions& o) {
-  if (o.prompt.empty() == o.prompt_tokens.empty())
-    throw_input("generate", "give exactly one of --prompt and --prompt-tokens");
+int run_generate(GenerateCliOptions o) {
+  if (int(!o.prompt.empty()) + int(!o.prompt_file.empty()) + int(!o.prompt_tokens.empty()) != 1)
+    throw_input("generate", "give exactly one of --prompt, --prompt-file and --prompt-tokens");
   if (!o.system.empty() && !o.chat) throw_input("--system", "needs --chat");
   auto model = load_model(o.model);
+  if (!o.prompt_file.empty()) {
+    const int64_t context = model->config.context_limit();
+    const size_t limit = std::min(kMaxPromptBytes, size_t(context) * kPromptBytesPerPosition);
+    o.prompt = read_text_input(o.prompt_file, limit,
+                               std::to_string(kPromptBytesPerPosition) + " bytes for each of the model's " +
+                                   std::to_string(context) + " positions");
+  }
   std::optional<Plan> plan;
   if (!o.plan.empty()) plan = load_plan_for(o.plan, *model, o.backend);
   std::unique_ptr<Tokenizer> tok;
@@ -177,6 +189,8 @@ Subcommand add_generate(CLI::App& root) {
   CLI::App* app = root.add_subcommand("generate", "Generate text from a prompt (streams to stdout, or --json)");
   app->add_option("MODEL", o->model, "Hugging Face model folder")->required();
   app->add_option("--prompt", o->prompt, "Prompt text");
+  app->add_option("--prompt-file", o->prompt_file,
+                  "Read the prompt text from a file (- for standard input), for prompts too long for the command line");
   app->add_option("--prompt-tokens", o->prompt_tokens, "Prompt as comma-separated token ids (no tokenizer needed)");
   app->add_flag("--chat", o->chat, "Wrap the prompt in the model's chat template");
   app->add_option("--system", o->system, "System message (with --chat)");

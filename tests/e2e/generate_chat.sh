@@ -143,6 +143,26 @@ assert g["tokens"] in ([9707], [1879]) and g["finish_reason"] == "error" and "Na
 assert g["text"] in ("Hello", " world") and g["ids_without_text"] == [], g
 PY
 
+# --prompt-file: a prompt longer than the whole argument limit (ARG_MAX), from a file, from
+# standard input and through a pipe, gives the ids `tokenize` gives with the same special tokens.
+python3 -c "import sys; sys.stdout.write(('\n' + ' ' * 4000 + 'The quick brown fox.') * 540)" >"$tmp/long.txt"
+[ "$(wc -c <"$tmp/long.txt")" -gt "$(getconf ARG_MAX)" ] || fail "the long prompt is not longer than ARG_MAX"
+"$bin" tokenize "$tmp/lm" --file "$tmp/long.txt" --add-special-tokens --json >"$tmp/long_want.json"
+"$bin" generate "$tmp/lm" --prompt-file "$tmp/long.txt" --max-tokens 0 --backend cpu --json >"$tmp/long_file.json"
+"$bin" generate "$tmp/lm" --prompt-file - --max-tokens 0 --backend cpu --json <"$tmp/long.txt" >"$tmp/long_stdin.json"
+cat "$tmp/long.txt" | "$bin" generate "$tmp/lm" --prompt-file - --max-tokens 0 --backend cpu --json >"$tmp/long_pipe.json"
+python3 - "$tmp/long_want.json" "$tmp/long_file.json" "$tmp/long_stdin.json" "$tmp/long_pipe.json" <<'PY'
+import json, sys
+want = json.load(open(sys.argv[1]))
+assert want[0] == 128000 and 10000 < len(want) < 131072, len(want)
+for p in sys.argv[2:]:
+    assert json.load(open(p))["prompt_tokens"] == want, p
+PY
+# With --chat the file is the user's message.
+printf 'Name three GPUs.' >"$tmp/short.txt"
+[ "$(prompt_ids "$tmp/q" --chat --prompt-file "$tmp/short.txt")" = "$(prompt_ids "$tmp/q" --chat --prompt "Name three GPUs.")" ] \
+  || fail "--chat --prompt-file differs from --chat --prompt"
+
 # Errors: one line, exit 2.
 set +e
 "$bin" generate "$tmp/q" --system "s" --prompt "x" >"$tmp/o" 2>"$tmp/e"; rc=$?
