@@ -13,9 +13,9 @@ BUILD=${FUZZ_BUILD:-build-fuzz}
 JOBS=${JOBS:-$(nproc)}
 command -v clang++ >/dev/null || { echo "fuzz-smoke: clang++ not found (scripts/install-deps.sh installs it)" >&2; exit 1; }
 
-targets=(fuzz_safetensors fuzz_config fuzz_shard_index fuzz_model)
-declare -A corpus=([fuzz_safetensors]=safetensors [fuzz_config]=config [fuzz_shard_index]=shard_index [fuzz_model]=model)
-declare -A dict=([fuzz_safetensors]=safetensors [fuzz_config]=config [fuzz_shard_index]=config [fuzz_model]=config)
+targets=(fuzz_safetensors fuzz_config fuzz_shard_index fuzz_model fuzz_tokenizer)
+declare -A corpus=([fuzz_safetensors]=safetensors [fuzz_config]=config [fuzz_shard_index]=shard_index [fuzz_model]=model [fuzz_tokenizer]=tokenizer)
+declare -A dict=([fuzz_safetensors]=safetensors [fuzz_config]=config [fuzz_shard_index]=config [fuzz_model]=config [fuzz_tokenizer]=tokenizer)
 
 t0=$(date +%s)
 # Configure once (only the library sources the targets need get built); reconfigure if the

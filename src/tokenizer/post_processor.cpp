@@ -39,7 +39,7 @@ bool read_piece(const Json& p, const std::string& where, std::string& special) {
     throw_input(where, "expected {\"Sequence\": ...} or {\"SpecialToken\": ...}");
   }
   if (sequence == "B") throw_input(where, "sequence B: the single-sequence template can only hold A");
-  if (sequence != "A") throw_input(where, "sequence \"" + sequence + "\" is not A or B");
+  if (sequence != "A") throw_input(where, "sequence " + json_quote(sequence, 60) + " is not A or B");
   return true;
 }
 
@@ -47,8 +47,8 @@ bool read_piece(const Json& p, const std::string& where, std::string& special) {
 std::vector<int32_t> special_ids(const Json& step, const std::string& subject, const std::string& name) {
   const Json* map = step.contains("special_tokens") ? &step["special_tokens"] : nullptr;
   if (map == nullptr || !map->is_object() || !map->contains(name))
-    throw_input(subject, "special_tokens: \"" + name + "\" is used by the template but missing");
-  const std::string where = subject + ": special_tokens: \"" + name + "\"";
+    throw_input(subject, "special_tokens: " + json_quote(name, 60) + " is used by the template but missing");
+  const std::string where = subject + ": special_tokens: " + json_quote(name, 60);
   const Json& e = (*map)[name];
   if (!e.is_object()) throw_input(where, "expected an object with ids and tokens");
   const Json& ids = json_require(e, where, "ids");
@@ -131,8 +131,8 @@ void PostProcessor::add_step(const Json& j, const std::string& subject) {
     before = {pair_id(j, subject, "cls")};
     after = {pair_id(j, subject, "sep")};
   } else {
-    throw_input(subject, "type: \"" + type +
-                             "\" is not supported (TemplateProcessing, RobertaProcessing, BertProcessing, ByteLevel, "
+    throw_input(subject, "type: " + json_quote(type, 60) +
+                             " is not supported (TemplateProcessing, RobertaProcessing, BertProcessing, ByteLevel, "
                              "Sequence)");
   }
   before_.insert(before_.begin(), before.begin(), before.end());

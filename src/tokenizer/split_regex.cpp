@@ -9,6 +9,7 @@
 #include <new>
 
 #include "agentcompile/core/error.h"
+#include "agentcompile/core/json.h"
 #include "agentcompile/tokenizer/utf8.h"
 
 namespace ac {
@@ -327,7 +328,7 @@ SplitRegex SplitRegex::compile(std::string pcre_pattern, uint32_t extra_options,
                              &offset, nullptr);
   if (impl->code == nullptr)
     throw_input(subject, "cannot compile the pattern: " + pcre2_message(err) + " (at offset " + std::to_string(offset) +
-                             " of the translated pattern " + impl->pattern + ")");
+                             " of the translated pattern " + json_quote(impl->pattern, 120) + ")");
   // No JIT (e.g. an unsupported CPU) is not fatal: the interpreter gives the same matches.
   impl->jit = pcre2_jit_compile(impl->code, PCRE2_JIT_COMPLETE) == 0;
   SplitRegex r;

@@ -57,7 +57,7 @@ void check_decoder(const Json& j, const std::string& subject) {
   if (j.is_null()) throw_input(subject, "missing (a ByteLevel decoder is required: only byte-level BPE is supported)");
   if (!j.is_object()) throw_input(subject, "expected an object");
   std::string type = json_string(j, subject, "type");
-  if (type != "ByteLevel") throw_input(subject, "type: \"" + type + "\" is not supported (ByteLevel)");
+  if (type != "ByteLevel") throw_input(subject, "type: " + json_quote(type, 60) + " is not supported (ByteLevel)");
 }
 
 }  // namespace

@@ -58,6 +58,8 @@ Json tiny_tokenizer(const std::vector<std::pair<std::string, std::string>>& merg
 
 Tokenizer tiny(const Json& j, const std::string& config = "") { return Tokenizer::parse(j.dump(), config); }
 
+Json with_split(const std::string& pattern);
+
 std::vector<std::string> pieces(const Tokenizer& t, std::string_view text) {
   std::vector<std::string> out;
   for (int32_t id : t.encode(text)) out.push_back(*byte_level_to_bytes(t.token_text(id)));
@@ -393,6 +395,27 @@ TEST(TokenizerLoad, MalformedFilesNameTheFieldAndNeverCrash) {
   EXPECT_NE(load_error(ok, R"({"chat_template": 5})").find("tokenizer_config.json: chat_template"), std::string::npos);
 }
 
+// Messages stay one valid UTF-8 line whatever the file holds: the raw bytes nlohmann quotes from
+// a broken file and names holding newlines are escaped (found by fuzz_tokenizer).
+TEST(TokenizerLoad, MessagesAreOneValidLine) {
+  Json newline_key = tiny_tokenizer({});
+  newline_key["model"]["vocab"]["a\nb"] = -1;
+  Json newline_type = tiny_tokenizer({});
+  newline_type["normalizer"] = {{"type", "N\nFC"}};
+  Json newline_pattern = with_split("a\n(");
+  for (const std::string& text : {newline_key.dump(), newline_type.dump(), newline_pattern.dump(),
+                                  std::string("{\"model\": {\"vocab\": {\"\xFF\": 1}}}"), std::string("{\"x\": \"\xC3\"}")}) {
+    try {
+      Tokenizer::parse(text, "");
+      ADD_FAILURE() << "loaded " << text.substr(0, 80);
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+      EXPECT_TRUE(utf8_valid(m)) << m;
+    }
+  }
+}
+
 TEST(TokenizerLoad, FolderErrors) {
   test::TempDir tmp;
   for (const fs::path& p : {tmp.path() / "missing", tmp.path()}) {
@@ -586,7 +609,7 @@ TEST(TokenizerLoad, SparseIdSpaceIsRefusedBeforeAllocation) {
 
 namespace {
 
-// A tokenizer.json whose first pre-tokenizer step is Split on `pattern`.
+// A tokenizer.json whose first pre-tokenizer step is Split on `pattern` (declared above).
 Json with_split(const std::string& pattern) {
   Json j = tiny_tokenizer({});
   j["pre_tokenizer"] = {{"type", "Sequence"},
