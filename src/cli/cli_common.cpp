@@ -1,10 +1,15 @@
 #include "cli/cli_common.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "agentcompile/compiler/advisor.h"
 #include "agentcompile/core/error.h"
@@ -65,6 +70,46 @@ void add_advisor_flags(CLI::App* app, AdvisorFlags& f) {
                       " (as a Bearer token)");
   app->add_option("--llm-url", f.llm_url, "OpenAI-compatible endpoint (or $AGENTCOMPILE_LLM_URL)");
   app->add_option("--llm-model", f.llm_model, "model name for the endpoint (or $AGENTCOMPILE_LLM_MODEL)");
+}
+
+std::string join_ids(const std::vector<int32_t>& ids, const std::string& sep) {
+  std::string s;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    if (k) s += sep;
+    s += std::to_string(ids[k]);
+  }
+  return s;
+}
+
+std::string read_text_input(const std::string& path, size_t max_bytes, const std::string& limit_note) {
+  const bool is_stdin = path == "-";
+  const std::string name = is_stdin ? "stdin" : path;
+  const int fd = is_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_input(name, std::string("cannot open: ") + std::strerror(errno));
+  auto fail = [&](const std::string& why) {
+    if (!is_stdin) ::close(fd);
+    throw_input(name, why);
+  };
+  auto too_long = [&]() {
+    fail("more than " + std::to_string(max_bytes) + " bytes (" + limit_note + ")");
+  };
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) fail("is a folder, not a file");
+    if (S_ISREG(st.st_mode) && uint64_t(st.st_size) > max_bytes) too_long();  // before reading any of it
+  }
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(std::string("read failed: ") + std::strerror(errno));
+    if (n == 0) break;
+    if (out.size() + size_t(n) > max_bytes) too_long();
+    out.append(buf, size_t(n));
+  }
+  if (!is_stdin) ::close(fd);
+  return out;
 }
 
 }  // namespace ac::cli

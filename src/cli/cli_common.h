@@ -45,6 +45,13 @@ struct AdvisorFlags {
 };
 void add_advisor_flags(CLI::App* app, AdvisorFlags& flags);
 
+// "1,2,3" (sep ",") or "1, 2, 3" (sep ", ").
+std::string join_ids(const std::vector<int32_t>& ids, const std::string& sep = ",");
+
+// The text of file `path`, or of standard input for "-" (regular files, pipes, terminals); a text
+// longer than max_bytes is BadInput naming the file and `limit_note` (why that limit).
+std::string read_text_input(const std::string& path, size_t max_bytes, const std::string& limit_note);
+
 // One per subcommand file.
 Subcommand add_inspect(CLI::App& root);
 Subcommand add_synth_model(CLI::App& root);

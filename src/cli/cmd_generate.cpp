@@ -1,4 +1,4 @@
-// agentcompile generate MODEL (--prompt S | --prompt-tokens 1,2) [...]: streams text, or --json.
+// agentcompile generate MODEL (--prompt S | --prompt-file F | --prompt-tokens 1,2) [...]: streams text, or --json.
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -19,7 +19,7 @@ namespace ac::cli {
 namespace {
 
 struct GenerateCliOptions {
-  std::string model, prompt, prompt_tokens, system, backend = "auto", plan, cuda_route = "auto";
+  std::string model, prompt, prompt_file, prompt_tokens, system, backend = "auto", plan, cuda_route = "auto";
   bool chat = false, json = false, ignore_eos = false, no_special = false, no_think = false, rebuild_kernels = false;
   int64_t max_tokens = 128;
   std::optional<float> temperature, top_p, min_p;
@@ -27,17 +27,24 @@ struct GenerateCliOptions {
   uint64_t seed = 0;
 };
 
+// A prompt file may hold up to this many bytes per position of the model's context: the longest
+// token of the Qwen3 and Llama 3 vocabularies is 128 bytes, so a longer text cannot fit anyway.
+constexpr size_t kPromptBytesPerPosition = 1024;
+constexpr size_t kMaxPromptBytes = size_t(1) << 30;
+
 Json timings_json(const GenerateResult& r) {
   return {{"prefill_ms", r.prefill_ms}, {"decode_ms_per_token", r.decode_ms_per_token},
           {"decode_steps", r.decode_ms.size()}};
 }
 
-// The prompt as token ids: plain text, or a one-turn conversation through the chat template.
+// The prompt as token ids: plain text with the special tokens Hugging Face adds by default (the
+// tokenizer.json post_processor: a BOS for Llama 3), or a one-turn conversation through the chat
+// template, which renders its own BOS and so takes none (as apply_chat_template tokenizes).
 // With --no-special-in-prompt the user's text is encoded with special-token matching off (only
 // the template's own markers are special), by encoding the rendered prompt in three parts.
 std::vector<int32_t> encode_prompt(const Tokenizer& tok, const GenerateCliOptions& o) {
   const bool allow_special = !o.no_special;
-  if (!o.chat) return tok.encode(o.prompt, allow_special);
+  if (!o.chat) return tok.add_special_tokens(tok.encode(o.prompt, allow_special));
   std::vector<ChatMessage> msgs;
   if (!o.system.empty()) msgs.push_back({"system", o.system});
   msgs.push_back({"user", o.prompt});
@@ -60,11 +67,18 @@ std::vector<int32_t> encode_prompt(const Tokenizer& tok, const GenerateCliOption
   return ids;
 }
 
-int run_generate(const GenerateCliOptions& o) {
-  if (o.prompt.empty() == o.prompt_tokens.empty())
-    throw_input("generate", "give exactly one of --prompt and --prompt-tokens");
+int run_generate(GenerateCliOptions o) {
+  if (int(!o.prompt.empty()) + int(!o.prompt_file.empty()) + int(!o.prompt_tokens.empty()) != 1)
+    throw_input("generate", "give exactly one of --prompt, --prompt-file and --prompt-tokens");
   if (!o.system.empty() && !o.chat) throw_input("--system", "needs --chat");
   auto model = load_model(o.model);
+  if (!o.prompt_file.empty()) {
+    const int64_t context = model->config.context_limit();
+    const size_t limit = std::min(kMaxPromptBytes, size_t(context) * kPromptBytesPerPosition);
+    o.prompt = read_text_input(o.prompt_file, limit,
+                               std::to_string(kPromptBytesPerPosition) + " bytes for each of the model's " +
+                                   std::to_string(context) + " positions");
+  }
   std::optional<Plan> plan;
   if (o.rebuild_kernels && o.plan.empty()) throw_input("--rebuild-kernels", "needs --plan");
   if (!o.plan.empty()) plan = load_plan_for(o.plan, *model, o.backend, o.rebuild_kernels ? PlanKernels::Rebuild : PlanKernels::Load);
@@ -113,10 +127,13 @@ int run_generate(const GenerateCliOptions& o) {
   auto ex = plan ? make_plan_executor(*plan, graph, lim) : make_executor(o.backend, graph, lim, BackendOptions{o.cuda_route});
 
   // Streamed text: special tokens (the stop token among them) are not shown, as HF's
-  // skip_special_tokens=True; without a tokenizer the ids are printed.
+  // skip_special_tokens=True; without a tokenizer the ids are printed. Ids the model's vocabulary
+  // has but the tokenizer lacks (Qwen3's padding ids) add no text and are listed at the end.
   std::unique_ptr<StreamDecoder> stream;
   if (tok) stream = std::make_unique<StreamDecoder>(*tok, /*skip_special_tokens=*/true);
+  std::vector<int32_t> generated;  // kept here too, so that a failing step loses nothing
   auto on_token = [&](int32_t t) {
+    generated.push_back(t);
     if (o.json) return;
     if (stream) {
       std::string piece = stream->push(t);
@@ -126,21 +143,43 @@ int run_generate(const GenerateCliOptions& o) {
     }
     std::fflush(stdout);
   };
-  GenerateResult r = generate(*ex, model->config, prompt, g, on_token);
-  if (o.json) {
-    Json j = {{"prompt_tokens", prompt}, {"tokens", r.tokens},
-              {"text", tok ? tok->decode(r.tokens, /*skip_special_tokens=*/true) : std::string()},
-              {"finish_reason", r.finish_reason}, {"backend", ex->name()}, {"timings", timings_json(r)}};
-    std::printf("%s\n", j.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
-  } else {
+  // The output, whole or (when a step fails) with what was generated before the failure.
+  auto finish = [&](const GenerateResult* r, const std::string& error) {
+    const std::vector<int32_t>& tokens = r ? r->tokens : generated;
+    const std::vector<int32_t> no_text = tok ? tok->ids_without_text(tokens) : std::vector<int32_t>();
+    if (o.json) {
+      Json j = {{"prompt_tokens", prompt}, {"tokens", tokens},
+                {"text", tok ? tok->decode(tokens, /*skip_special_tokens=*/true) : std::string()},
+                {"finish_reason", r ? r->finish_reason : "error"}, {"backend", ex->name()}};
+      if (tok) j["ids_without_text"] = no_text;
+      if (r) j["timings"] = timings_json(*r);
+      else j["error"] = error;
+      std::printf("%s\n", j.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
+      std::fflush(stdout);
+      return;
+    }
     if (stream) {
       std::string rest = stream->finish();
       std::fwrite(rest.data(), 1, rest.size(), stdout);
     }
     std::printf("\n");
-    std::fprintf(stderr, "[%zu tokens, %s; prefill %.1f ms, decode %.2f ms/token, backend %s]\n", r.tokens.size(),
-                 r.finish_reason.c_str(), r.prefill_ms, r.decode_ms_per_token, ex->name().c_str());
+    std::fflush(stdout);
+    if (!no_text.empty()) {
+      std::fprintf(stderr, "warning: generated token ids without text in the tokenizer (they add nothing): %s\n",
+                   join_ids(no_text, ", ").c_str());
+    }
+    if (r)
+      std::fprintf(stderr, "[%zu tokens, %s; prefill %.1f ms, decode %.2f ms/token, backend %s]\n", r->tokens.size(),
+                   r->finish_reason.c_str(), r->prefill_ms, r->decode_ms_per_token, ex->name().c_str());
+  };
+  GenerateResult r;
+  try {
+    r = generate(*ex, model->config, prompt, g, on_token);
+  } catch (const std::exception& e) {
+    if (!generated.empty()) finish(nullptr, e.what());  // then the error line and its exit code
+    throw;
   }
+  finish(&r, "");
   return 0;
 }
 
@@ -151,6 +190,8 @@ Subcommand add_generate(CLI::App& root) {
   CLI::App* app = root.add_subcommand("generate", "Generate text from a prompt (streams to stdout, or --json)");
   app->add_option("MODEL", o->model, "Hugging Face model folder")->required();
   app->add_option("--prompt", o->prompt, "Prompt text");
+  app->add_option("--prompt-file", o->prompt_file,
+                  "Read the prompt text from a file (- for standard input), for prompts too long for the command line");
   app->add_option("--prompt-tokens", o->prompt_tokens, "Prompt as comma-separated token ids (no tokenizer needed)");
   app->add_flag("--chat", o->chat, "Wrap the prompt in the model's chat template");
   app->add_option("--system", o->system, "System message (with --chat)");

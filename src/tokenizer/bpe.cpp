@@ -122,12 +122,12 @@ BpeModel BpeModel::from_json(const TokenizerJson& file, const std::string& file_
   if (!model.is_object()) throw_input(subject, "expected an object");
   BpeModel m;
   auto type = json_opt_string(model, subject, "type");
-  if (type && *type != "BPE") throw_input(subject, "type: \"" + *type + "\" is not supported (BPE)");
+  if (type && *type != "BPE") throw_input(subject, "type: " + json_quote(*type, 60) + " is not supported (BPE)");
   if (auto d = json_opt_number(model, subject, "dropout"); d && *d != 0.0)
     throw_input(subject, "dropout: BPE dropout is not supported");
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     auto v = json_opt_string(model, subject, key);
-    if (v && !v->empty()) throw_input(subject, std::string(key) + ": \"" + *v + "\" is not supported");
+    if (v && !v->empty()) throw_input(subject, std::string(key) + ": " + json_quote(*v, 60) + " is not supported");
   }
   m.ignore_merges_ = json_opt_bool(model, subject, "ignore_merges").value_or(false);
 
@@ -135,7 +135,7 @@ BpeModel BpeModel::from_json(const TokenizerJson& file, const std::string& file_
     throw_input(subject, model.contains("vocab") ? "vocab: expected an object of token -> id" : "vocab: missing");
   int64_t max_id = -1;
   for (const auto& [text, id] : file.vocab) {
-    if (id < 0 || id > kMaxVocabId) throw_input(subject, "vocab: \"" + text + "\": not a token id in [0, 2^24)");
+    if (id < 0 || id > kMaxVocabId) throw_input(subject, "vocab: " + json_quote(text, 60) + ": not a token id in [0, 2^24)");
     max_id = std::max(max_id, id);
   }
   m.texts_.resize(size_t(max_id + 1));
@@ -147,9 +147,9 @@ BpeModel BpeModel::from_json(const TokenizerJson& file, const std::string& file_
     const auto id = static_cast<int32_t>(id64);
     if (!m.texts_[size_t(id)].empty()) throw_input(subject, "vocab: id " + std::to_string(id) + " is used by two tokens");
     if (text.empty()) throw_input(subject, "vocab: empty token");
-    if (!byte_level_to_bytes(text)) throw_input(subject, "vocab: \"" + text + "\" is not byte-level text");
+    if (!byte_level_to_bytes(text)) throw_input(subject, "vocab: " + json_quote(text, 60) + " is not byte-level text");
     m.texts_[size_t(id)] = text;
-    if (!m.insert_vocab(id)) throw_input(subject, "vocab: \"" + text + "\" appears twice");
+    if (!m.insert_vocab(id)) throw_input(subject, "vocab: " + json_quote(text, 60) + " appears twice");
   }
   for (int b = 0; b < 256; ++b) {
     std::string ch;
@@ -176,7 +176,7 @@ BpeModel BpeModel::from_json(const TokenizerJson& file, const std::string& file_
     const auto& [left, right] = merges[r];
     auto find = [&](const std::string& t) -> int32_t {
       int32_t id = m.find_vocab(t);
-      if (id < 0) throw_input(subject, "merges[" + std::to_string(r) + "]: \"" + t + "\" is not in the vocabulary");
+      if (id < 0) throw_input(subject, "merges[" + std::to_string(r) + "]: " + json_quote(t, 60) + " is not in the vocabulary");
       return id;
     };
     joined.assign(left);

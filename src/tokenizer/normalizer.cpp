@@ -29,7 +29,7 @@ void add_step(const Json& j, const std::string& subject, bool& nfc_flag) {
     if (!list.is_array()) throw_input(subject, "normalizers: expected an array");
     for (size_t k = 0; k < list.size(); ++k) add_step(list[k], subject + ".normalizers[" + std::to_string(k) + "]", nfc_flag);
   } else {
-    throw_input(subject, "type: \"" + type + "\" is not supported (NFC, Sequence of NFC, or none)");
+    throw_input(subject, "type: " + json_quote(type, 60) + " is not supported (NFC, Sequence of NFC, or none)");
   }
 }
 

@@ -33,7 +33,7 @@ PreTokenizer PreTokenizer::from_json(const Json& j, const std::string& subject) 
     if (!item->is_object()) throw_input(where, "expected an object");
     std::string type = json_string(*item, where, "type");
     if (!p.steps_.empty() && p.steps_.back().byte_level)
-      throw_input(where, "type: \"" + type + "\" after ByteLevel is not supported (ByteLevel must be the last step)");
+      throw_input(where, "type: " + json_quote(type, 60) + " after ByteLevel is not supported (ByteLevel must be the last step)");
     Step s;
     if (type == "Split") {
       const Json& pat = json_require(*item, where, "pattern");
@@ -46,7 +46,7 @@ PreTokenizer PreTokenizer::from_json(const Json& j, const std::string& subject) 
         throw_input(where, "pattern: expected Regex or String");
       }
       std::string behavior = json_opt_string(*item, where, "behavior").value_or("Isolated");
-      if (behavior != "Isolated") throw_input(where, "behavior: \"" + behavior + "\" is not supported (Isolated)");
+      if (behavior != "Isolated") throw_input(where, "behavior: " + json_quote(behavior, 60) + " is not supported (Isolated)");
       if (opt_bool(*item, where, "invert", false)) throw_input(where, "invert: true is not supported");
     } else if (type == "ByteLevel") {
       s.byte_level = true;
@@ -54,7 +54,7 @@ PreTokenizer PreTokenizer::from_json(const Json& j, const std::string& subject) 
       s.use_regex = opt_bool(*item, where, "use_regex", true);
       if (s.use_regex) s.regex = SplitRegex::from_regex(kGpt2Pattern, where + " (GPT-2 pattern)");
     } else {
-      throw_input(where, "type: \"" + type + "\" is not supported (Split, ByteLevel, Sequence)");
+      throw_input(where, "type: " + json_quote(type, 60) + " is not supported (Split, ByteLevel, Sequence)");
     }
     p.steps_.push_back(std::move(s));
   }
@@ -63,7 +63,8 @@ PreTokenizer PreTokenizer::from_json(const Json& j, const std::string& subject) 
   return p;
 }
 
-void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& out, std::deque<std::string>& arena) const {
+void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& out, std::deque<std::string>& arena,
+                         MatchBudget& budget) const {
   std::vector<std::string_view> cur{text}, next;
   for (const Step& s : steps_) {
     if (s.byte_level && !s.add_prefix_space && !s.use_regex) continue;  // only the byte mapping: implicit
@@ -73,7 +74,7 @@ void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& o
         arena.push_back(" " + std::string(piece));
         piece = arena.back();
       }
-      if (!s.byte_level || s.use_regex) s.regex.split(piece, next);
+      if (!s.byte_level || s.use_regex) s.regex.split(piece, next, budget);
       else next.push_back(piece);
     }
     cur.swap(next);

@@ -3,11 +3,13 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <new>
 
 #include "agentcompile/core/error.h"
+#include "agentcompile/core/json.h"
 #include "agentcompile/tokenizer/utf8.h"
 
 namespace ac {
@@ -20,9 +22,13 @@ constexpr const char* kJsSpaceMembers =
 constexpr const char* kDigitMembers = "0-9";
 constexpr const char* kWordMembers = "A-Za-z0-9_";
 
-// Per-match limits: the supported patterns are linear, so hitting these means a pattern from a
-// tokenizer.json is pathological, which is reported instead of hanging.
-constexpr uint32_t kMatchLimit = 50'000'000;
+// Per-position limits: the supported patterns are linear, so hitting these means a pattern from a
+// tokenizer.json is pathological, which is reported instead of hanging. The match limit is tried
+// small first and raised fourfold while a position needs more (real patterns need a few units a
+// position), each try charged to the call's MatchBudget in full: PCRE2 does not say how much of a
+// limit a match used, and this keeps the charge within four times the work done.
+constexpr uint64_t kMatchLimit = 50'000'000;
+constexpr uint64_t kFirstLimit = 32;
 constexpr uint32_t kHeapLimitKiB = 256 * 1024;
 constexpr size_t kJitStackMax = 8u << 20;
 
@@ -203,6 +209,7 @@ class Translator {
       case_insensitive_group();
       return;
     }
+    if (rest.size() >= 2 && rest[1] == '*') fail("PCRE2 (*...) items are not supported");
     if (rest.size() >= 2 && rest[1] == '?') {
       static constexpr std::string_view kAllowed[] = {"(?:", "(?=", "(?!", "(?<=", "(?<!"};
       for (auto a : kAllowed) {
@@ -274,7 +281,6 @@ struct Scratch {
     ctx = pcre2_match_context_create(nullptr);
     stack = pcre2_jit_stack_create(32 * 1024, kJitStackMax, nullptr);
     if (data == nullptr || ctx == nullptr || stack == nullptr) throw std::bad_alloc();
-    pcre2_set_match_limit(ctx, kMatchLimit);
     pcre2_set_heap_limit(ctx, kHeapLimitKiB);
     pcre2_jit_stack_assign(ctx, nullptr, stack);
   }
@@ -294,6 +300,7 @@ Scratch& scratch() {
 
 struct SplitRegex::Impl {
   std::string pattern;
+  std::string subject;  // names the pattern in errors
   pcre2_code* code = nullptr;
   bool jit = false;
   ~Impl() { pcre2_code_free(code); }
@@ -307,17 +314,21 @@ std::string translate_split_regex(std::string_view pattern, const std::string& s
 SplitRegex SplitRegex::compile(std::string pcre_pattern, uint32_t extra_options, const std::string& subject) {
   auto impl = std::make_shared<Impl>();
   impl->pattern = std::move(pcre_pattern);
+  impl->subject = subject;
   int err = 0;
   PCRE2_SIZE offset = 0;
   // PCRE2_LITERAL allows few other options; the rest only matter to real patterns anyway.
-  const uint32_t options = (extra_options & PCRE2_LITERAL)
-                               ? PCRE2_UTF | extra_options
-                               : PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_BACKSLASH_C | extra_options;
+  // Anchored: split() tries one position at a time, so that each try's work is accounted for
+  // (an unanchored search gets a fresh match limit at every position it tries).
+  const uint32_t options =
+      (extra_options & PCRE2_LITERAL)
+          ? PCRE2_UTF | PCRE2_ANCHORED | extra_options
+          : PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_BACKSLASH_C | PCRE2_ANCHORED | extra_options;
   impl->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(impl->pattern.data()), impl->pattern.size(), options, &err,
                              &offset, nullptr);
   if (impl->code == nullptr)
     throw_input(subject, "cannot compile the pattern: " + pcre2_message(err) + " (at offset " + std::to_string(offset) +
-                             " of the translated pattern " + impl->pattern + ")");
+                             " of the translated pattern " + json_quote(impl->pattern, 120) + ")");
   // No JIT (e.g. an unsupported CPU) is not fatal: the interpreter gives the same matches.
   impl->jit = pcre2_jit_compile(impl->code, PCRE2_JIT_COMPLETE) == 0;
   SplitRegex r;
@@ -337,18 +348,59 @@ SplitRegex SplitRegex::from_literal(std::string_view literal, const std::string&
 
 const std::string& SplitRegex::pcre2_pattern() const { return impl_->pattern; }
 
-void SplitRegex::split(std::string_view text, std::vector<std::string_view>& out) const {
+// A match starting exactly at `pos`: PCRE2's return code (the match is in the scratch match data).
+int SplitRegex::match_at(std::string_view text, size_t pos, MatchBudget& budget) const {
   Scratch& s = scratch();
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+  auto spent = [&]() {
+    throw_input(impl_->subject, "the pattern needs more matching work than a " + std::to_string(text.size()) +
+                                    "-byte text allows (" + std::to_string(budget.spent()) +
+                                    " match-limit units spent): it backtracks pathologically");
+  };
+  for (uint64_t limit = kFirstLimit;; limit *= 4) {
+    const uint64_t granted = std::min({limit, kMatchLimit, budget.left()});
+    if (granted == 0) spent();
+    pcre2_set_match_limit(s.ctx, static_cast<uint32_t>(granted));
+    const int rc = impl_->jit ? pcre2_jit_match(impl_->code, subject, text.size(), pos, 0, s.data, s.ctx)
+                              : pcre2_match(impl_->code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, s.data, s.ctx);
+    budget.spend(granted);
+    switch (rc) {
+      case PCRE2_ERROR_MATCHLIMIT:
+        if (granted == kMatchLimit)
+          throw_input(impl_->subject, "the pattern needs more than " + std::to_string(kMatchLimit) +
+                                          " match-limit units at one position: it backtracks pathologically");
+        if (budget.left() == 0) spent();
+        continue;
+      case PCRE2_ERROR_HEAPLIMIT:
+        throw_input(impl_->subject, "the pattern needs more than " + std::to_string(kHeapLimitKiB / 1024) +
+                                        " MiB of backtracking memory at one position");
+      case PCRE2_ERROR_JIT_STACKLIMIT:
+        throw_input(impl_->subject, "the pattern needs more than " + std::to_string(kJitStackMax >> 20) +
+                                        " MiB of stack at one position");
+      default:
+        if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) throw_internal("pre-tokenizer regex", pcre2_message(rc));
+        return rc;
+    }
+  }
+}
+
+void SplitRegex::split(std::string_view text, std::vector<std::string_view>& out) const {
+  MatchBudget budget;
+  split(text, out, budget);
+}
+
+void SplitRegex::split(std::string_view text, std::vector<std::string_view>& out, MatchBudget& budget) const {
+  budget.grant(text.size());
   const size_t n = text.size();
   size_t prev = 0;  // end of the last piece emitted
-  size_t pos = 0;   // where the next search starts
+  size_t pos = 0;   // where the next match may start
   while (pos <= n) {
-    int rc = impl_->jit ? pcre2_jit_match(impl_->code, subject, n, pos, 0, s.data, s.ctx)
-                        : pcre2_match(impl_->code, subject, n, pos, PCRE2_NO_UTF_CHECK, s.data, s.ctx);
-    if (rc == PCRE2_ERROR_NOMATCH) break;
-    if (rc < 0) throw_internal("pre-tokenizer regex", pcre2_message(rc));
-    const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(s.data);
+    if (match_at(text, pos, budget) == PCRE2_ERROR_NOMATCH) {
+      if (pos >= n) break;
+      utf8_next(text, pos);  // the next character, as an unanchored search would try
+      continue;
+    }
+    const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(scratch().data);
     size_t ms = ov[0], me = ov[1];
     if (prev < ms) out.push_back(text.substr(prev, ms - prev));
     if (me > ms) out.push_back(text.substr(ms, me - ms));

@@ -12,7 +12,8 @@ std::string StreamDecoder::push(int32_t id) {
 }
 
 void StreamDecoder::push(int32_t id, std::string& out) {
-  tok_.check_id(id);
+  // Hugging Face drops ids without a token before decoding: they do not end a byte run either.
+  if (!tok_.is_token(id)) return;
   const Tokenizer::Piece& p = tok_.piece(id);
   if (skip_special_ && p.special) return;  // skipped tokens do not split a byte run
   if (p.verbatim) {

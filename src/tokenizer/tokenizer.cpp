@@ -11,6 +11,7 @@
 #include "agentcompile/tokenizer/byte_level.h"
 #include "agentcompile/tokenizer/chat_template.h"
 #include "agentcompile/tokenizer/normalizer.h"
+#include "agentcompile/tokenizer/post_processor.h"
 #include "agentcompile/tokenizer/pre_tokenizer.h"
 #include "agentcompile/tokenizer/stream_decoder.h"
 #include "agentcompile/tokenizer/tokenizer_json.h"
@@ -22,6 +23,12 @@ namespace {
 
 constexpr size_t kMaxTokenizerBytes = size_t(512) << 20;
 constexpr size_t kMaxConfigBytes = size_t(16) << 20;
+// Tables by id cost about 80 bytes an id, so the id space must stay in proportion to the tokens
+// the file holds: a few tokens with one id of 16,777,215 would otherwise take over a gigabyte.
+// Real tokenizers are dense (Qwen3: 151,669 ids for 151,669 tokens; Llama 3: 128,256 for
+// 128,256); a trimmed one may keep its special tokens at their high ids, hence the floor.
+constexpr int64_t kMinIdSpace = int64_t(1) << 18;
+constexpr int64_t kIdsPerToken = 4;
 
 // A token named in tokenizer_config.json: a string, or {"__type": "AddedToken", "content": ...}.
 std::optional<std::string> config_token(const Json& cfg, const std::string& subject, const std::string& key) {
@@ -32,11 +39,25 @@ std::optional<std::string> config_token(const Json& cfg, const std::string& subj
   throw_input(subject, key + ": expected a string or an AddedToken object");
 }
 
+// Refuses an id space out of proportion to the number of tokens, before anything is sized by it.
+void check_id_space(const TokenizerJson& file, const AddedTokens& added, const std::string& subject) {
+  int64_t max_id = -1;
+  for (const auto& entry : file.vocab) max_id = std::max(max_id, entry.second);
+  for (const AddedToken& a : added.tokens()) max_id = std::max(max_id, int64_t(a.id));
+  const int64_t tokens = int64_t(file.vocab.size() + added.tokens().size());
+  const int64_t allowed = std::max(kMinIdSpace, kIdsPerToken * tokens);
+  if (max_id >= allowed)
+    throw_input(subject, "the largest token id is " + std::to_string(max_id) + " but there are only " +
+                             std::to_string(tokens) + " tokens: ids must stay below " + std::to_string(allowed) +
+                             " (" + std::to_string(kIdsPerToken) + " per token, at least " + std::to_string(kMinIdSpace) +
+                             ")");
+}
+
 void check_decoder(const Json& j, const std::string& subject) {
   if (j.is_null()) throw_input(subject, "missing (a ByteLevel decoder is required: only byte-level BPE is supported)");
   if (!j.is_object()) throw_input(subject, "expected an object");
   std::string type = json_string(j, subject, "type");
-  if (type != "ByteLevel") throw_input(subject, "type: \"" + type + "\" is not supported (ByteLevel)");
+  if (type != "ByteLevel") throw_input(subject, "type: " + json_quote(type, 60) + " is not supported (ByteLevel)");
 }
 
 }  // namespace
@@ -46,6 +67,7 @@ struct Tokenizer::Impl {
   PreTokenizer pre_tokenizer;
   BpeModel bpe;
   AddedTokens added;
+  PostProcessor post;
   std::vector<Piece> pieces;  // by id
   std::vector<bool> exists;   // by id
   std::unordered_map<int32_t, std::string> added_text;
@@ -157,16 +179,21 @@ Tokenizer Tokenizer::parse(std::string_view tokenizer_json, std::string_view con
     if (!root.is_object()) throw_input(tname, "expected a JSON object");
     const Json null_json;
     auto field = [&](const char* key) -> const Json& { return root.contains(key) ? root[key] : null_json; };
+    t.added = AddedTokens::from_json(field("added_tokens"), tname + ": added_tokens");
+    check_id_space(file, t.added, tname);
     t.bpe = BpeModel::from_json(file, tname);
     t.normalizer = Normalizer::from_json(field("normalizer"), tname + ": normalizer");
     t.pre_tokenizer = PreTokenizer::from_json(field("pre_tokenizer"), tname + ": pre_tokenizer");
+    t.post = PostProcessor::from_json(field("post_processor"), tname + ": post_processor");
     check_decoder(field("decoder"), tname + ": decoder");
-    t.added = AddedTokens::from_json(field("added_tokens"), tname + ": added_tokens");
   }
 
   // Added tokens take over their content's id, as they do in the reference's token maps.
   for (const AddedToken& a : t.added.tokens()) t.bpe.alias(a.content, a.id);
   t.build_pieces();
+  for (int32_t id : t.post.added_ids())
+    if (id < 0 || size_t(id) >= t.exists.size() || !t.exists[size_t(id)])
+      throw_input(tname + ": post_processor", "adds token id " + std::to_string(id) + ", which is not a token");
   std::unordered_set<std::string> special;
   for (const AddedToken& a : t.added.tokens())
     if (a.special) special.insert(a.content);
@@ -194,6 +221,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool allow_special
   std::vector<std::string_view> words;
   std::deque<std::string> arena;
   std::string normalized;
+  MatchBudget budget;  // one for the whole call: see split_regex.h
   for (const TextSection& s : sections) {
     if (s.token >= 0) {
       ids.push_back(t.added.tokens()[size_t(s.token)].id);
@@ -203,11 +231,15 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool allow_special
     if (norm.empty()) continue;
     words.clear();
     arena.clear();
-    t.pre_tokenizer.split(norm, words, arena);
+    t.pre_tokenizer.split(norm, words, arena, budget);
     for (std::string_view w : words)
       if (!w.empty()) t.bpe.encode_word(w, ids);
   }
   return ids;
+}
+
+std::vector<int32_t> Tokenizer::add_special_tokens(const std::vector<int32_t>& ids) const {
+  return impl_->post.apply(ids);
 }
 
 bool Tokenizer::is_token(int32_t id) const {
@@ -223,11 +255,18 @@ void Tokenizer::check_id(int32_t id) const {
 const Tokenizer::Piece& Tokenizer::piece(int32_t id) const { return impl_->pieces[size_t(id)]; }
 
 std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
-  for (int32_t id : ids) check_id(id);  // all or nothing
   std::string out;
   StreamDecoder d(*this, skip_special_tokens);
   for (int32_t id : ids) d.push(id, out);
   d.finish(out);
+  return out;
+}
+
+std::vector<int32_t> Tokenizer::ids_without_text(const std::vector<int32_t>& ids) const {
+  std::vector<int32_t> out;
+  std::unordered_set<int32_t> seen;
+  for (int32_t id : ids)
+    if (!is_token(id) && seen.insert(id).second) out.push_back(id);
   return out;
 }
 

@@ -33,7 +33,7 @@ class Reader : public nlohmann::json_sax<Json> {
     if (mode_ == Mode::Merges) {
       size_t sp = s.find(' ');
       if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
-        fail("model: " + merge_name() + ": \"" + s + "\" is not \"left right\"");
+        fail("model: " + merge_name() + ": " + json_quote(s, 60) + " is not \"left right\"");
       out_.merges.emplace_back(s.substr(0, sp), s.substr(sp + 1));
       return true;
     }
@@ -65,7 +65,7 @@ class Reader : public nlohmann::json_sax<Json> {
     // model.vocab and model.merges are streamed, not kept in the tree: their flags catch repeats.
     const bool in_model = frames_.size() == 2 && frames_[0].key == "model";
     const bool streamed_again = in_model && ((k == "vocab" && out_.has_vocab) || (k == "merges" && out_.has_merges));
-    if (frames_.back().node->contains(k) || streamed_again) fail("invalid JSON: duplicate key \"" + k + "\"");
+    if (frames_.back().node->contains(k) || streamed_again) fail("invalid JSON: duplicate key " + json_quote(k, 60));
     frames_.back().key = std::move(k);
     return true;
   }
@@ -110,9 +110,7 @@ class Reader : public nlohmann::json_sax<Json> {
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-    std::string why = e.what();
-    if (auto p = why.find("] "); p != std::string::npos) why = why.substr(p + 2);
-    fail("invalid JSON: " + why);
+    fail("invalid JSON: " + json_error_text(e.what()));  // printable: nlohmann quotes the raw bytes
   }
 
  private:
@@ -133,7 +131,7 @@ class Reader : public nlohmann::json_sax<Json> {
   }
   std::string merge_name() const { return "merges[" + std::to_string(out_.merges.size()) + "]"; }
   std::string where() const {
-    if (mode_ == Mode::Vocab) return "vocab: \"" + vocab_key_ + "\"";
+    if (mode_ == Mode::Vocab) return "vocab: " + json_quote(vocab_key_, 60);
     return merge_name();
   }
   bool vocab_id(int64_t id) {

@@ -56,4 +56,17 @@ expect_error "--top-p" -- "$bin" generate "$fx" --prompt-tokens 1 --top-p 0
 expect_error "--backend" -- "$bin" generate "$fx" --prompt-tokens 1 --backend tpu
 expect_error "exactly one of --prompt" -- "$bin" generate "$fx"
 expect_error "" -- "$bin" generate "$fx" --prompt-tokens 1 --no-such-flag
+# --prompt-file: one source only; bounded by the context (this model: 512 positions, 1 KiB each)
+# before anything is read; unreadable paths name themselves.
+printf 'hi' >"$tmp/p.txt"
+expect_error "exactly one of --prompt, --prompt-file and --prompt-tokens" -- "$bin" generate "$fx" --prompt x --prompt-file "$tmp/p.txt"
+expect_error "exactly one of" -- "$bin" generate "$fx" --prompt-tokens 1 --prompt-file "$tmp/p.txt"
+head -c 524289 /dev/zero | tr '\0' 'a' >"$tmp/big.txt"
+expect_error "big.txt: more than 524288 bytes (1024 bytes for each of the model's 512 positions)" -- \
+  "$bin" generate "$fx" --prompt-file "$tmp/big.txt"
+set +e; "$bin" generate "$fx" --prompt-file - <"$tmp/big.txt" >"$tmp/out" 2>"$tmp/err"; rc=$?; set -e
+[ $rc -eq 2 ] && grep -q "^error: stdin: more than 524288 bytes" "$tmp/err" || fail "big stdin: rc=$rc $(cat "$tmp/err")"
+expect_error "nope.txt: cannot open" -- "$bin" generate "$fx" --prompt-file "$tmp/nope.txt"
+expect_error "is a folder" -- "$bin" generate "$fx" --prompt-file "$tmp"
+expect_error "has no tokenizer.json" -- "$bin" generate "$fx" --prompt-file "$tmp/p.txt"
 echo "generate_cli: ok"

@@ -6,6 +6,8 @@
 //
 // REQUEST (every key optional):
 //   encode:     [text]                  ids of encode(text, {add_special_tokens: false})
+//   encode_special: [text]              ids of encode(text, {add_special_tokens: true}): with what
+//                                       the tokenizer.json post_processor adds
 //   encode_b64: [base64]                the bytes decoded by a WHATWG TextDecoder (invalid UTF-8
 //                                       becomes U+FFFD), then encoded as above
 //   decode:     [{ids, skip_special_tokens}]   decode(ids, {..., clean_up_tokenization_spaces: false})
@@ -42,6 +44,9 @@ const request = readJson(requestPath);
 const out = {};
 
 if (request.encode) out.encode = request.encode.map((t) => tokenizer.encode(t, { add_special_tokens: false }));
+if (request.encode_special) {
+  out.encode_special = request.encode_special.map((t) => tokenizer.encode(t, { add_special_tokens: true }));
+}
 if (request.encode_b64) {
   const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
   out.encode_b64 = request.encode_b64.map((b) =>

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -56,6 +57,8 @@ Json tiny_tokenizer(const std::vector<std::pair<std::string, std::string>>& merg
 }
 
 Tokenizer tiny(const Json& j, const std::string& config = "") { return Tokenizer::parse(j.dump(), config); }
+
+Json with_split(const std::string& pattern);
 
 std::vector<std::string> pieces(const Tokenizer& t, std::string_view text) {
   std::vector<std::string> out;
@@ -150,7 +153,8 @@ TEST(TokenizerSplitRegex, TranslationFollowsJavaScript) {
   EXPECT_EQ(translate_split_regex("\\d\\w", s), "[0-9][A-Za-z0-9_]");
   EXPECT_EQ(translate_split_regex("[^]", s), "[\\x{0}-\\x{10FFFF}]");
   EXPECT_EQ(translate_split_regex("\\u00e9\\v", s), "\\x{E9}\\x{0B}");
-  for (const char* bad : {"\\bword", "(a)\\1", "(?s:.)", "[\\S]", "(?i:[a-z])", "\\q", "abc\\"}) {
+  for (const char* bad : {"\\bword", "(a)\\1", "(?s:.)", "[\\S]", "(?i:[a-z])", "\\q", "abc\\", "(*COMMIT)a",
+                          "(*LIMIT_MATCH=1)a"}) {
     try {
       translate_split_regex(bad, s);
       ADD_FAILURE() << "accepted " << bad;
@@ -241,19 +245,34 @@ TEST(TokenizerAddedTokens, LongestMatchStripAndSpecialOnlyWhenAllowed) {
   EXPECT_EQ(t.token_id(bl(" ")), std::optional<int32_t>(' '));
 }
 
-TEST(TokenizerDecode, BadIdsAreBadInput) {
-  Tokenizer t = tiny(tiny_tokenizer({}));
+TEST(TokenizerDecode, IdsWithoutTextAddNothing) {
+  // Ids a model's vocabulary may have beyond the tokenizer's (Qwen3's padding ids), a gap in the
+  // tokenizer's ids, anything else: no text, as Hugging Face decodes them, and listed.
+  Json j = tiny_tokenizer({});
+  j["added_tokens"] = Json::array({{{"id", 300}, {"content", "<s>"}, {"special", true}}});
+  Tokenizer t = tiny(j);
+  EXPECT_EQ(t.decode({65, -1, 256, 66, 1 << 30, 301, 256}), "AB");
+  EXPECT_EQ(t.ids_without_text({65, -1, 256, 66, 1 << 30, 301, 256}), (std::vector<int32_t>{-1, 256, 1 << 30, 301}));
+  EXPECT_TRUE(t.ids_without_text({65, 300}).empty());
+  // They do not end a byte run: a character split around one is still whole.
+  const std::vector<int32_t> emoji = {0xF0, 0x9F, 280, 0x98, 0x80};
+  EXPECT_EQ(t.decode(emoji), "\xF0\x9F\x98\x80");
+  StreamDecoder sd(t);
+  std::string streamed;
+  for (int32_t id : emoji) streamed += sd.push(id);
+  streamed += sd.finish();
+  EXPECT_EQ(streamed, "\xF0\x9F\x98\x80");
+  EXPECT_EQ(sd.push(999), "");
+  // check_id still names the id for callers that require a token.
   for (int32_t id : {-1, 256, 1 << 30}) {
     try {
-      t.decode({65, id});
+      t.check_id(id);
       ADD_FAILURE() << id;
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::BadInput);
       EXPECT_NE(std::string(e.what()).find("token id " + std::to_string(id)), std::string::npos) << e.what();
     }
   }
-  StreamDecoder sd(t);
-  EXPECT_THROW(sd.push(999), Error);
 }
 
 TEST(TokenizerDecode, StreamingNeverSplitsACharacter) {
@@ -376,6 +395,27 @@ TEST(TokenizerLoad, MalformedFilesNameTheFieldAndNeverCrash) {
   EXPECT_NE(load_error(ok, R"({"chat_template": 5})").find("tokenizer_config.json: chat_template"), std::string::npos);
 }
 
+// Messages stay one valid UTF-8 line whatever the file holds: the raw bytes nlohmann quotes from
+// a broken file and names holding newlines are escaped (found by fuzz_tokenizer).
+TEST(TokenizerLoad, MessagesAreOneValidLine) {
+  Json newline_key = tiny_tokenizer({});
+  newline_key["model"]["vocab"]["a\nb"] = -1;
+  Json newline_type = tiny_tokenizer({});
+  newline_type["normalizer"] = {{"type", "N\nFC"}};
+  Json newline_pattern = with_split("a\n(");
+  for (const std::string& text : {newline_key.dump(), newline_type.dump(), newline_pattern.dump(),
+                                  std::string("{\"model\": {\"vocab\": {\"\xFF\": 1}}}"), std::string("{\"x\": \"\xC3\"}")}) {
+    try {
+      Tokenizer::parse(text, "");
+      ADD_FAILURE() << "loaded " << text.substr(0, 80);
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+      EXPECT_TRUE(utf8_valid(m)) << m;
+    }
+  }
+}
+
 TEST(TokenizerLoad, FolderErrors) {
   test::TempDir tmp;
   for (const fs::path& p : {tmp.path() / "missing", tmp.path()}) {
@@ -474,5 +514,185 @@ TEST(TokenizerSpeed, PathologicalInputIsLinear) {
     const double large = seconds_to_encode(t, std::string(400000, c));
     // 4x the input: O(n log n) gives about 4.5x; quadratic would be 16x.
     EXPECT_LT(large, 9.0 * small + 0.02) << "char " << int(c) << ": " << small << " s -> " << large << " s";
+  }
+}
+
+// The post_processor: what encode with add_special_tokens=True adds (Hugging Face's default).
+TEST(TokenizerPostProcessor, TemplatesAroundOneSequence) {
+  Json j = tiny_tokenizer({});
+  j["added_tokens"] = Json::array({{{"id", 300}, {"content", "<s>"}, {"special", true}},
+                                   {{"id", 301}, {"content", "</s>"}, {"special", true}}});
+  auto special = [](const std::string& name, std::vector<int> ids) {
+    return Json{{"id", name}, {"ids", ids}, {"tokens", std::vector<std::string>(ids.size(), name)}};
+  };
+  auto template_of = [&](Json single) {
+    return Json{{"type", "TemplateProcessing"}, {"single", single}, {"pair", Json::array()},
+                {"special_tokens", {{"<s>", special("<s>", {300})}, {"</s>", special("</s>", {301})}}}};
+  };
+  const Json bos_a = Json::array({{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}});
+  const std::vector<int32_t> ab = {'a', 'b'};
+  // None, ByteLevel: nothing added.
+  EXPECT_EQ(tiny(j).add_special_tokens(ab), ab);
+  j["post_processor"] = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}};
+  EXPECT_EQ(tiny(j).add_special_tokens(ab), ab);
+  // Meta's Llama 3 form: ByteLevel then a template adding the BOS.
+  j["post_processor"] = {{"type", "Sequence"},
+                         {"processors", {{{"type", "ByteLevel"}}, template_of(bos_a)}}};
+  Tokenizer llama = tiny(j);
+  EXPECT_EQ(llama.add_special_tokens(ab), (std::vector<int32_t>{300, 'a', 'b'}));
+  EXPECT_EQ(llama.add_special_tokens({}), (std::vector<int32_t>{300}));
+  EXPECT_EQ(llama.encode("ab"), ab);  // encode itself adds nothing
+  // Both sides, the string form, and steps wrapping what the steps before them produced.
+  j["post_processor"] = template_of("<s> $A </s>:1");
+  EXPECT_EQ(tiny(j).add_special_tokens(ab), (std::vector<int32_t>{300, 'a', 'b', 301}));
+  j["post_processor"] = {{"type", "Sequence"},
+                         {"processors", {template_of(Json::array({"$0", "</s>"})), template_of(Json::array({"<s>", "$"}))}}};
+  EXPECT_EQ(tiny(j).add_special_tokens(ab), (std::vector<int32_t>{300, 'a', 'b', 301}));
+  j["post_processor"] = {{"type", "RobertaProcessing"}, {"cls", {"<s>", 300}}, {"sep", {"</s>", 301}}};
+  EXPECT_EQ(tiny(j).add_special_tokens(ab), (std::vector<int32_t>{300, 'a', 'b', 301}));
+  j["post_processor"] = {{"type", "BertProcessing"}, {"cls", {"</s>", 301}}, {"sep", {"<s>", 300}}};
+  EXPECT_EQ(tiny(j).add_special_tokens(ab), (std::vector<int32_t>{301, 'a', 'b', 300}));
+
+  // Refused at load, naming the field.
+  struct Bad {
+    Json post;
+    std::string needle;
+  };
+  Json missing = template_of(bos_a);
+  missing["special_tokens"].erase("<s>");
+  Json not_token = template_of(bos_a);
+  not_token["special_tokens"]["<s>"] = special("<s>", {299});
+  Json mismatched = template_of(bos_a);
+  mismatched["special_tokens"]["<s>"]["tokens"] = Json::array();
+  for (const Bad& b : std::vector<Bad>{
+           {{{"type", "Unknown"}}, "post_processor: type: \"Unknown\" is not supported"},
+           {{{"type", "Sequence"}, {"processors", {{{"type", "Whatever"}}}}}, "post_processor.processors[0]: type"},
+           {missing, "special_tokens: \"<s>\" is used by the template but missing"},
+           {not_token, "post_processor: adds token id 299, which is not a token"},
+           {mismatched, "tokens: expected as many tokens as ids"},
+           {template_of("<s> $A $A"), "expected exactly one $A piece, found 2"},
+           {template_of("<s>"), "expected exactly one $A piece, found 0"},
+           {template_of("$A $B"), "single-sequence template can only hold A"},
+           {template_of(Json::array({{{"Sequence", {{"id", "C"}}}}})), "sequence \"C\" is not A or B"},
+           {template_of(5), "single: expected an array of pieces"},
+           {{{"type", "RobertaProcessing"}, {"cls", {"<s>", 300}}}, "sep: missing"},
+           {{{"type", "BertProcessing"}, {"cls", {"<s>"}}, {"sep", {"</s>", 301}}}, "cls: expected [token, id]"},
+       }) {
+    Json bad = j;
+    bad["post_processor"] = b.post;
+    const std::string e = load_error(bad);
+    EXPECT_NE(e.find(b.needle), std::string::npos) << b.post.dump() << " -> " << e;
+  }
+}
+
+// Memory stays proportional to the file: an id space far beyond the tokens it holds is refused
+// before anything is sized by it (one id of 16,777,215 used to take 1.2 GB).
+TEST(TokenizerLoad, SparseIdSpaceIsRefusedBeforeAllocation) {
+  Json vocab_id = tiny_tokenizer({});
+  vocab_id["model"]["vocab"]["zz"] = (1 << 24) - 1;
+  Json added_id = tiny_tokenizer({});
+  added_id["added_tokens"] = Json::array({{{"id", (1 << 24) - 1}, {"content", "<pad>"}}});
+  for (const Json& j : {vocab_id, added_id}) {
+    const std::string e = load_error(j);
+    EXPECT_NE(e.find("tokenizer.json: the largest token id is 16777215 but there are only 257 tokens: ids must stay "
+                     "below 262144"),
+              std::string::npos)
+        << e;
+  }
+  // A trimmed tokenizer that keeps its special tokens at their real ids is fine.
+  Json trimmed = tiny_tokenizer({});
+  trimmed["added_tokens"] = Json::array({{{"id", 151645}, {"content", "<|im_end|>"}, {"special", true}}});
+  Tokenizer t = tiny(trimmed);
+  EXPECT_EQ(t.vocab_size(), 151646);
+  EXPECT_EQ(t.encode("a<|im_end|>"), (std::vector<int32_t>{'a', 151645}));
+}
+
+namespace {
+
+// A tokenizer.json whose first pre-tokenizer step is Split on `pattern` (declared above).
+Json with_split(const std::string& pattern) {
+  Json j = tiny_tokenizer({});
+  j["pre_tokenizer"] = {{"type", "Sequence"},
+                        {"pretokenizers",
+                         {{{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}},
+                          {{"type", "ByteLevel"}, {"use_regex", false}}}}};
+  return j;
+}
+
+// Backtracks about 2^24 steps at the start of every run of 24 a's: under the per-match limit of
+// 50,000,000 everywhere, some 20 s of CPU for this 2.5 KB text before the call's work was bounded.
+const char* kPathological = "(?:a|a)*[xy]|[^a]+|a";
+std::string pathological_text() {
+  std::string s;
+  for (int k = 0; k < 100; ++k) s += std::string(24, 'a') + " ";
+  return s;
+}
+
+}  // namespace
+
+TEST(TokenizerSplitRegexBudget, PathologicalPatternEndsTheCallEarly) {
+  const Tokenizer t = tiny(with_split(kPathological));
+  const std::string text = pathological_text();
+  ASSERT_EQ(text.size(), 2500u);
+  EXPECT_EQ(t.encode("aa xa").size(), 5u);  // fine where it does not backtrack much
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    t.encode(text);
+    ADD_FAILURE() << "encoded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("pre_tokenizer.pretokenizers[0].pattern.Regex: the pattern needs more "
+                                         "matching work than a 2500-byte text allows"),
+              std::string::npos)
+        << e.what();
+  }
+  // The budget: 2^20 + 1024 units a byte, about 3.6 million units here.
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(seconds, 2.0);
+  // The same pattern through SplitRegex directly, with the budget visible.
+  const SplitRegex r = SplitRegex::from_regex(kPathological, "p");
+  std::vector<std::string_view> out;
+  MatchBudget budget;
+  EXPECT_THROW(r.split(text, out, budget), Error);
+  EXPECT_LE(budget.spent(), MatchBudget::kBaseUnits + MatchBudget::kUnitsPerByte * text.size());
+}
+
+// Why the budget is far from real use: real split patterns need about one match-limit unit a byte
+// and under 20 at most positions (a long whitespace run needs one a character at its start);
+// charged at least 32 a try and four times a heavy position's need, they spend under 40 a byte,
+// whatever the text: the 1024 a byte allowed leave a wide margin for patterns not seen here.
+TEST(TokenizerSplitRegexBudget, RealPatternsSpendFewUnitsPerByte) {
+  std::vector<std::pair<std::string, std::string>> patterns;
+  for (const char* model : {"qwen3", "llama3"}) {
+    const Json tj = test::read_json_file(test::model_dir(model) / "tokenizer.json");
+    patterns.emplace_back(model, tj["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"].get<std::string>());
+  }
+  // GPT-4o's (tiktoken o200k_base), the most involved pattern in wide use.
+  patterns.emplace_back("gpt-4o",
+                        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+                        "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
+                        "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|"
+                        "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+");
+  patterns.emplace_back("gpt2", "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+");
+  std::vector<std::string> texts;
+  for (const Json& s : test::read_json_file(test::tokenizer_test_dir() / "corpus.json")) texts.push_back(s.get<std::string>());
+  for (const char* unit : {" ", "a", "\n", "7", "\r\n", " \t", "!?", "I'M ", "\xE4\xB8\xAD", "e\xCC\x81", "HELLOworld ",
+                           "\xC3\x80"}) {
+    std::string run;
+    while (run.size() < 100000) run += unit;
+    texts.push_back(run);
+    texts.push_back(run + "word");
+  }
+  for (const auto& [name, pattern] : patterns) {
+    const SplitRegex r = SplitRegex::from_regex(pattern, name);
+    double worst = 0;
+    for (const std::string& text : texts) {
+      std::vector<std::string_view> out;
+      MatchBudget budget;
+      r.split(text, out, budget);
+      worst = std::max(worst, double(budget.spent()) / double(text.size() + 1));
+    }
+    std::printf("[ %s ] at most %.1f match-limit units per byte\n", name.c_str(), worst);
+    EXPECT_LT(worst, MatchBudget::kUnitsPerByte / 16.0) << name;
   }
 }

