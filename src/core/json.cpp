@@ -133,7 +133,8 @@ std::string json_error_text(std::string_view what) {
   // "[json.exception.parse_error.101] parse error at line 1, ...": keep the tail.
   if (what.starts_with("[json.exception."))
     if (auto p = what.find("] "); p != std::string_view::npos) what = what.substr(p + 2);
-  return printable(what);
+  // nlohmann quotes the token it was reading, which may be the whole of a long string.
+  return cut(printable(what), 300);
 }
 
 Json parse_json_strict(std::string_view text, const std::string& subject, JsonLimits limits) {
@@ -145,7 +146,7 @@ Json parse_json_strict(std::string_view text, const std::string& subject, JsonLi
     std::string why = b.failure.empty() ? "parse error" : b.failure;
     if (!b.last_key.empty() && why.find("near key") == std::string::npos && !why.starts_with("duplicate key"))
       why += " (after key " + json_quote(b.last_key, 60) + ")";
-    throw_input(subject, "invalid JSON: " + printable(why));
+    throw_input(subject, "invalid JSON: " + cut(printable(why), 400));
   }
   return std::move(b.root);
 }

@@ -120,6 +120,16 @@ TEST(JsonStrict, ErrorsAreOnePrintableLine) {
   EXPECT_TRUE(all_printable_ascii(msg)) << msg;
 }
 
+// The parser quotes the token it was reading: a 100 KB string with a bad byte at its end stays a
+// short message.
+TEST(JsonStrict, ErrorsAreBounded) {
+  const std::string long_string = "{\"k\": \"" + std::string(100000, 'x') + "\x01\"}";
+  std::string msg = expect_bad_input([&] { strict(long_string); }, {"invalid JSON"});
+  EXPECT_LT(msg.size(), 600u) << msg.substr(0, 200);
+  msg = json_error_text("[json.exception.parse_error.101] " + std::string(5000, 'y'));
+  EXPECT_LT(msg.size(), 400u);
+}
+
 TEST(JsonStrict, CostIsLinearInObjectCount) {
   // nlohmann's callback parser rescans the parent on every closed object: 200k tensor-like
   // entries took minutes. Linear parsing does this in well under a second.
