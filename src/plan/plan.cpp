@@ -19,7 +19,10 @@ constexpr size_t kMaxKernels = 512;
 // A kernel's file as plan.json names it: a relative path of plain names (no "..", ".", empty
 // parts or NUL), so it names a file inside the folder before any link is resolved.
 bool plain_relative_path(const std::string& f) {
-  if (f.empty() || f.front() == '/' || f.find('\0') != std::string::npos) return false;
+  if (f.empty() || f.front() == '/') return false;
+  // No control characters (NUL, newlines): a name goes into one-line messages as it is.
+  for (unsigned char c : f)
+    if (c < 0x20 || c == 0x7f) return false;
   size_t at = 0;
   while (at <= f.size()) {
     const size_t end = std::min(f.find('/', at), f.size());

@@ -123,6 +123,13 @@ TEST(PlanLoad, EachFileOnceAndWithinTheCaps) {
   Json nul = p.to_json();
   nul["kernels"][0]["file"] = std::string("kernels/a.cubin\0/../../x", 24);
   expect_bad_input([&] { Plan::from_json(nul, "plan.json"); }, {"must be a path inside the plan folder"});
+  // Control characters would break the one-line messages that name the file (found by fuzz_plan).
+  for (const char* bad : {"kernels/a\nb.cubin", "kernels/a\rb.cubin", "kernels/a\x7f.cubin", "kernels/\x1b[31m.cubin"}) {
+    Plan q = empty_plan();
+    add_kernel(q, bad, "A");
+    const std::string msg = expect_bad_input([&] { Plan::from_json(q.to_json(), "plan.json"); }, {"must be a path inside the plan folder"});
+    EXPECT_EQ(msg.find_first_of("\n\r"), std::string::npos) << msg;
+  }
 }
 
 TEST(PlanLoad, RebuildKernelsLeavesTheBinariesUnreadAndKeepsTheChoices) {
