@@ -14,7 +14,8 @@ enum class NodeKind : uint8_t {
   Text,         // str
   Comment,      //
   If,           // a: test, list: body, list2: else branch (an If for elif)
-  For,          // a: loop variable (Name or Tuple), b: iterable (a Select filters), list: body, list2: else
+  For,          // a: loop variable (Name or Tuple), b: iterable (a Select filters), list: body, list2: else,
+                //   flag: the body or else branch mentions `loop`
   Set,          // a: target, b: value or null, list: block body when b is null
   Macro,        // name, list: parameters (Name or KwArg), list2: body, special
   CallBlock,    // a: the Call, list: caller parameters, list2: body, special, flag: caller parameters given

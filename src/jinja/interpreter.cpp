@@ -70,7 +70,7 @@ std::string Interpreter::run(const std::vector<NodePtr>& program, Env* globals) 
   } catch (const LoopSignal& s) {
     fail_at(s.pos, std::string("'") + (s.is_break ? "break" : "continue") + "' outside a for loop");
   }
-  if (f != Flow::Normal) fail(std::string("'") + (f == Flow::Break ? "break" : "continue") + "' outside a for loop");
+  if (f != Flow::Normal) fail_at(loop_pos_, std::string("'") + (f == Flow::Break ? "break" : "continue") + "' outside a for loop");
   return out;
 }
 
@@ -158,22 +158,23 @@ Flow Interpreter::render_for(const Node& n, Env* env, std::string& out) {
   } else {
     iterable = eval(*n.b, scope);
   }
-  std::vector<Value> candidates;
+  std::vector<Value> keys;
+  const std::vector<Value>* candidates = &keys;  // lists never change: their items are read in place
   if (iterable.is(Kind::Array)) {
-    candidates = iterable.arr().items;
+    candidates = &iterable.arr().items;
   } else if (iterable.is(Kind::Object)) {
-    for (auto& [k, v] : iterable.map().entries()) candidates.push_back(st_.str(k));
+    for (auto& [k, v] : iterable.map().entries()) keys.push_back(st_.str(k));
   } else {
     fail_at(n.b->pos, std::string("cannot loop over ") + (iterable.is(Kind::Missing) ? "a missing value" : type_name(iterable)) +
                           " (a list or a dict is needed)");
   }
 
   const Node& target = *n.a;
-  std::vector<Value> items;
-  if (target.kind == NodeKind::Name && !test) {
-    items = std::move(candidates);
-  } else {
-    for (Value& c : candidates) {
+  std::vector<Value> selected;
+  const std::vector<Value>* chosen = candidates;
+  if (target.kind != NodeKind::Name || test) {
+    chosen = &selected;
+    for (const Value& c : *candidates) {
       st_.step();
       if (target.kind == NodeKind::Tuple) {
         if (!c.is(Kind::Array) || c.arr().tuple)
@@ -187,19 +188,22 @@ Flow Interpreter::render_for(const Node& n, Env* env, std::string& out) {
         bind_loop_var(target, c, probe);
         if (!truthy(eval(*test, probe))) continue;
       }
-      items.push_back(std::move(c));
+      selected.push_back(c);
     }
   }
+  const std::vector<Value>& items = *chosen;
 
   bool iterated = false;
   const double length = double(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     st_.step();
-    ObjectObj* loop = st_.object(ObjectObj::Sub::Loop);
-    auto neighbour = [&](size_t k) { return items[k].is(Kind::Missing) ? Value::undefined() : items[k]; };
-    loop->make_loop(double(i), length, i > 0 ? neighbour(i - 1) : Value::undefined(),
-                    i + 1 < items.size() ? neighbour(i + 1) : Value::undefined());
-    scope->set("loop", Value::object(loop));
+    if (n.flag) {  // nothing can read `loop` otherwise: macros see the scope they were defined in
+      ObjectObj* loop = st_.object(ObjectObj::Sub::Loop);
+      auto neighbour = [&](size_t k) { return items[k].is(Kind::Missing) ? Value::undefined() : items[k]; };
+      loop->make_loop(double(i), length, i > 0 ? neighbour(i - 1) : Value::undefined(),
+                      i + 1 < items.size() ? neighbour(i + 1) : Value::undefined());
+      scope->set("loop", Value::object(loop));
+    }
     bind_loop_var(target, items[i], scope);
     const size_t mark = out.size();
     Flow f;
@@ -387,9 +391,12 @@ Value Interpreter::eval_binary(const Node& n, Env* env) {
   }
   if (left.is(Kind::Array) && right.is(Kind::Array)) {
     if (op == Op::Add) {
-      std::vector<Value> items = left.arr().items;
+      const auto& first = left.arr().items;
       const auto& more = right.arr().items;
-      st_.step(more.size());
+      st_.step(first.size() + more.size());
+      std::vector<Value> items;
+      items.reserve(first.size() + more.size());
+      items.insert(items.end(), first.begin(), first.end());
       items.insert(items.end(), more.begin(), more.end());
       return st_.array(std::move(items));
     }

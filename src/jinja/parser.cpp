@@ -206,7 +206,7 @@ class Parser {
       }
       NodePtr callee = primary();
       if (callee->kind != NodeKind::Name) fail_at(callee->pos, "expected a macro name after 'call'");
-      auto call = make(NodeKind::Call, tok().pos);
+      auto call = make(NodeKind::Call, callee->pos);
       call->a = std::move(callee);
       call->list = arguments(false);
       n->a = done(std::move(call));
@@ -282,6 +282,7 @@ class Parser {
       expect(Tok::CloseStatement, "'%}'");
       n->list2 = body_until({"endfor"});
     }
+    n->flag = mentions_name(n->list, n->list2, "loop");
     return done(std::move(n));
   }
 
@@ -457,7 +458,7 @@ class Parser {
 
   NodePtr call_expression(NodePtr callee) {
     Nest nest(*this);
-    auto n = make(NodeKind::Call, tok().pos);
+    auto n = make(NodeKind::Call, callee->pos);
     n->a = std::move(callee);
     n->list = arguments(false);
     NodePtr e = member_expression(done(std::move(n)));

@@ -118,6 +118,32 @@ struct Walk {
 
 }  // namespace
 
+namespace {
+
+bool mentions(const Node* n, std::string_view name);
+
+bool mentions(const std::vector<NodePtr>& nodes, std::string_view name) {
+  for (auto& n : nodes)
+    if (mentions(n.get(), name)) return true;
+  return false;
+}
+
+bool mentions(const Node* n, std::string_view name) {
+  if (!n) return false;
+  if (n->kind == NodeKind::Name && n->name == name) return true;
+  if (mentions(n->a.get(), name) || mentions(n->b.get(), name) || mentions(n->c.get(), name)) return true;
+  if (mentions(n->list, name) || mentions(n->list2, name)) return true;
+  for (auto& [k, v] : n->pairs)
+    if (mentions(k.get(), name) || mentions(v.get(), name)) return true;
+  return false;
+}
+
+}  // namespace
+
+bool mentions_name(const std::vector<NodePtr>& a, const std::vector<NodePtr>& b, std::string_view name) {
+  return mentions(a, name) || mentions(b, name);
+}
+
 uint8_t special_names_read(const std::vector<NodePtr>& params, const std::vector<NodePtr>& body) {
   Walk w;
   w.declare_params(params);
