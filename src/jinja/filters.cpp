@@ -144,8 +144,7 @@ Value Interpreter::filter_plain(const Value& v, const std::string& name) {
       return st_.array(std::move(out));
     }
     if (name == "length") return Value::integer(double(v.map().size()));
-    Value method = dict_method(st_, v, name);
-    if (method.is(Kind::Func)) {
+    if (dict_method(st_, v, name).is(Kind::Func)) {
       std::vector<Value> none;
       return call_dict_method(v, name, none);
     }
@@ -162,7 +161,7 @@ Value Interpreter::filter_plain(const Value& v, const std::string& name) {
 }
 
 Value Interpreter::tojson_filter(const Value& v, const Node& call, Env* env) {
-  auto [args, kw] = split_args(call.list, env);
+  Kwargs kw = split_args(call.list, env).second;  // positional arguments are evaluated, then ignored
   JsonFormat f;
   const Value* indent = kwarg(kw, "indent");
   if (indent && !indent->is(Kind::Int) && !indent->is(Kind::Null)) fail("tojson(): indent must be an integer");
@@ -195,7 +194,6 @@ Value Interpreter::tojson_filter(const Value& v, const Node& call, Env* env) {
 Value Interpreter::filter_call(const Value& v, const std::string& name, const Node& call, Env* env) {
   if (name == "tojson") return tojson_filter(v, call, env);
   if (name == "join") {
-    std::vector<std::string> parts;
     if (!v.is(Kind::Str) && !v.is(Kind::Array)) no_filter(name, v);
     auto [args, kw] = split_args(call.list, env);
     const Value* sep = arg_at(args, 0);
@@ -267,17 +265,13 @@ Value Interpreter::filter_call(const Value& v, const std::string& name, const No
     }
     if (name == "replace") {
       auto [args, kw] = split_args(call.list, env);
-      args.push_back(Value::undefined());
-      ObjectObj* o = st_.object(ObjectObj::Sub::Kwargs);
-      for (auto& [k, x] : kw) o->set(k, x);
-      args.back() = Value::object(o);
+      args.push_back(kwargs_value(st_, std::move(kw)));  // always, even when empty
       return call_str_method(v.s(), "replace", args);
     }
     no_filter(name, v);
   }
   if (v.is(Kind::Object)) {
-    Value method = dict_method(st_, v, name);
-    if (method.is(Kind::Func)) {
+    if (dict_method(st_, v, name).is(Kind::Func)) {
       std::vector<Value> args = call_args(call.list, env);
       return call_dict_method(v, name, args);
     }
@@ -337,7 +331,7 @@ Value Interpreter::select_attr(const Value& v, bool select, const Node& call, En
 }
 
 Value Interpreter::map_filter(const Value& v, const Node& call, Env* env) {
-  auto [args, kw] = split_args(call.list, env);
+  Kwargs kw = split_args(call.list, env).second;
   const Value* attr = kwarg(kw, "attribute");
   bool has_attr = false;
   for (auto& [k, x] : kw) has_attr = has_attr || k == "attribute";

@@ -115,6 +115,10 @@ Flow Interpreter::render(const std::vector<NodePtr>& body, Env* env, std::string
         default: {
           Value v = eval(n, env);
           if (v.is(Kind::Null) || v.is(Kind::Undefined)) break;
+          if (v.is(Kind::Str)) {
+            append(out, v.s());
+            break;
+          }
           std::string s;
           append_display(s, v, st_);
           append(out, s);
@@ -555,16 +559,12 @@ std::pair<std::vector<Value>, Kwargs> Interpreter::split_args(const std::vector<
   return {std::move(positional), std::move(kw)};
 }
 
-namespace {
-
 Value kwargs_value(State& st, Kwargs kw) {
   ObjectObj* o = st.object(ObjectObj::Sub::Kwargs);
-  for (auto& [k, v] : kw) o->set(k, std::move(v));
   st.account(kw.size() * sizeof(std::pair<std::string, Value>));
+  for (auto& [k, v] : kw) o->set(k, std::move(v));
   return Value::object(o);
 }
-
-}  // namespace
 
 std::vector<Value> Interpreter::call_args(const std::vector<NodePtr>& args, Env* env) {
   for (const NodePtr& a : args) {

@@ -99,6 +99,8 @@ class Interpreter {
 };
 
 // Helpers the filters and builtins share.
+// Keyword arguments as the one trailing dict a builtin receives them in.
+Value kwargs_value(State& st, Kwargs kw);
 // args[i] unless it is absent (or the raw JavaScript undefined, which the reference treats alike).
 const Value* arg_at(const std::vector<Value>& args, size_t i);
 const Value* kwarg(const Kwargs& kw, std::string_view name);

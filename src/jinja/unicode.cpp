@@ -440,6 +440,11 @@ std::string one_line(std::string_view s, size_t max_bytes) {
     } else if (c < 0x80) {
       out.push_back(char(c));
       ++i;
+    } else if (size_t n = cp_len(c); i + n > s.size() || first_invalid_utf8(s.substr(i, n)) != std::string_view::npos) {
+      char buf[8];  // a piece of a character (a message may quote text cut anywhere)
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+      ++i;
     } else {
       size_t start = i;
       char32_t cp = next_cp(s, i);

@@ -43,6 +43,8 @@ TEST(JinjaErrors, SyntaxErrorsPointAtTheToken) {
   EXPECT_EQ(error_of("{{ a ! b }}"), "line 1, column 6: unexpected character '!'");
   EXPECT_EQ(error_of("{{ 'é' ~ ☃ }}"), "line 1, column 10: unexpected character '☃'");
   EXPECT_EQ(error_of("{% macro m(a, a) %}{% endmacro %}"), "line 1, column 15: duplicate parameter 'a'");
+  // A message quoting text cut inside a character stays valid UTF-8.
+  EXPECT_EQ(error_of("{{ '\\u15€' }}"), "line 1, column 5: invalid escape \\u15\\xe2\\x82");
   // Positions are in the text as written, before lstrip_blocks and trim_blocks removed anything.
   EXPECT_EQ(error_of("a\n    {% if x %}\n  {{ 1 + }}\n{% endif %}"), "line 3, column 10: expected an expression, got '}}'");
 }

@@ -172,3 +172,35 @@ TEST(JinjaReference, Calls) {
 
 }  // namespace
 }  // namespace ac::test::jinja
+
+namespace ac::test::jinja {
+namespace {
+
+TEST(JinjaReference, LexerAndNumberCorners) {
+  expect_same_as_reference(with_context({
+      "{{ 1 - -1 }}|{{ 1--1 }}|{{ [1,-2] }}|{{ (-1) }}|{{ -1.5|abs }}|{{ n -1 }}|{{ n-1 }}|{{ -n|abs }}|{{ -0 }}|{{ +5 }}",
+      "{{ l.-1 }}|{{ nested.a.b.1.c }}|{{ l.1.5 }}",
+      "{{ 'a'-1 }}",
+      "{{ 1.0 * 3 }}|{{ 3 * 1.0 }}|{{ 2 ** 2.0 }}|{{ 10 // 3.0 }}|{{ 10.5 // 1 }}|{{ -7.5 % 2 }}|{{ 7 % -2 }}",
+      "{{ '99999999999999999999999'|int }}|{{ '1.5e400'|float }}|{{ '-0'|int }}|{{ '-0.0'|float }}|{{ '  -12.5e-1xyz'|float }}",
+      "{{ (1, 2, 3)[1:] }}|{{ (1, 2, 3)[0] }}|{{ 'abc'[1:2] }}|{{ ('a',) }}",
+      "{{ [{'a': 1}, {'b': 2}]|join(',') }}|{{ [[1, [2, none]], 'x']|join('/') }}",
+      "{% set ns = namespace() %}{{ ns|string }}",
+      "{{ {'b': 1, '1': 2, 'a': 3} }}|{{ {'b': 1, '1': 2}|items }}|{% for k in {'z': 1, '0': 2} %}{{ k }}{% endfor %}",
+      "{{ range(3, x=1) }}|{{ raise_exception is callable }}",
+      "{{ raise_exception(msg='x') }}",
+      "{{ strftime_now(format='%Y') }}",
+      "{% for x in l %}{{ loop.index }}{% set loop = 5 %}{{ loop }}{% endfor %}",
+      "a-}\nb|c#}\nd|e%}\nf|g}}\nh",
+      "{{ 'a' }}-}\nb",
+      "{{ '{{' }}|{{ \"%}\" }}|{% set x = '%}' %}{{ x }}|{{ '{#' }}",
+      "{{ 'a' is string and 'a' is not number }}|{{ x is defined if true else 1 }}|{{ not 'a' is string }}",
+      "{{ 1 if 2 }}|{{ [1, 2, 3][1] + 1 if true else 0 }}|{{ ('a' ~ 'b')[::-1] }}",
+      "{{ l|length > 1 and ls|length > 1 }}|{{ messages|length - 1 }}|{{ (messages|length - 1) - 2 }}",
+      "{% set x = 1 %}{% set x = x + 1 %}{% set y = x * x %}{{ y }}",
+      "{% if 'a' ~ 'b' == 'ab' %}ok{% endif %}|{% if 1 in [1] and 'x' not in 'abc' %}ok{% endif %}",
+  }));
+}
+
+}  // namespace
+}  // namespace ac::test::jinja
