@@ -57,7 +57,6 @@ std::string what(const Value* v) { return v ? type_name(*v) : "nothing"; }
 double raw_number(const Value& v, State& st) {
   switch (v.kind) {
     case Kind::Int: case Kind::Float: case Kind::Bool: return v.num;
-    case Kind::Null: return 0;
     case Kind::Str: return js_to_number(v.s());
     case Kind::Array: return js_to_number(raw_string(v, st));
     default: return NAN;
@@ -306,7 +305,8 @@ Value Interpreter::call_global(FuncObj& f, std::vector<Value>& args) {
   // The reference calls these as plain JavaScript functions with the arguments' raw values.
   for (const Value& a : args)
     if (a.is(Kind::Missing)) fail("a missing value (|first or |last of an empty list) cannot be passed here");
-  auto undefined_at = [&](size_t i) { return i >= args.size() || args[i].is(Kind::Undefined); };
+  // none's raw value is undefined too, so it counts as an argument not given.
+  auto undefined_at = [&](size_t i) { return i >= args.size() || args[i].is(Kind::Undefined) || args[i].is(Kind::Null); };
   switch (f.kind) {
     case Fn::RaiseException: {
       std::string msg = undefined_at(0) ? std::string() : raw_string(args[0], st_);
@@ -327,29 +327,34 @@ Value Interpreter::call_global(FuncObj& f, std::vector<Value>& args) {
       return st_.str(std::move(out));
     }
     case Fn::Range: {
-      double start = 0, stop, step = 1;
+      // range(start, stop, step) as a JavaScript loop over the raw values: `i < stop` compares
+      // them as numbers. A start or step that is not a number is refused unless the loop would
+      // not run at all (the reference would then count with strings or booleans).
+      Value start = Value::integer(0), step = Value::integer(1);
+      double stop;
       if (undefined_at(1)) {
         stop = undefined_at(0) ? NAN : raw_number(args[0], st_);
       } else {
-        if (!args[0].is_number()) fail("range() takes numbers");
-        start = args[0].num;
+        start = args[0];
         stop = raw_number(args[1], st_);
       }
       if (!undefined_at(2)) {
-        if (!args[2].is_number()) fail("range() takes numbers");
-        step = args[2].num;
-        if (step == 0) fail("range() step must not be zero");
+        step = args[2];
+        if (step.is_number() && step.num == 0) fail("range() step must not be zero");
       }
+      const double first = raw_number(start, st_), by = raw_number(step, st_);
+      const bool runs = by > 0 ? first < stop : first > stop;
+      if (!runs) return st_.array({});
+      if (!start.is_number() || !(step.is_number() || (step.is(Kind::Bool) && step.truth_bool())))
+        fail("range() takes numbers");
       // Count first, so that a huge range fails at once instead of after filling memory.
-      double count = 0;
-      if (step > 0 && start < stop) count = std::ceil((stop - start) / step);
-      if (step < 0 && start > stop) count = std::ceil((start - stop) / -step);
+      const double count = std::ceil(by > 0 ? (stop - first) / by : (first - stop) / -by);
       if (!(count < 1e12)) fail("range() is too long");
       st_.step(uint64_t(count));
       st_.account(uint64_t(count) * sizeof(Value));
       std::vector<Value> items;
       items.reserve(size_t(count));
-      for (double i = start; step > 0 ? i < stop : i > stop; i += step) {
+      for (double i = first; by > 0 ? i < stop : i > stop; i += by) {
         if (items.size() > size_t(count) + 1) fail("range() is too long");
         items.push_back(std::trunc(i) == i ? Value::integer(i) : Value::floating(i));
       }

@@ -235,7 +235,7 @@ void append_display(std::string& out, const Value& v, State& st, int depth) {
   switch (v.kind) {
     case Kind::Missing: missing_value();
     case Kind::Undefined: out += "undefined"; return;
-    case Kind::Null: out += "null"; return;
+    case Kind::Null: out += "undefined"; return;  // the reference's none holds JavaScript's undefined
     case Kind::Bool: out += v.truth_bool() ? "true" : "false"; return;
     case Kind::Int: out += js_number(v.num); return;
     case Kind::Float: out += js_float(v.num); return;
@@ -277,6 +277,9 @@ std::string raw_string(const Value& v, State& st) {
 bool strict_equal(const Value& a, const Value& b) {
   if (a.is(Kind::Missing) || b.is(Kind::Missing)) missing_value();
   if (a.is_number() && b.is_number()) return a.num == b.num;
+  // none and undefined both hold JavaScript's undefined in the reference.
+  const auto nullish = [](const Value& v) { return v.is(Kind::Null) || v.is(Kind::Undefined); };
+  if (nullish(a) || nullish(b)) return nullish(a) && nullish(b);
   if (a.kind != b.kind) return false;
   switch (a.kind) {
     case Kind::Undefined: case Kind::Null: return true;

@@ -173,7 +173,8 @@ bool truthy(const Value& v);
 // How {{ v }} prints v (the reference's toString): floats with ".0", lists and dicts as JSON.
 void append_display(std::string& out, const Value& v, State& st, int depth = 0);
 // JavaScript's String(v.value): what ~, + on strings and join use (floats print as JS numbers,
-// lists join with commas, dicts are "[object Map]").
+// lists join with commas, dicts are "[object Map]"). The reference's none holds undefined, so
+// it prints "undefined" there and compares equal to undefined everywhere.
 void append_raw(std::string& out, const Value& v, State& st, int depth = 0);
 std::string raw_string(const Value& v, State& st);
 // JavaScript ===, SameValueZero (Set membership) and == on the values.
