@@ -53,15 +53,6 @@ const char* const kDictMethods[] = {"get", "items", "keys", "values", "dictsort"
 
 std::string what(const Value* v) { return v ? type_name(*v) : "nothing"; }
 
-// JavaScript's ToNumber of a value's .value (what range() compares its bounds with).
-double raw_number(const Value& v, State& st) {
-  switch (v.kind) {
-    case Kind::Int: case Kind::Float: case Kind::Bool: return v.num;
-    case Kind::Str: return js_to_number(v.s());
-    case Kind::Array: return js_to_number(raw_string(v, st));
-    default: return NAN;
-  }
-}
 
 }  // namespace
 
@@ -79,6 +70,66 @@ Value bound_method(State& st, Fn kind, const Value& self, const std::string& nam
     }
   }
   return Value::undefined();
+}
+
+// A JavaScript primitive, for range()'s loop over raw values.
+struct JsPrim {
+  enum Type { Undef, Bool, Num, Str } type = Undef;
+  double num = 0;
+  std::string str;
+};
+
+JsPrim js_prim(const Value& v, State& st) {
+  switch (v.kind) {
+    case Kind::Int: case Kind::Float: return {JsPrim::Num, v.num, {}};
+    case Kind::Bool: return {JsPrim::Bool, v.num, {}};
+    case Kind::Str: return {JsPrim::Str, 0, v.s()};
+    case Kind::Null: case Kind::Undefined: return {};
+    default: return {JsPrim::Str, 0, raw_string(v, st)};  // objects become their String()
+  }
+}
+
+double js_number_of(const JsPrim& p) {
+  switch (p.type) {
+    case JsPrim::Num: case JsPrim::Bool: return p.num;
+    case JsPrim::Str: return js_to_number(p.str);
+    default: return NAN;
+  }
+}
+
+std::string js_string_of(const JsPrim& p) {
+  switch (p.type) {
+    case JsPrim::Num: return js_number(p.num);
+    case JsPrim::Bool: return p.num ? "true" : "false";
+    case JsPrim::Str: return p.str;
+    default: return "undefined";
+  }
+}
+
+// a < b: strings compare as strings, anything else as numbers (NaN: false).
+bool js_less(const JsPrim& a, const JsPrim& b) {
+  if (a.type == JsPrim::Str && b.type == JsPrim::Str) return compare_utf16(a.str, b.str) < 0;
+  return js_number_of(a) < js_number_of(b);
+}
+
+// a + b: a string on either side concatenates.
+JsPrim js_add(const JsPrim& a, const JsPrim& b, State& st) {
+  if (a.type == JsPrim::Str || b.type == JsPrim::Str) {
+    std::string s = js_string_of(a) + js_string_of(b);
+    st.check_size(s.size());
+    return {JsPrim::Str, 0, std::move(s)};
+  }
+  return {JsPrim::Num, js_number_of(a) + js_number_of(b), {}};
+}
+
+Value js_value(const JsPrim& p, State& st) {
+  switch (p.type) {
+    case JsPrim::Num:
+      return std::isfinite(p.num) && std::trunc(p.num) == p.num ? Value::integer(p.num) : Value::floating(p.num);
+    case JsPrim::Bool: return Value::boolean(p.num != 0);
+    case JsPrim::Str: return st.str(p.str);
+    default: return Value::undefined();
+  }
 }
 
 }  // namespace
@@ -327,36 +378,27 @@ Value Interpreter::call_global(FuncObj& f, std::vector<Value>& args) {
       return st_.str(std::move(out));
     }
     case Fn::Range: {
-      // range(start, stop, step) as a JavaScript loop over the raw values: `i < stop` compares
-      // them as numbers. A start or step that is not a number is refused unless the loop would
-      // not run at all (the reference would then count with strings or booleans).
-      Value start = Value::integer(0), step = Value::integer(1);
-      double stop;
-      if (undefined_at(1)) {
-        stop = undefined_at(0) ? NAN : raw_number(args[0], st_);
-      } else {
-        start = args[0];
-        stop = raw_number(args[1], st_);
+      // The reference runs `for (i = start; i < stop; i += step)` on the raw JavaScript values.
+      const bool two = !undefined_at(1);
+      JsPrim start = two ? js_prim(args[0], st_) : JsPrim{JsPrim::Num, 0, {}};
+      JsPrim stop = two ? js_prim(args[1], st_) : undefined_at(0) ? JsPrim{} : js_prim(args[0], st_);
+      JsPrim step = undefined_at(2) ? JsPrim{JsPrim::Num, 1, {}} : js_prim(args[2], st_);
+      if (step.type == JsPrim::Num && step.num == 0) fail("range() step must not be zero");
+      const bool up = js_less({JsPrim::Num, 0, {}}, step);
+      if (start.type == JsPrim::Num && stop.type == JsPrim::Num && step.type == JsPrim::Num) {
+        // Count first, so that a huge range fails at once instead of after filling memory.
+        double count = 0;
+        if (up && start.num < stop.num) count = std::ceil((stop.num - start.num) / step.num);
+        if (!up && start.num > stop.num) count = std::ceil((start.num - stop.num) / -step.num);
+        if (!(count < 1e12)) fail("range() is too long");
+        st_.step(uint64_t(count));
+        st_.account(uint64_t(count) * sizeof(Value));
       }
-      if (!undefined_at(2)) {
-        step = args[2];
-        if (step.is_number() && step.num == 0) fail("range() step must not be zero");
-      }
-      const double first = raw_number(start, st_), by = raw_number(step, st_);
-      const bool runs = by > 0 ? first < stop : first > stop;
-      if (!runs) return st_.array({});
-      if (!start.is_number() || !(step.is_number() || (step.is(Kind::Bool) && step.truth_bool())))
-        fail("range() takes numbers");
-      // Count first, so that a huge range fails at once instead of after filling memory.
-      const double count = std::ceil(by > 0 ? (stop - first) / by : (first - stop) / -by);
-      if (!(count < 1e12)) fail("range() is too long");
-      st_.step(uint64_t(count));
-      st_.account(uint64_t(count) * sizeof(Value));
       std::vector<Value> items;
-      items.reserve(size_t(count));
-      for (double i = first; by > 0 ? i < stop : i > stop; i += by) {
-        if (items.size() > size_t(count) + 1) fail("range() is too long");
-        items.push_back(std::trunc(i) == i ? Value::integer(i) : Value::floating(i));
+      for (JsPrim i = start; up ? js_less(i, stop) : js_less(stop, i); i = js_add(i, step, st_)) {
+        st_.step();
+        st_.account(sizeof(Value));
+        items.push_back(js_value(i, st_));
       }
       return st_.array(std::move(items));
     }

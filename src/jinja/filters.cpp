@@ -178,10 +178,7 @@ Value Interpreter::tojson_filter(const Value& v, const Node& call, Env* env) {
     f.key_sep = seps->arr().items[1].s();
   }
   if (indent && indent->is(Kind::Int) && indent->num != 0 && !std::isnan(indent->num)) {
-    if (indent->num < 0 || std::isinf(indent->num)) fail("tojson(): indent must not be negative");
-    st_.check_size(size_t(std::min(indent->num, 1e15)));
-    f.indent = true;
-    f.indent_unit.assign(size_t(indent->num), ' ');
+    f.indent = indent->num;
     if (!seps || seps->is(Kind::Null)) f.item_sep = ",";
   }
   f.ensure_ascii = ascii && ascii->truth_bool();

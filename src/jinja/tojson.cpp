@@ -1,6 +1,8 @@
 // JSON text as the reference's tojson writes it: JSON.stringify for strings and numbers, Python's
 // json.dumps layout (", " and ": " separators; "," and newlines with an indent), keys in insertion
 // order unless sorted, undefined as null (or as "undefined" when a value is printed).
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "jinja/error.h"
@@ -80,9 +82,16 @@ void append_json(std::string& out, const Value& v, const JsonFormat& f, State& s
       if (v.is(Kind::Array) && v.arr().tuple) fail("a tuple cannot be written as JSON");
       if (v.is(Kind::Object) && v.map().sub == ObjectObj::Sub::Kwargs)
         fail("keyword arguments cannot be written as JSON");
-      const std::string base = f.indent ? "\n" + repeat(f.indent_unit, size_t(depth), st) : "";
-      const std::string child = f.indent ? base + f.indent_unit : "";
-      const bool layout = f.indent;  // newlines only around non-empty containers
+      // Like the reference, the indent is made (and checked) only when a container needs it.
+      const bool layout = f.indent != 0 && !std::isnan(f.indent);
+      std::string unit;
+      if (layout) {
+        if (f.indent < 0 || std::isinf(f.indent)) fail("tojson(): indent must be a small non-negative integer");
+        st.check_size(size_t(std::min(f.indent, 1e15)));
+        unit.assign(size_t(f.indent), ' ');
+      }
+      const std::string base = layout ? "\n" + repeat(unit, size_t(depth), st) : "";
+      const std::string child = layout ? base + unit : "";
       if (v.is(Kind::Array)) {
         const auto& items = v.arr().items;
         out.push_back('[');

@@ -186,8 +186,7 @@ bool raw_truthy(const Value& v);
 
 // tojson: JSON text with Python's separators by default.
 struct JsonFormat {
-  bool indent = false;
-  std::string indent_unit;
+  double indent = 0;  // spaces per level; 0 (or NaN): one line. Checked where a container needs it.
   bool ensure_ascii = false;
   bool sort_keys = false;
   std::string item_sep = ", ", key_sep = ": ";

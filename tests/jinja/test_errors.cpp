@@ -64,6 +64,9 @@ TEST(JinjaErrors, BadInputIsRefusedWithAClearMessage) {
   EXPECT_EQ(error_of("{{ x }}", Json{{"range", 1}}), "the variable 'range' would replace a builtin of the same name");
   EXPECT_EQ(error_of("{{ x }}", Json{{"x", "\xc3"}}), "the context holds a string that is not valid UTF-8");
   EXPECT_EQ(error_of("{{ 'a😀'[2] }}"), "line 1, column 8: string index 2 falls inside a surrogate pair");
+  // The reference prints a function as its JavaScript source; there is nothing sensible to print.
+  EXPECT_EQ(error_of("{{ range }}"), "line 1, column 4: a function cannot be printed");
+  EXPECT_EQ(error_of("{% macro m() %}{% endmacro %}{{ 'x' ~ m }}"), "line 1, column 37: a function cannot be turned into a string");
 }
 
 TEST(JinjaErrors, OrderedContextKeepsKeyOrder) {

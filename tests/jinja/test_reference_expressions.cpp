@@ -146,6 +146,7 @@ TEST(JinjaReference, Calls) {
       "{{ [none, 1] ~ '' }}|{{ 'a' + [none] }}|{{ [none, undefined_name]|unique|length }}|{{ range(2, none) }}|{{ none == [] }}",
       "{{ [none]|selectattr('a') }}",
       "{{ people|selectattr('zip', 'equalto', 'x')|length }}|{{ [nul, 1, none]|unique }}|{{ nul == undefined_name }}",
+      "{{ range(5, true, ': ') }}|{{ range('a', 'c', 'b') }}|{{ range(true, 3) }}|{{ range(0, 3, 1.5) }}",
       "{{ range(0, 3, none) }}|{{ range(5, 3, true) }}|{{ range(1, 3, undefined_name) }}|{{ range(d, 1) }}|{{ range(0, -3, -1.5) }}",
       "{{ range(3)|length }}|{{ range(3)[1] }}",
       "{{ n() }}",
