@@ -30,7 +30,9 @@
 // neither a string nor an AddedToken is an error.
 //
 // J is nlohmann::json or nlohmann::ordered_json: ordered_json keeps the order of object keys,
-// which templates show when they iterate over a mapping or print one with tojson.
+// which templates show when they iterate over a mapping or print one with tojson. Render with an
+// ordered_json context (Template::render_ordered): with keys sorted as nlohmann::json stores them,
+// 68 of the 806 conformance renders differ (tool definitions and tool-call arguments).
 #include <array>
 #include <string>
 #include <string_view>

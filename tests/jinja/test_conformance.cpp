@@ -1,7 +1,8 @@
 // Chat-template conformance: every case of the corpus (conformance_corpus.h) rendered by the
 // reference (@huggingface/jinja, the engine of transformers.js, in one node run of
-// render_reference.js) and by ac::jinja::Template must give the same bytes, or both fail, ours
-// with a clear one-line BadInput error. Both sides read the same fixed clock.
+// render_reference.js) and by ac::jinja::Template (render_ordered: the context's keys in the order
+// the conversation has them) must give the same bytes, or both fail, ours with a clear one-line
+// BadInput error. Both sides read the same fixed clock.
 //
 // With AC_CONFORMANCE_OUT=FILE the test also writes every outcome as JSON (read by
 // tools/chat_template_conformance.sh, which makes the table in docs/chat-templates.md):
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,25 +26,20 @@
 namespace ac::test {
 namespace {
 
-// The instant both sides see as "now".
+// The instant both sides see as "now" (not Llama 3.2's default date, 26 Jul 2024, so that a
+// template that reads the clock shows it).
 constexpr const char* kNow = "2025-03-07T09:05:00Z";
 
-// strftime_now of the reference (@huggingface/jinja's utils.ts strftime) at kNow in UTC: it knows
-// %Y %m %d %b %B %H %M %% (English month names) and leaves any other directive as written.
-std::string reference_strftime(std::string_view format) {
-  static const std::map<char, std::string> fields = {{'Y', "2025"}, {'m', "03"},    {'d', "07"}, {'b', "Mar"},
-                                                     {'B', "March"}, {'H', "09"},   {'M', "05"}, {'%', "%"}};
-  std::string out;
-  for (size_t i = 0; i < format.size(); ++i) {
-    auto it = i + 1 < format.size() && format[i] == '%' ? fields.find(format[i + 1]) : fields.end();
-    if (it == fields.end()) {
-      out += format[i];
-    } else {
-      out += it->second;
-      ++i;
-    }
-  }
-  return out;
+// Our clock: kNow, formatted by the engine the way the reference's strftime_now formats it.
+std::string our_strftime(std::string_view format) {
+  static const std::tm now = [] {
+    std::tm t{};
+    strptime(kNow, "%Y-%m-%dT%H:%M:%SZ", &t);
+    const time_t seconds = timegm(&t);  // fills in the weekday and the day of the year
+    gmtime_r(&seconds, &t);
+    return t;
+  }();
+  return ac::jinja::format_time_like_reference(format, now);
 }
 
 struct Outcome {
@@ -53,17 +50,17 @@ struct Outcome {
 
 // Our side: each distinct template text parsed once per template name.
 std::vector<Outcome> render_ours(const std::vector<ConformanceCase>& cases) {
-  jinja::Options options;
-  options.strftime_now = reference_strftime;
-  std::map<std::pair<std::string, std::string>, std::shared_ptr<jinja::Template>> parsed;
+  ac::jinja::Options options;
+  options.strftime_now = our_strftime;
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<ac::jinja::Template>> parsed;
   std::vector<Outcome> outcomes;
   for (const ConformanceCase& c : cases) {
     const std::string subject = c.template_name + ": chat_template";
     Outcome o;
     try {
       auto& tpl = parsed[{c.template_name, c.template_text}];
-      if (!tpl) tpl = std::make_shared<jinja::Template>(jinja::Template::parse(c.template_text, subject, options));
-      o.output = tpl->render(Json::parse(c.context.dump()));
+      if (!tpl) tpl = std::make_shared<ac::jinja::Template>(ac::jinja::Template::parse(c.template_text, subject, options));
+      o.output = tpl->render_ordered(c.context);  // keys in the order the conversation has them
     } catch (const Error& e) {
       o.error = e.what();
       o.clean_error = e.kind() == ErrorKind::BadInput && o.error.find('\n') == std::string::npos &&
@@ -244,8 +241,7 @@ TEST(ChatTemplateConformanceClock, MatchesTheReferenceStrftime) {
   const OrderedJson answers = run_node_batch("render_reference.js", request);
   ASSERT_TRUE(answers.is_array() && answers.size() == formats.size());
   for (size_t i = 0; i < formats.size(); ++i)
-    EXPECT_EQ(reference_strftime(formats[i]), answers[i].value("output", "(error)")) << formats[i];
-  EXPECT_EQ(reference_strftime("%d %b %Y"), "07 Mar 2025");
+    EXPECT_EQ(our_strftime(formats[i]), answers[i].value("output", "(error)")) << formats[i];
 }
 
 }  // namespace
