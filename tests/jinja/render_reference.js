@@ -9,7 +9,7 @@
 // OUT: one entry per case: {"output": TEXT} or {"error": MESSAGE} (parse or render failure).
 // The clock is UTC (TZ is set before anything reads it); without "now" it is the real one.
 "use strict";
-process.env.TZ = "UTC";
+const { fixClock } = require("./fixed_clock");
 const fs = require("fs");
 const path = require("path");
 
@@ -19,23 +19,7 @@ if (!outPath) {
   process.exit(2);
 }
 const request = JSON.parse(fs.readFileSync(requestPath, "utf8"));
-if (request.now) {
-  // strftime_now calls `new Date()`: a Date whose no-argument form is the fixed instant.
-  const fixed = Date.parse(request.now);
-  if (Number.isNaN(fixed)) {
-    console.error("render_reference.js: now: not a date: " + request.now);
-    process.exit(2);
-  }
-  const RealDate = Date;
-  globalThis.Date = class extends RealDate {
-    constructor(...args) {
-      super(...(args.length ? args : [fixed]));
-    }
-    static now() {
-      return fixed;
-    }
-  };
-}
+fixClock(request.now, "render_reference.js");
 const { Template } = require(path.join(npmDir, "@huggingface/jinja"));
 
 const out = request.cases.map(({ template, context }) => {
