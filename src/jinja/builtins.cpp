@@ -395,10 +395,14 @@ Value Interpreter::call_global(FuncObj& f, std::vector<Value>& args) {
         st_.account(uint64_t(count) * sizeof(Value));
       }
       std::vector<Value> items;
-      for (JsPrim i = start; up ? js_less(i, stop) : js_less(stop, i); i = js_add(i, step, st_)) {
+      for (JsPrim i = start; up ? js_less(i, stop) : js_less(stop, i);) {
         st_.step();
         st_.account(sizeof(Value));
         items.push_back(js_value(i, st_));
+        JsPrim next = js_add(i, step, st_);
+        // Adding "" (or a step too small to change a huge number) never gets anywhere.
+        if (next.type == i.type && next.num == i.num && next.str == i.str) fail("range() never ends");
+        i = std::move(next);
       }
       return st_.array(std::move(items));
     }
