@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <vector>
 
 #include "agentcompile/core/stats.h"
@@ -67,6 +68,21 @@ std::string noise_mismatch(const TimingNoise& then, const TimingNoise& now) {
     return why;
   }
   return "";
+}
+
+double min_round_ratio(const std::vector<double>& a, const std::vector<double>& b) {
+  double r = std::numeric_limits<double>::infinity();
+  for (size_t k = 0; k < std::min(a.size(), b.size()); ++k) r = std::min(r, b[k] > 0 ? a[k] / b[k] : std::numeric_limits<double>::infinity());
+  return r;
+}
+
+bool slower_in_every_round(const std::vector<double>& a, const std::vector<double>& b, double margin) {
+  if (a.empty() || a.size() != b.size()) return false;
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  return median(a) > median(b) * (1 + margin) && min_round_ratio(a, b) > 1 + margin;
 }
 
 }  // namespace ac

@@ -345,5 +345,19 @@ TEST(TimingNoise, CompatibleOnlyUnderTheSameConditions) {
   EXPECT_DOUBLE_EQ(w.noise, 0.5);
 }
 
+
+// A verdict "slower" (a regression, or routes blocked for the fallbacks) needs every interleaved
+// round: one slow round on a loaded machine made a compile fail its regression check.
+TEST(TimingNoise, SlowerOnlyWhenEveryRoundSaysSo) {
+  EXPECT_FALSE(slower_in_every_round({120, 125, 100}, {100, 100, 100}, 0.10));  // median 1.2x, one round even
+  EXPECT_FALSE(slower_in_every_round({300, 100, 100}, {100, 100, 100}, 0.10));  // one outlier round
+  EXPECT_TRUE(slower_in_every_round({120, 125, 115}, {100, 100, 100}, 0.10));
+  EXPECT_TRUE(slower_in_every_round({130, 112, 150}, {110, 100, 120}, 0.10));
+  EXPECT_FALSE(slower_in_every_round({105, 105, 105}, {100, 100, 100}, 0.10));  // within the margin
+  EXPECT_FALSE(slower_in_every_round({}, {}, 0.10));
+  EXPECT_FALSE(slower_in_every_round({120, 120}, {100}, 0.10));
+  EXPECT_DOUBLE_EQ(min_round_ratio({120, 110}, {100, 100}), 1.1);
+}
+
 }  // namespace
 }  // namespace ac

@@ -6,6 +6,7 @@
 // timing stands for one taken now only when both were taken under compatible conditions.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agentcompile/core/json.h"
 
@@ -37,5 +38,12 @@ constexpr double kProbeSpeedTolerance = 0.10;
 // max(kProbeSpeedTolerance, the two noise levels summed) of each other. Otherwise why not, e.g.
 // "the probe ran 1.62x slower then (noise 31% then, 2% now)".
 std::string noise_mismatch(const TimingNoise& then, const TimingNoise& now);
+
+// Timings of a and b taken in interleaved rounds (a[k] then b[k]): a is slower than b beyond
+// `margin` only when their medians say so and so does every round. One round on a loaded machine
+// can be 20% off; a verdict that fails a compile or blocks its routes must not rest on it.
+bool slower_in_every_round(const std::vector<double>& a, const std::vector<double>& b, double margin);
+// The smallest a[k] / b[k] over the rounds (what the verdict above compares with 1 + margin).
+double min_round_ratio(const std::vector<double>& a, const std::vector<double>& b);
 
 }  // namespace ac
