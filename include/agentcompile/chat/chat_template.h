@@ -33,8 +33,10 @@ class ChatTemplate {
   static ChatTemplate from_config(OrderedJson config, std::string subject, jinja::Options options = {});
 
   bool has_template() const;
-  // Why there is none ("... has no chat_template"), for has_template() == false.
+  // Why there is none ("has no chat_template"), for has_template() == false, and what it is
+  // about (tokenizer_config.json's path, or the folder's where that is missing).
   std::string missing_reason() const;
+  const std::string& config_subject() const { return config_subject_; }
   // The file the template text came from (for messages).
   const std::string& template_subject() const { return template_subject_; }
 
