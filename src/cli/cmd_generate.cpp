@@ -1,8 +1,10 @@
-// agentcompile generate MODEL (--prompt S | --prompt-file F | --prompt-tokens 1,2) [...]: streams text, or --json.
+// agentcompile generate MODEL (--prompt S | --prompt-file F | --prompt-tokens 1,2 | --chat --messages F) [...]:
+// streams text, or --json.
 #include <algorithm>
 #include <cstdio>
 #include <optional>
 
+#include "agentcompile/chat/chat_template.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/model/model.h"
@@ -12,6 +14,8 @@
 #include "agentcompile/runtime/plan_executor.h"
 #include "agentcompile/tokenizer/stream_decoder.h"
 #include "agentcompile/tokenizer/tokenizer.h"
+#include "cli/chat_input.h"
+#include "cli/chat_prompt.h"
 #include "cli/cli_common.h"
 
 namespace ac::cli {
@@ -19,8 +23,10 @@ namespace ac::cli {
 namespace {
 
 struct GenerateCliOptions {
-  std::string model, prompt, prompt_file, prompt_tokens, system, backend = "auto", plan, cuda_route = "auto";
+  std::string model, prompt, prompt_file, prompt_tokens, messages, system, backend = "auto", plan, cuda_route = "auto";
+  std::vector<std::string> vars;
   bool chat = false, json = false, ignore_eos = false, no_special = false, no_think = false, rebuild_kernels = false;
+  bool chat_fallback = false;
   int64_t max_tokens = 128;
   std::optional<float> temperature, top_p, min_p;
   std::optional<int> top_k;
@@ -38,39 +44,34 @@ Json timings_json(const GenerateResult& r) {
 }
 
 // The prompt as token ids: plain text with the special tokens Hugging Face adds by default (the
-// tokenizer.json post_processor: a BOS for Llama 3), or a one-turn conversation through the chat
-// template, which renders its own BOS and so takes none (as apply_chat_template tokenizes).
-// With --no-special-in-prompt the user's text is encoded with special-token matching off (only
-// the template's own markers are special), by encoding the rendered prompt in three parts.
-std::vector<int32_t> encode_prompt(const Tokenizer& tok, const GenerateCliOptions& o) {
-  const bool allow_special = !o.no_special;
-  if (!o.chat) return tok.add_special_tokens(tok.encode(o.prompt, allow_special));
-  std::vector<ChatMessage> msgs;
-  if (!o.system.empty()) msgs.push_back({"system", o.system});
-  msgs.push_back({"user", o.prompt});
-  const std::string text = tok.apply_chat_template(msgs, /*add_generation_prompt=*/true, /*enable_thinking=*/!o.no_think);
-  if (allow_special) return tok.encode(text, true);
-  // Templates may trim the content; find the user's text as rendered, last occurrence.
-  std::string content = o.prompt;
-  size_t at = text.rfind(content);
-  if (at == std::string::npos) {
-    const auto b = content.find_first_not_of(" \t\r\n"), e = content.find_last_not_of(" \t\r\n");
-    content = b == std::string::npos ? "" : content.substr(b, e - b + 1);
-    at = content.empty() ? std::string::npos : text.rfind(content);
+// tokenizer.json post_processor: a BOS for Llama 3), or with --chat the conversation through the
+// model's chat template, encoded as apply_chat_template does (chat_prompt.h).
+std::vector<int32_t> encode_prompt(const Tokenizer& tok, const Model& model, const GenerateCliOptions& o) {
+  if (!o.chat) return tok.add_special_tokens(tok.encode(o.prompt, !o.no_special));
+  chat::ChatRequest request;
+  request.variables = parse_template_vars(o.vars);
+  if (o.no_think) request.variables["enable_thinking"] = false;
+  if (!o.messages.empty()) {
+    request.messages = read_messages_file(o.messages);
+    check_last_turn(request.messages, o.messages == "-" ? "stdin" : o.messages);
+  } else {
+    if (!o.system.empty()) request.messages.push_back({{"role", "system"}, {"content", o.system}});
+    request.messages.push_back({{"role", "user"}, {"content", o.prompt}});
   }
-  if (at == std::string::npos) return tok.encode(text, true);  // empty content: nothing to escape
-  std::vector<int32_t> ids = tok.encode(text.substr(0, at), true);
-  std::vector<int32_t> mid = tok.encode(content, false);
-  std::vector<int32_t> tail = tok.encode(text.substr(at + content.size()), true);
-  ids.insert(ids.end(), mid.begin(), mid.end());
-  ids.insert(ids.end(), tail.begin(), tail.end());
-  return ids;
+  const chat::ChatTemplate tpl = chat::ChatTemplate::load(model.dir);
+  return chat_prompt_ids(tok, tpl, request, ChatPromptOptions{o.no_special, o.chat_fallback}, o.model);
 }
 
 int run_generate(GenerateCliOptions o) {
-  if (int(!o.prompt.empty()) + int(!o.prompt_file.empty()) + int(!o.prompt_tokens.empty()) != 1)
-    throw_input("generate", "give exactly one of --prompt, --prompt-file and --prompt-tokens");
+  if (int(!o.prompt.empty()) + int(!o.prompt_file.empty()) + int(!o.prompt_tokens.empty()) + int(!o.messages.empty()) != 1)
+    throw_input("generate", "give exactly one of --prompt, --prompt-file, --prompt-tokens and --messages");
   if (!o.system.empty() && !o.chat) throw_input("--system", "needs --chat");
+  if (!o.messages.empty() && !o.chat) throw_input("--messages", "needs --chat");
+  if (!o.messages.empty() && !o.system.empty())
+    throw_input("--system", "cannot be combined with --messages (put the system message in the file)");
+  for (const auto& [flag, set] : {std::pair{"--var", !o.vars.empty()}, std::pair{"--chat-template-fallback", o.chat_fallback},
+                                  std::pair{"--no-think", o.no_think}})
+    if (set && !o.chat) throw_input(flag, "needs --chat");
   auto model = load_model(o.model);
   if (!o.prompt_file.empty()) {
     const int64_t context = model->config.context_limit();
@@ -94,7 +95,7 @@ int run_generate(GenerateCliOptions o) {
                                            std::to_string(model->config.vocab_size) + ")");
   } else {
     if (!tok) throw_input(o.model, "has no tokenizer.json; give the prompt as --prompt-tokens");
-    prompt = encode_prompt(*tok, o);
+    prompt = encode_prompt(*tok, *model, o);
   }
   if (int64_t(tok ? tok->vocab_size() : 0) > model->config.vocab_size)
     throw_input(o.model, "the tokenizer has " + std::to_string(tok->vocab_size()) + " tokens, more than the model's " +
@@ -104,11 +105,9 @@ int run_generate(GenerateCliOptions o) {
   GenerateOptions g;
   g.max_tokens = o.max_tokens;
   g.ignore_eos = o.ignore_eos;
-  g.stop_ids = model->config.eos_token_ids;
-  if (o.chat && tok)  // the end of the assistant's turn ends generation even if the config omits it
-    if (auto eot = tok->end_of_turn_id();
-        eot && std::find(g.stop_ids.begin(), g.stop_ids.end(), int64_t(*eot)) == g.stop_ids.end())
-      g.stop_ids.push_back(*eot);
+  // A chat reply also ends at tokenizer_config.json's eos_token (the end of a turn), as a chat
+  // model's config may leave it out.
+  g.stop_ids = o.chat ? chat_stop_ids(model->config, *tok) : model->config.eos_token_ids;
   const bool any_sampling_flag = o.temperature || o.top_k || o.top_p || o.min_p;
   g.sampling = any_sampling_flag ? SamplingParams{} : load_sampling_defaults(model->dir);
   if (o.temperature) g.sampling.temperature = *o.temperature;
@@ -193,8 +192,19 @@ Subcommand add_generate(CLI::App& root) {
   app->add_option("--prompt-file", o->prompt_file,
                   "Read the prompt text from a file (- for standard input), for prompts too long for the command line");
   app->add_option("--prompt-tokens", o->prompt_tokens, "Prompt as comma-separated token ids (no tokenizer needed)");
-  app->add_flag("--chat", o->chat, "Wrap the prompt in the model's chat template");
+  app->add_flag("--chat", o->chat,
+                "Make the prompt a conversation rendered by the model's chat template (tokenizer_config.json or "
+                "chat_template.jinja): --prompt is the user's message");
   app->add_option("--system", o->system, "System message (with --chat)");
+  app->add_option("--messages", o->messages,
+                  "With --chat: a JSON file (- for standard input) with the whole conversation, a list of "
+                  "{\"role\": ..., \"content\": ...} ending with a user message or a tool result");
+  app->add_option("--var", o->vars,
+                  "With --chat: template variable NAME=VALUE (repeatable); VALUE is JSON where it parses as JSON, else text")
+      ->allow_extra_args(false);
+  app->add_flag("--chat-template-fallback", o->chat_fallback,
+                "With --chat on a model without a chat template: write each message as a \"role: content\" line and "
+                "end with \"assistant: \" instead of failing");
   app->add_option("--max-tokens", o->max_tokens, "Most tokens to generate (default 128)")->check(in_range(0, ConfigLimits::kMaxPositions));
   app->add_option("--temperature", o->temperature, "0 = greedy; default: generation_config.json, else greedy")->check(in_range(0, 100));
   app->add_option("--top-k", o->top_k, "Keep the k most likely tokens (0 = off)")->check(in_range(0, INT32_MAX));
@@ -208,8 +218,10 @@ Subcommand add_generate(CLI::App& root) {
   app->add_option("--cuda-route", o->cuda_route,
                   "CUDA kernels without a plan: auto (default), fast (fused decode + CUDA graphs), library "
                   "(cuBLAS + reference kernels), reference");
-  app->add_flag("--no-special-in-prompt", o->no_special, "Treat special-token text in the prompt as plain text");
-  app->add_flag("--no-think", o->no_think, "With --chat on Qwen3: render enable_thinking=false (no reasoning block)");
+  app->add_flag("--no-special-in-prompt", o->no_special,
+                "Treat special-token text in the prompt (with --chat: in the messages' content) as plain text");
+  app->add_flag("--no-think", o->no_think,
+                "With --chat: render with enable_thinking=false (Qwen3: no reasoning block)");
   app->add_flag("--json", o->json, "Print one JSON object with tokens, text, finish_reason and timings");
   return {app, [o]() { return run_generate(*o); }};
 }

@@ -17,6 +17,7 @@ constexpr ac::cli::AddCommand kCommands[] = {
     ac::cli::add_kernels,
     ac::cli::add_tokenize,
     ac::cli::add_detokenize,
+    ac::cli::add_chat_template,
     ac::cli::add_advise,
     ac::cli::add_compile,
     ac::cli::add_bench,

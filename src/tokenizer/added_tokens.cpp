@@ -58,10 +58,19 @@ AddedTokens AddedTokens::from_json(const Json& j, const std::string& subject) {
 }
 
 void AddedTokens::split(std::string_view text, bool allow_special, std::vector<TextSection>& out) const {
+  split(text, allow_special, {}, out);
+}
+
+void AddedTokens::split(std::string_view text, bool allow_special, const std::vector<ByteSpan>& plain,
+                        std::vector<TextSection>& out) const {
   const size_t first = out.size();
   size_t start = 0;  // start of the pending text
   size_t i = 0;
+  size_t p = 0;  // the first plain span that ends after i
   while (i < text.size()) {
+    while (p < plain.size() && plain[p].second <= i) ++p;
+    // A special token may match only where it overlaps no plain span.
+    const size_t plain_from = p < plain.size() ? plain[p].first : std::string_view::npos;
     int32_t match = -1;
     size_t match_len = 0;
     if (first_byte_[static_cast<uint8_t>(text[i])]) {
@@ -69,7 +78,8 @@ void AddedTokens::split(std::string_view text, bool allow_special, std::vector<T
       for (size_t j = i; j < text.size(); ++j) {
         node = child(node, static_cast<uint8_t>(text[j]));
         if (node < 0) break;
-        int32_t t = allow_special ? trie_[size_t(node)].token : trie_[size_t(node)].plain_token;
+        const bool special_here = allow_special && j < plain_from;
+        int32_t t = special_here ? trie_[size_t(node)].token : trie_[size_t(node)].plain_token;
         if (t >= 0) {
           match = t;  // keep the longest
           match_len = j + 1 - i;

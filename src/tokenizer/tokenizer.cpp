@@ -9,7 +9,6 @@
 #include "agentcompile/tokenizer/added_tokens.h"
 #include "agentcompile/tokenizer/bpe.h"
 #include "agentcompile/tokenizer/byte_level.h"
-#include "agentcompile/tokenizer/chat_template.h"
 #include "agentcompile/tokenizer/normalizer.h"
 #include "agentcompile/tokenizer/post_processor.h"
 #include "agentcompile/tokenizer/pre_tokenizer.h"
@@ -72,16 +71,6 @@ struct Tokenizer::Impl {
   std::vector<bool> exists;   // by id
   std::unordered_map<int32_t, std::string> added_text;
   std::optional<int32_t> bos, eos;
-  ChatTemplate chat;
-  std::string bos_text;  // what the Llama templates start with
-  // Why there is no chat format, when there is none: the error's subject and reason.
-  std::string chat_subject, chat_reason;
-
-  void use_chat_template(const std::string& text, const std::string& subject) {
-    chat = ChatTemplate::detect(text, bos_text);
-    chat_subject = subject;
-    chat_reason = "not a known chat template (Qwen3, Llama 3, Llama 3.1/3.2)";
-  }
   void build_pieces();
   void read_config(const Json& cfg, const std::string& cname, std::unordered_set<std::string>& special);
   void mark_special(const std::unordered_set<std::string>& special);
@@ -110,7 +99,7 @@ void Tokenizer::Impl::build_pieces() {
   }
 }
 
-// tokenizer_config.json: more special tokens, BOS/EOS, the chat template.
+// tokenizer_config.json: more special tokens, BOS/EOS (the chat template is src/chat's).
 void Tokenizer::Impl::read_config(const Json& cfg, const std::string& cname, std::unordered_set<std::string>& special) {
   if (!cfg.is_object()) throw_input(cname, "expected a JSON object");
   if (cfg.contains("additional_special_tokens") && cfg["additional_special_tokens"].is_array())
@@ -120,23 +109,6 @@ void Tokenizer::Impl::read_config(const Json& cfg, const std::string& cname, std
   auto eos_token = config_token(cfg, cname, "eos_token");
   if (bos_token) bos = bpe.find(*bos_token);
   if (eos_token) eos = bpe.find(*eos_token);
-  bos_text = bos_token.value_or("");
-  chat_subject = cname;
-  if (!cfg.contains("chat_template") || cfg["chat_template"].is_null()) {
-    chat_reason = "chat_template: missing";
-    return;
-  }
-  const Json& ct = cfg["chat_template"];
-  if (ct.is_string()) {
-    use_chat_template(ct.get<std::string>(), cname + ": chat_template");
-  } else if (ct.is_array()) {  // named templates: the "default" one
-    chat_reason = "chat_template: no template named \"default\"";
-    for (const Json& e : ct)
-      if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string())
-        use_chat_template(e["template"].get<std::string>(), cname + ": chat_template");
-  } else {
-    throw_input(cname, "chat_template: expected a string or a list of named templates");
-  }
 }
 
 // Special tokens are those whose text is in `special`, whatever their id (as the reference filters).
@@ -162,11 +134,7 @@ Tokenizer Tokenizer::load(const fs::path& dir) {
   const fs::path cj = dir / "tokenizer_config.json";
   std::string config_text;
   if (fs::exists(cj, ec)) config_text = read_file(cj, kMaxConfigBytes);
-  Tokenizer t = parse(tokenizer_text, config_text, tj.string(), cj.string());
-  // Newer Hugging Face folders keep the template in its own file, which then takes precedence.
-  const fs::path jinja = dir / "chat_template.jinja";
-  if (fs::exists(jinja, ec)) t.impl_->use_chat_template(read_file(jinja, kMaxConfigBytes), jinja.string());
-  return t;
+  return parse(tokenizer_text, config_text, tj.string(), cj.string());
 }
 
 Tokenizer Tokenizer::parse(std::string_view tokenizer_json, std::string_view config_json, const std::string& tname,
@@ -197,27 +165,29 @@ Tokenizer Tokenizer::parse(std::string_view tokenizer_json, std::string_view con
   std::unordered_set<std::string> special;
   for (const AddedToken& a : t.added.tokens())
     if (a.special) special.insert(a.content);
-  if (config_json.empty()) {
-    t.chat_subject = cname;
-    t.chat_reason = "missing (no chat template)";
-  } else {
-    t.read_config(parse_json_strict(config_json, cname), cname, special);
-  }
+  if (!config_json.empty()) t.read_config(parse_json_strict(config_json, cname), cname, special);
   t.mark_special(special);
   return Tokenizer(std::move(impl));
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool allow_special) const {
+  return encode(text, allow_special, {});
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool allow_special,
+                                       const std::vector<std::pair<size_t, size_t>>& plain_spans) const {
   const Impl& t = *impl_;
   std::string sanitized;
   if (!utf8_valid(text)) {
+    // The spans index the text as given: replacing invalid bytes would move them.
+    if (!plain_spans.empty()) throw_internal("encode", "plain spans need valid UTF-8 text");
     sanitized = utf8_sanitize(text);
     text = sanitized;
   }
   std::vector<int32_t> ids;
   ids.reserve(text.size() / 3 + 4);
   std::vector<TextSection> sections;
-  t.added.split(text, allow_special, sections);
+  t.added.split(text, allow_special, plain_spans, sections);
   std::vector<std::string_view> words;
   std::deque<std::string> arena;
   std::string normalized;
@@ -286,26 +256,5 @@ std::string Tokenizer::token_text(int32_t id) const {
 
 std::optional<int32_t> Tokenizer::bos_token_id() const { return impl_->bos; }
 std::optional<int32_t> Tokenizer::eos_token_id() const { return impl_->eos; }
-
-std::optional<int32_t> Tokenizer::end_of_turn_id() const {
-  std::string_view eot = impl_->chat.end_of_turn();
-  if (eot.empty()) return std::nullopt;
-  return token_id(eot);
-}
-
-std::string Tokenizer::apply_chat_template(const std::vector<ChatMessage>& msgs, bool add_generation_prompt,
-                                           bool enable_thinking) const {
-  ChatOptions opts;
-  opts.add_generation_prompt = add_generation_prompt;
-  opts.enable_thinking = enable_thinking;
-  return apply_chat_template(msgs, opts);
-}
-
-std::string Tokenizer::apply_chat_template(const std::vector<ChatMessage>& msgs, const ChatOptions& opts) const {
-  if (impl_->chat.format == ChatFormat::None) throw_input(impl_->chat_subject, impl_->chat_reason);
-  return impl_->chat.render(msgs, opts);
-}
-
-std::string Tokenizer::chat_template_name() const { return std::string(impl_->chat.name()); }
 
 }  // namespace ac

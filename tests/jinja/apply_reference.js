@@ -3,7 +3,8 @@
 // transformers.js' tokenizers) PreTrainedTokenizer.apply_chat_template picks the template from a
 // tokenizer_config.json and builds the render context itself; only its template engine is
 // swapped for @huggingface/jinja 0.5.13 (the one it bundles, 0.2, cannot parse current
-// templates). tests/jinja/test_hf_chat_context.cpp checks hf_chat_context.h against this.
+// templates). tests/jinja/test_hf_chat_context.cpp checks include/agentcompile/chat
+// (hf_context.h, chat_template.h) against this.
 //
 //   node apply_reference.js NPM_DIR REQUEST.json OUT.json
 //

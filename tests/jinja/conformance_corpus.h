@@ -2,15 +2,20 @@
 // The chat-template conformance corpus: real chat templates (with the special tokens of their
 // tokenizer_config.json) x the conversations of conversations.json x add_generation_prompt
 // true/false, each as the template text and the render context Hugging Face would build
-// (hf_chat_context.h). test_conformance.cpp renders every case with the reference and with ours.
+// (include/agentcompile/chat/hf_context.h). test_conformance.cpp renders every case with the
+// reference and with ours.
 #include <map>
 #include <string>
 #include <vector>
 
-#include "hf_chat_context.h"
+#include "agentcompile/chat/hf_context.h"
+#include "agentcompile/core/error.h"
 #include "node_batch.h"
 
 namespace ac::test {
+
+using chat::hf_chat_context;
+using chat::hf_chat_template;
 
 // A template of the corpus: the tokenizer_config.json it comes with (a package under the npm
 // folder, or a file of the source tree) and, where that file has no template or another one is

@@ -13,7 +13,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <ctime>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,25 +21,10 @@
 
 #include "agentcompile/jinja/template.h"
 #include "conformance_corpus.h"
+#include "fixed_clock.h"
 
 namespace ac::test {
 namespace {
-
-// The instant both sides see as "now" (not Llama 3.2's default date, 26 Jul 2024, so that a
-// template that reads the clock shows it).
-constexpr const char* kNow = "2025-03-07T09:05:00Z";
-
-// Our clock: kNow, formatted by the engine the way the reference's strftime_now formats it.
-std::string our_strftime(std::string_view format) {
-  static const std::tm now = [] {
-    std::tm t{};
-    strptime(kNow, "%Y-%m-%dT%H:%M:%SZ", &t);
-    const time_t seconds = timegm(&t);  // fills in the weekday and the day of the year
-    gmtime_r(&seconds, &t);
-    return t;
-  }();
-  return ac::jinja::format_time_like_reference(format, now);
-}
 
 struct Outcome {
   std::optional<std::string> output;  // or the error:
@@ -50,8 +34,7 @@ struct Outcome {
 
 // Our side: each distinct template text parsed once per template name.
 std::vector<Outcome> render_ours(const std::vector<ConformanceCase>& cases) {
-  ac::jinja::Options options;
-  options.strftime_now = our_strftime;
+  const ac::jinja::Options options = fixed_clock_options();
   std::map<std::pair<std::string, std::string>, std::shared_ptr<ac::jinja::Template>> parsed;
   std::vector<Outcome> outcomes;
   for (const ConformanceCase& c : cases) {
@@ -74,7 +57,7 @@ std::vector<Outcome> render_ours(const std::vector<ConformanceCase>& cases) {
 }
 
 std::vector<Outcome> render_reference(const std::vector<ConformanceCase>& cases) {
-  OrderedJson request = {{"now", kNow}, {"cases", OrderedJson::array()}};
+  OrderedJson request = {{"now", kFixedNow}, {"cases", OrderedJson::array()}};
   for (const ConformanceCase& c : cases)
     request["cases"].push_back({{"template", c.template_text}, {"context", c.context}});
   const OrderedJson answers = run_node_batch("render_reference.js", request);
@@ -148,7 +131,7 @@ void write_results(const std::string& path, const std::vector<ConformanceCase>& 
   OrderedJson doc = {{"reference", "@huggingface/jinja " + OrderedJson::parse(read_text_file(
                                          npm_dir() / "@huggingface" / "jinja" / "package.json"))
                                          .value("version", "?")},
-                     {"now", kNow},
+                     {"now", kFixedNow},
                      {"templates", OrderedJson::array()},
                      {"cases", OrderedJson::array()},
                      {"results", OrderedJson::array()}};
@@ -235,13 +218,13 @@ TEST_F(ChatTemplateConformance, TheCorpusExercisesTheReference) {
 // Our clock formats as the reference's strftime_now does at the same instant.
 TEST(ChatTemplateConformanceClock, MatchesTheReferenceStrftime) {
   const std::vector<std::string> formats = {"%d %b %Y", "%Y-%m-%d %H:%M", "%B %%Y %j %e %", "%%%d%"};
-  OrderedJson request = {{"now", kNow}, {"cases", OrderedJson::array()}};
+  OrderedJson request = {{"now", kFixedNow}, {"cases", OrderedJson::array()}};
   for (const std::string& f : formats)
     request["cases"].push_back({{"template", "{{ strftime_now(fmt) }}"}, {"context", {{"fmt", f}}}});
   const OrderedJson answers = run_node_batch("render_reference.js", request);
   ASSERT_TRUE(answers.is_array() && answers.size() == formats.size());
   for (size_t i = 0; i < formats.size(); ++i)
-    EXPECT_EQ(our_strftime(formats[i]), answers[i].value("output", "(error)")) << formats[i];
+    EXPECT_EQ(fixed_strftime(formats[i]), answers[i].value("output", "(error)")) << formats[i];
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// hf_chat_context.h: the template choice and the render context of a chat template as Hugging
-// Face's transformers.js makes them, checked against that code itself (apply_reference.js runs
-// @lenml/tokenizers' apply_chat_template and records the context it renders with).
+// agentcompile/chat (hf_context.h, chat_template.h): the template choice, the render context and
+// the rendered prompt of a chat template as Hugging Face's transformers.js makes them, checked
+// against that code itself (apply_reference.js runs @lenml/tokenizers' apply_chat_template and
+// records the context it renders with and what it renders).
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -8,7 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "agentcompile/chat/chat_template.h"
 #include "conformance_corpus.h"
+#include "fixed_clock.h"
 
 namespace ac::test {
 namespace {
@@ -79,17 +82,21 @@ TEST(HfChatContext, BuildsTheContextInOrder) {
   }
 }
 
-// One request of apply_reference.js and what hf_chat_context.h says about it.
+// One request of apply_reference.js and what agentcompile/chat says about it.
 struct Probe {
   std::string label;
   OrderedJson request;
   std::optional<std::string> template_text;  // nullopt: ours refuses the config
   OrderedJson context;
+  std::optional<std::string> output;  // ChatTemplate::render, or nullopt where it fails:
+  std::string error;
 };
 
 Probe probe(std::string label, const OrderedJson& config, const OrderedJson& messages, const OrderedJson& tools,
             bool agp, const OrderedJson& kwargs) {
-  Probe p{std::move(label), {{"config", config}, {"messages", messages}, {"add_generation_prompt", agp}}, {}, {}};
+  Probe p;
+  p.label = std::move(label);
+  p.request = {{"config", config}, {"messages", messages}, {"add_generation_prompt", agp}};
   if (!tools.is_null()) p.request["tools"] = tools;
   if (!kwargs.is_null()) p.request["kwargs"] = kwargs;
   try {
@@ -97,12 +104,25 @@ Probe probe(std::string label, const OrderedJson& config, const OrderedJson& mes
     p.context = hf_chat_context(config, messages, tools, agp, kwargs, p.label);
   } catch (const Error&) {
     p.template_text.reset();
+    return p;
+  }
+  // The product's path: the same config through ChatTemplate, rendered with the fixed clock.
+  const chat::ChatTemplate chat_template = chat::ChatTemplate::from_config(config, p.label, fixed_clock_options());
+  chat::ChatRequest r{messages, tools, agp, kwargs.is_null() ? OrderedJson::object() : kwargs};
+  EXPECT_EQ(chat_template.context(r), p.context) << p.label;
+  try {
+    p.output = chat_template.render(r);
+  } catch (const Error& e) {
+    p.error = e.what();
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput) << p.label << ": " << p.error;
+    EXPECT_EQ(p.error.find('\n'), std::string::npos) << p.label << ": " << p.error;
   }
   return p;
 }
 
 // Every conformance template x conversation, and the edge configs above, through the real
-// apply_chat_template: the same template, and the same context with its keys in the same order.
+// apply_chat_template: the same template, the same context with its keys in the same order, and
+// the same prompt from ChatTemplate::render (or both fail).
 TEST(HfChatContext, MatchesTransformersJs) {
   std::vector<Probe> probes;
   const OrderedJson conversations = conformance_conversations();
@@ -124,7 +144,7 @@ TEST(HfChatContext, MatchesTransformersJs) {
                            OrderedJson{{"bos_token", "<kw>"}, {"extra", {{"b", 1}, {"a", 2}}}}));
   }
 
-  OrderedJson request = {{"now", "2025-03-07T09:05:00Z"}, {"cases", OrderedJson::array()}};
+  OrderedJson request = {{"now", kFixedNow}, {"cases", OrderedJson::array()}};
   for (const Probe& p : probes) request["cases"].push_back(p.request);
   const OrderedJson answers = run_node_batch("apply_reference.js", request);
   ASSERT_TRUE(answers.is_array() && answers.size() == probes.size());
@@ -141,6 +161,14 @@ TEST(HfChatContext, MatchesTransformersJs) {
     EXPECT_EQ(a["template"].get<std::string>(), *p.template_text) << p.label;
     // ordered_json compares objects key by key in order, numbers by value (JavaScript has no 1.0).
     EXPECT_EQ(a["context"], p.context) << p.label;
+    if (a.contains("output")) {
+      EXPECT_TRUE(p.output) << p.label << ": transformers.js renders it, ours fails: " << p.error;
+      if (p.output) {
+        EXPECT_EQ(*p.output, a["output"].get<std::string>()) << p.label;
+      }
+    } else {
+      EXPECT_FALSE(p.output) << p.label << ": transformers.js fails (" << a.value("error", "") << "), ours renders";
+    }
     ++checked;
   }
   EXPECT_GT(checked, 700);

@@ -392,7 +392,8 @@ TEST(TokenizerLoad, MalformedFilesNameTheFieldAndNeverCrash) {
   }
   // tokenizer_config.json errors name that file.
   EXPECT_NE(load_error(ok, "{").find("tokenizer_config.json: invalid JSON"), std::string::npos);
-  EXPECT_NE(load_error(ok, R"({"chat_template": 5})").find("tokenizer_config.json: chat_template"), std::string::npos);
+  // The chat template is not the tokenizer's (agentcompile/chat reads it).
+  EXPECT_EQ(load_error(ok, R"({"chat_template": 5})"), "");
 }
 
 // Messages stay one valid UTF-8 line whatever the file holds: the raw bytes nlohmann quotes from
@@ -430,58 +431,22 @@ TEST(TokenizerLoad, FolderErrors) {
   }
 }
 
-TEST(TokenizerChat, TemplateFileReplacesTheConfigs) {
-  test::TempDir tmp;
-  std::ofstream(tmp.path() / "tokenizer.json") << tiny_tokenizer({}).dump();
-  std::ofstream(tmp.path() / "tokenizer_config.json") << R"({"chat_template": "{{ messages }}", "bos_token": "<B>"})";
-  EXPECT_EQ(Tokenizer::load(tmp.path()).chat_template_name(), "");
-  std::ofstream(tmp.path() / "chat_template.jinja") << "<|start_header_id|> {{ add_generation_prompt }} <|eot_id|>";
-  const Tokenizer t = Tokenizer::load(tmp.path());
-  EXPECT_EQ(t.chat_template_name(), "llama3");
-  EXPECT_EQ(t.apply_chat_template({{"user", "hi"}}, false, true), "<B><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>");
-  std::ofstream(tmp.path() / "chat_template.jinja") << "{{ unknown }}";
-  try {
-    Tokenizer::load(tmp.path()).apply_chat_template({{"user", "hi"}}, true, true);
-    ADD_FAILURE();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("chat_template.jinja: not a known chat template"), std::string::npos) << e.what();
-  }
-}
-
-TEST(TokenizerChat, ErrorsAndFormats) {
-  Tokenizer none = tiny(tiny_tokenizer({}));
-  EXPECT_EQ(none.chat_template_name(), "");
-  try {
-    none.apply_chat_template({{"user", "hi"}}, true, true);
-    ADD_FAILURE();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("tokenizer_config.json: missing"), std::string::npos) << e.what();
-  }
-  Tokenizer unknown = tiny(tiny_tokenizer({}), R"({"chat_template": "{{ messages }}"})");
-  EXPECT_THROW(unknown.apply_chat_template({{"user", "hi"}}, true, true), Error);
-
-  Json cfg = {{"chat_template", "<|start_header_id|> <|eot_id|> Cutting Knowledge Date add_generation_prompt"},
-              {"bos_token", "<B>"}};
-  Tokenizer llama = tiny(tiny_tokenizer({}), cfg.dump());
-  EXPECT_EQ(llama.chat_template_name(), "llama3.1");
-  EXPECT_THROW(llama.apply_chat_template({}, true, true), Error);
-  EXPECT_THROW(llama.apply_chat_template({{"tool", "x"}}, true, true), Error);
-  ChatOptions opts;
-  opts.date_string = "01 Feb 2003";
-  const std::string s = llama.apply_chat_template({{"user", " hi "}}, opts);
-  EXPECT_EQ(s, "<B><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 01 Feb 2003"
-               "\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|><|start_header_id|>assistant"
-               "<|end_header_id|>\n\n");
-  // The default date is today's, written as strftime's "%d %b %Y" ("05 Mar 2026").
-  const std::string today = llama.apply_chat_template({{"user", "x"}}, ChatOptions{});
-  const size_t at = today.find("Today Date: ");
-  ASSERT_NE(at, std::string::npos);
-  const std::string date = today.substr(at + 12, 11);
-  EXPECT_TRUE(std::isdigit(uint8_t(date[0])) && std::isdigit(uint8_t(date[1])) && date[2] == ' ' && date[6] == ' ' &&
-              std::string("JanFebMarAprMayJunJulAugSepOctNovDec").find(date.substr(3, 3)) % 3 == 0 &&
-              std::all_of(date.begin() + 7, date.end(), [](char c) { return std::isdigit(uint8_t(c)); }) &&
-              today.compare(at + 23, 2, "\n\n") == 0)
-      << today;
+// Spans of plain text: special tokens do not match where they would overlap one (the content of
+// a chat message under --no-special-in-prompt); the non-special added tokens still do.
+TEST(TokenizerAddedTokens, PlainSpansKeepSpecialTextAsText) {
+  Json j = tiny_tokenizer({});
+  j["added_tokens"] = Json::array({{{"id", 400}, {"content", "<s>"}, {"special", true}},
+                                   {{"id", 401}, {"content", "<x>"}, {"special", false}}});
+  const Tokenizer t = tiny(j);
+  const std::string text = "<s>a<s><x>b<s>";  // bytes 0-3, 4-7, 7-10, 11-14
+  EXPECT_EQ(t.encode(text, true, {}), (std::vector<int32_t>{400, 'a', 400, 401, 'b', 400}));
+  EXPECT_EQ(t.encode(text, true, {{3, 11}}), (std::vector<int32_t>{400, 'a', '<', 's', '>', 401, 'b', 400}));
+  // A span that covers only part of a special token's text still stops it from matching.
+  EXPECT_EQ(t.encode(text, true, {{5, 6}, {13, 14}}),
+            (std::vector<int32_t>{400, 'a', '<', 's', '>', 401, 'b', '<', 's', '>'}));
+  // Empty spans and spans between tokens change nothing.
+  EXPECT_EQ(t.encode(text, true, {{3, 3}, {3, 4}}), t.encode(text, true));
+  EXPECT_EQ(t.encode(text, false, {{0, 14}}), t.encode(text, false));
 }
 
 TEST(TokenizerThreads, ConcurrentEncodeGivesTheSameIds) {

