@@ -59,7 +59,7 @@ expect_error "" -- "$bin" generate "$fx" --prompt-tokens 1 --no-such-flag
 # --prompt-file: one source only; bounded by the context (this model: 512 positions, 1 KiB each)
 # before anything is read; unreadable paths name themselves.
 printf 'hi' >"$tmp/p.txt"
-expect_error "exactly one of --prompt, --prompt-file and --prompt-tokens" -- "$bin" generate "$fx" --prompt x --prompt-file "$tmp/p.txt"
+expect_error "exactly one of --prompt, --prompt-file, --prompt-tokens and --messages" -- "$bin" generate "$fx" --prompt x --prompt-file "$tmp/p.txt"
 expect_error "exactly one of" -- "$bin" generate "$fx" --prompt-tokens 1 --prompt-file "$tmp/p.txt"
 head -c 524289 /dev/zero | tr '\0' 'a' >"$tmp/big.txt"
 expect_error "big.txt: more than 524288 bytes (1024 bytes for each of the model's 512 positions)" -- \
