@@ -54,4 +54,11 @@ chat::OrderedJson parse_template_vars(const std::vector<std::string>& vars, cons
   return out;
 }
 
+void add_template_var_flag(CLI::App* app, std::vector<std::string>& vars) {
+  app->add_option("--var", vars,
+                  "Template variable NAME=VALUE (repeatable); VALUE is JSON where it parses as JSON "
+                  "(enable_thinking=false), else text")
+      ->allow_extra_args(false);  // one item per --var, so that MODEL may follow it
+}
+
 }  // namespace ac::cli

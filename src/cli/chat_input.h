@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "agentcompile/chat/hf_context.h"
 
 namespace ac::cli {
@@ -17,5 +19,7 @@ chat::OrderedJson read_tools_file(const std::string& path);
 // (enable_thinking=false is a boolean, n=3 a number), else the text as a string. BadInput on an
 // item without "=" or a name that apply_chat_template keeps for itself (tools, tokenize, ...).
 chat::OrderedJson parse_template_vars(const std::vector<std::string>& vars, const std::string& flag = "--var");
+// Adds --var (one NAME=VALUE item per flag, repeatable) to a command.
+void add_template_var_flag(CLI::App* app, std::vector<std::string>& vars);
 
 }  // namespace ac::cli

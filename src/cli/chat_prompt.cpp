@@ -66,11 +66,16 @@ std::vector<std::pair<size_t, size_t>> content_spans(const Tokenizer& tok, const
 
 }  // namespace
 
+void check_chat_template(const chat::ChatTemplate& tpl, const ChatPromptOptions& options) {
+  if (!tpl.has_template() && !options.fallback)
+    throw_input(tpl.config_subject(),
+                tpl.missing_reason() + "; --chat-template-fallback writes plain \"role: content\" lines instead");
+}
+
 std::vector<int32_t> chat_prompt_ids(const Tokenizer& tok, const chat::ChatTemplate& tpl, const chat::ChatRequest& request,
-                                     const ChatPromptOptions& options, const std::string& model) {
+                                     const ChatPromptOptions& options) {
+  check_chat_template(tpl, options);
   if (!tpl.has_template()) {
-    if (!options.fallback)
-      throw_input(tpl.config_subject(), tpl.missing_reason() + "; --chat-template-fallback writes plain \"role: content\" lines instead");
     // No template writes a BOS here, so the text takes what a text prompt takes (the post_processor's).
     const std::string text = chat::plain_chat_text(request.messages, request.add_generation_prompt, "messages");
     return tok.add_special_tokens(tok.encode(text, !options.plain_content));

@@ -20,13 +20,16 @@ struct ChatPromptOptions {
   bool fallback = false;
 };
 
+// BadInput when `tpl` has no template and options do not allow the fallback.
+void check_chat_template(const chat::ChatTemplate& tpl, const ChatPromptOptions& options);
+
 // The ids of `request` rendered by `tpl`, as Hugging Face's apply_chat_template(tokenize=True)
 // makes them: the rendered text encoded without adding special tokens (the template writes
 // them), special-token text anywhere in it becoming special tokens. With plain_content, the
 // special-token text of a message's content is encoded as text instead; that needs the template
-// to write the content as given (BadInput otherwise). `model` names the folder in errors.
+// to write the content as given (BadInput otherwise).
 std::vector<int32_t> chat_prompt_ids(const Tokenizer& tok, const chat::ChatTemplate& tpl, const chat::ChatRequest& request,
-                                     const ChatPromptOptions& options, const std::string& model);
+                                     const ChatPromptOptions& options);
 
 // What ends an assistant's turn: the model's eos ids (generation_config.json, else config.json)
 // and the eos_token of tokenizer_config.json (<|im_end|> for Qwen3, <|eot_id|> for Llama 3.x

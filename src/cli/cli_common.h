@@ -61,6 +61,7 @@ Subcommand add_kernels(CLI::App& root);
 Subcommand add_tokenize(CLI::App& root);
 Subcommand add_detokenize(CLI::App& root);
 Subcommand add_chat_template(CLI::App& root);
+Subcommand add_chat(CLI::App& root);
 Subcommand add_advise(CLI::App& root);
 Subcommand add_compile(CLI::App& root);
 Subcommand add_bench(CLI::App& root);

@@ -47,10 +47,7 @@ Subcommand add_chat_template(CLI::App& root) {
   app->add_option("--tools", o->tools, "JSON file with a list of tool definitions (- for standard input)");
   app->add_flag("--no-generation-prompt", o->no_generation_prompt,
                 "Render add_generation_prompt=false (no opening of the assistant's turn)");
-  app->add_option("--var", o->vars,
-                  "Template variable NAME=VALUE (repeatable); VALUE is JSON where it parses as JSON "
-                  "(enable_thinking=false), else text")
-      ->allow_extra_args(false);  // one item per --var, so that MODEL may follow it
+  add_template_var_flag(app, o->vars);
   return {app, [o]() { return run_chat_template(*o); }};
 }
 

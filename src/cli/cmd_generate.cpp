@@ -8,29 +8,25 @@
 #include "agentcompile/core/error.h"
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/model/model.h"
-#include "agentcompile/runtime/backends.h"
 #include "agentcompile/runtime/engine.h"
-#include "agentcompile/runtime/generation_defaults.h"
-#include "agentcompile/runtime/plan_executor.h"
 #include "agentcompile/tokenizer/stream_decoder.h"
 #include "agentcompile/tokenizer/tokenizer.h"
 #include "cli/chat_input.h"
 #include "cli/chat_prompt.h"
 #include "cli/cli_common.h"
+#include "cli/generation_flags.h"
 
 namespace ac::cli {
 
 namespace {
 
 struct GenerateCliOptions {
-  std::string model, prompt, prompt_file, prompt_tokens, messages, system, backend = "auto", plan, cuda_route = "auto";
+  std::string model, prompt, prompt_file, prompt_tokens, messages, system;
   std::vector<std::string> vars;
-  bool chat = false, json = false, ignore_eos = false, no_special = false, no_think = false, rebuild_kernels = false;
+  bool chat = false, json = false, ignore_eos = false, no_special = false, no_think = false;
   bool chat_fallback = false;
   int64_t max_tokens = 128;
-  std::optional<float> temperature, top_p, min_p;
-  std::optional<int> top_k;
-  uint64_t seed = 0;
+  GenerationFlags run;
 };
 
 // A prompt file may hold up to this many bytes per position of the model's context: the longest
@@ -59,7 +55,7 @@ std::vector<int32_t> encode_prompt(const Tokenizer& tok, const Model& model, con
     request.messages.push_back({{"role", "user"}, {"content", o.prompt}});
   }
   const chat::ChatTemplate tpl = chat::ChatTemplate::load(model.dir);
-  return chat_prompt_ids(tok, tpl, request, ChatPromptOptions{o.no_special, o.chat_fallback}, o.model);
+  return chat_prompt_ids(tok, tpl, request, ChatPromptOptions{o.no_special, o.chat_fallback});
 }
 
 int run_generate(GenerateCliOptions o) {
@@ -80,9 +76,7 @@ int run_generate(GenerateCliOptions o) {
                                std::to_string(kPromptBytesPerPosition) + " bytes for each of the model's " +
                                    std::to_string(context) + " positions");
   }
-  std::optional<Plan> plan;
-  if (o.rebuild_kernels && o.plan.empty()) throw_input("--rebuild-kernels", "needs --plan");
-  if (!o.plan.empty()) plan = load_plan_for(o.plan, *model, o.backend, o.rebuild_kernels ? PlanKernels::Rebuild : PlanKernels::Load);
+  const std::optional<Plan> plan = plan_from_flags(o.run, *model);
   std::unique_ptr<Tokenizer> tok;
   if (model->has_tokenizer()) tok = std::make_unique<Tokenizer>(Tokenizer::load(model->dir));
   std::vector<int32_t> prompt;
@@ -108,22 +102,11 @@ int run_generate(GenerateCliOptions o) {
   // A chat reply also ends at tokenizer_config.json's eos_token (the end of a turn), as a chat
   // model's config may leave it out.
   g.stop_ids = o.chat ? chat_stop_ids(model->config, *tok) : model->config.eos_token_ids;
-  const bool any_sampling_flag = o.temperature || o.top_k || o.top_p || o.min_p;
-  g.sampling = any_sampling_flag ? SamplingParams{} : load_sampling_defaults(model->dir);
-  if (o.temperature) g.sampling.temperature = *o.temperature;
-  if (o.top_k) g.sampling.top_k = *o.top_k;
-  if (o.top_p) g.sampling.top_p = *o.top_p;
-  if (o.min_p) g.sampling.min_p = *o.min_p;
-  if (any_sampling_flag && !o.temperature && (o.top_k || o.top_p || o.min_p)) g.sampling.temperature = 1.0f;
-  g.sampling.seed = o.seed;
-  validate_sampling(g.sampling);
+  g.sampling = sampling_from_flags(o.run, model->dir);
 
   Graph graph = build_decoder_graph(model->config, model->weights);
   ExecutorLimits lim{1, int64_t(prompt.size()) + o.max_tokens, int64_t(prompt.size()), 1};
-  if (plan)
-    if (const std::string w = stale_plan_warning(*plan, stale_plan_kernels(*plan, graph)); !w.empty())
-      std::fprintf(stderr, "warning: --plan %s: %s\n", o.plan.c_str(), w.c_str());
-  auto ex = plan ? make_plan_executor(*plan, graph, lim) : make_executor(o.backend, graph, lim, BackendOptions{o.cuda_route});
+  auto ex = executor_from_flags(o.run, plan, graph, lim);
 
   // Streamed text: special tokens (the stop token among them) are not shown, as HF's
   // skip_special_tokens=True; without a tokenizer the ids are printed. Ids the model's vocabulary
@@ -199,25 +182,14 @@ Subcommand add_generate(CLI::App& root) {
   app->add_option("--messages", o->messages,
                   "With --chat: a JSON file (- for standard input) with the whole conversation, a list of "
                   "{\"role\": ..., \"content\": ...} ending with a user message or a tool result");
-  app->add_option("--var", o->vars,
-                  "With --chat: template variable NAME=VALUE (repeatable); VALUE is JSON where it parses as JSON, else text")
-      ->allow_extra_args(false);
+  add_template_var_flag(app, o->vars);
   app->add_flag("--chat-template-fallback", o->chat_fallback,
                 "With --chat on a model without a chat template: write each message as a \"role: content\" line and "
                 "end with \"assistant: \" instead of failing");
   app->add_option("--max-tokens", o->max_tokens, "Most tokens to generate (default 128)")->check(in_range(0, ConfigLimits::kMaxPositions));
-  app->add_option("--temperature", o->temperature, "0 = greedy; default: generation_config.json, else greedy")->check(in_range(0, 100));
-  app->add_option("--top-k", o->top_k, "Keep the k most likely tokens (0 = off)")->check(in_range(0, INT32_MAX));
-  app->add_option("--top-p", o->top_p, "Keep the smallest set with this much probability (1 = off)")->check(in_range(0, 1));
-  app->add_option("--min-p", o->min_p, "Drop tokens below min-p times the most likely (0 = off)")->check(in_range(0, 1));
-  app->add_option("--seed", o->seed, "Sampling seed (default 0)")->check(in_range(0, 18446744073709551615.0L));
+  add_sampling_flags(app, o->run);
   app->add_flag("--ignore-eos", o->ignore_eos, "Do not stop at end-of-sequence tokens");
-  app->add_option("--backend", o->backend, "cpu, cuda or auto (default: cuda when a GPU is usable)");
-  app->add_option("--plan", o->plan, "Run a compiled plan folder (refused when made for another model, machine or engine)");
-  app->add_flag("--rebuild-kernels", o->rebuild_kernels, "Ignore the plan's kernel binaries: compile its kernels from this build's templates (its choices are kept)");
-  app->add_option("--cuda-route", o->cuda_route,
-                  "CUDA kernels without a plan: auto (default), fast (fused decode + CUDA graphs), library "
-                  "(cuBLAS + reference kernels), reference");
+  add_executor_flags(app, o->run);
   app->add_flag("--no-special-in-prompt", o->no_special,
                 "Treat special-token text in the prompt (with --chat: in the messages' content) as plain text");
   app->add_flag("--no-think", o->no_think,

@@ -14,6 +14,7 @@ constexpr ac::cli::AddCommand kCommands[] = {
     ac::cli::add_synth_model,
     ac::cli::add_logits,
     ac::cli::add_generate,
+    ac::cli::add_chat,
     ac::cli::add_kernels,
     ac::cli::add_tokenize,
     ac::cli::add_detokenize,

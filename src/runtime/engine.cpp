@@ -39,10 +39,14 @@ GenerateResult generate(Executor& ex, const ModelConfig& cfg, const std::vector<
 
   StepBatch step;
   const int32_t n = int32_t(prompt.size());
-  step.tokens = prompt;
-  for (int32_t i = 0; i < n; ++i) step.positions.push_back(i);
-  step.slots.assign(size_t(n), 0);
-  step.logit_rows = {n - 1};
+  if (opts.cached_prefix < 0 || opts.cached_prefix >= n)
+    throw_internal("generate", "a cached prefix of " + std::to_string(opts.cached_prefix) + " tokens for a prompt of " +
+                                   std::to_string(n));
+  const int32_t from = int32_t(opts.cached_prefix);
+  step.tokens.assign(prompt.begin() + from, prompt.end());
+  for (int32_t i = from; i < n; ++i) step.positions.push_back(i);
+  step.slots.assign(size_t(n - from), 0);
+  step.logit_rows = {n - from - 1};
   // Greedy decoding uses the backend's own argmax where it has one (no logits copy).
   const bool greedy = opts.sampling.temperature == 0.0f;
   std::vector<int32_t> picked;

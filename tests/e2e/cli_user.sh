@@ -25,7 +25,7 @@ expect_error() {
 }
 
 # ---- the command list, help and typos
-commands="inspect synth-model logits generate kernels tokenize detokenize advise compile bench"
+commands="inspect synth-model logits generate chat kernels tokenize detokenize chat-template advise compile bench"
 expect_rc 2 -- "$bin"
 for c in $commands; do grep -q "^  $c " "$tmp/err" || fail "no-argument run does not list $c: $(cat "$tmp/err")"; done
 expect_rc 0 -- "$bin" help
@@ -120,7 +120,7 @@ PY
 
 # ---- numeric flags: every one found in --help refuses -1, a huge value and NaN with one line
 n=0
-for cmd in "inspect" "synth-model" "logits" "generate" "kernels" "tokenize" "detokenize" "advise" "compile" \
+for cmd in "inspect" "synth-model" "logits" "generate" "chat" "kernels" "tokenize" "detokenize" "advise" "compile" \
            "bench e2e" "bench module" "bench kernels" "bench report"; do
   # shellcheck disable=SC2086
   "$bin" $cmd --help >"$tmp/help.txt"

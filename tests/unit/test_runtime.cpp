@@ -167,6 +167,72 @@ TEST_F(RuntimeTest, GreedyDecodeAheadEqualsStepByStep) {
   EXPECT_THROW(ex->decode_ahead(StepBatch{{0}, {n + 2}, {0}, {0}}, true), Error);
 }
 
+// A conversation's next turn reuses the cache: generate with cached_prefix prefills only the
+// rest of the prompt, and gives what a fresh executor prefilling the whole prompt gives (tokens,
+// and the logits of the last step), for greedy and sampled replies, also when the new prompt
+// leaves the cached tokens before their end (the stale tail is overwritten).
+TEST_F(RuntimeTest, CachedPrefixEqualsAFreshPrefill) {
+  struct Recording : Executor {  // the token count of each step
+    explicit Recording(std::unique_ptr<Executor> e) : in(std::move(e)) {}
+    std::string name() const override { return in->name(); }
+    void forward(const StepBatch& b) override {
+      steps.push_back(b.tokens.size());
+      first_positions.push_back(b.positions.at(0));
+      in->forward(b);
+    }
+    const float* logits() const override { return in->logits(); }
+    int64_t vocab_size() const override { return in->vocab_size(); }
+    const ExecutorLimits& limits() const override { return in->limits(); }
+    std::unique_ptr<Executor> in;
+    std::vector<size_t> steps;
+    std::vector<int32_t> first_positions;
+  };
+  const int64_t v = model->config.vocab_size;
+  for (float temperature : {0.0f, 0.8f}) {
+    GenerateOptions o;
+    o.max_tokens = 6;
+    o.ignore_eos = true;
+    o.sampling.temperature = temperature;
+    o.sampling.seed = 7;
+    Recording chat(executor(1, 64));
+    // Turn 1: the cache then holds the prompt and the reply but its last token (never fed).
+    const std::vector<int32_t> turn1 = {3, 1, 4, 1, 5, 9, 2, 6};
+    const GenerateResult r1 = generate(chat, model->config, turn1, o, nullptr);
+    std::vector<int32_t> cached = turn1;
+    cached.insert(cached.end(), r1.tokens.begin(), r1.tokens.end() - 1);
+    // Turn 2 continues the conversation; turn 3 leaves it inside turn 1's reply.
+    std::vector<int32_t> turn2 = turn1;
+    turn2.insert(turn2.end(), r1.tokens.begin(), r1.tokens.end());
+    turn2.insert(turn2.end(), {8, 9, 7, 9});
+    std::vector<int32_t> turn3(turn1.begin(), turn1.end());
+    turn3.insert(turn3.end(), {r1.tokens[0], r1.tokens[1], 42, 43});
+    for (const auto& prompt : {turn2, turn3}) {
+      size_t common = 0;
+      while (common < cached.size() && common < prompt.size() && cached[common] == prompt[common]) ++common;
+      ASSERT_GE(common, turn1.size());
+      o.cached_prefix = int64_t(common);
+      chat.steps.clear();
+      chat.first_positions.clear();
+      const GenerateResult reused = generate(chat, model->config, prompt, o, nullptr);
+      EXPECT_EQ(chat.steps.at(0), prompt.size() - common) << "prefilled more than the new tokens";
+      EXPECT_EQ(chat.first_positions.at(0), int32_t(common));
+      std::vector<float> reused_logits(chat.logits(), chat.logits() + v);
+
+      o.cached_prefix = 0;
+      auto fresh = executor(1, 64);
+      const GenerateResult whole = generate(*fresh, model->config, prompt, o, nullptr);
+      EXPECT_EQ(reused.tokens, whole.tokens) << "temperature " << temperature;
+      EXPECT_LT(max_diff(reused_logits.data(), fresh->logits(), v), 1e-4f) << "temperature " << temperature;
+      cached = prompt;
+      cached.insert(cached.end(), reused.tokens.begin(), reused.tokens.end() - 1);
+    }
+  }
+  // A cached prefix must leave the last prompt token to run.
+  GenerateOptions bad;
+  bad.cached_prefix = 3;
+  EXPECT_THROW(generate(*executor(1, 64), model->config, {1, 2, 3}, bad, nullptr), Error);
+}
+
 // A greedy loop that ends by an exception (here the token callback's) leaves through
 // DecodeAheadScope, which drops the steps in flight; a failure there (a device already in error)
 // must not be thrown from its destructor, which would terminate the process.

@@ -17,6 +17,11 @@ struct GenerateOptions {
   SamplingParams sampling;
   bool ignore_eos = false;
   std::vector<int64_t> stop_ids;  // usually the config's eos ids
+  // Positions [0, cached_prefix) of the prompt are already in the executor's cache of slot 0 (an
+  // earlier turn of the same conversation wrote them): only the rest is prefilled. At most
+  // prompt.size() - 1, since the last prompt token must run to give the first logits. Whatever
+  // the cache holds beyond it is overwritten.
+  int64_t cached_prefix = 0;
 };
 
 struct GenerateResult {
