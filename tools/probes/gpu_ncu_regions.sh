@@ -4,7 +4,7 @@
 # layer 0 (QKV GEMV, attention, output GEMV, gate/up GEMV, down GEMV) for each preset: speed of
 # light, memory workload, occupancy, warp states and launch statistics, one kernel at a time
 # (serialised, caches flushed between kernels, so this is the kernel alone, not its overlap).
-#   tools/gpu_ncu_regions.sh -> $OUT/ncu_regions.log, $OUT/ncu-<preset>.txt
+#   tools/probes/gpu_ncu_regions.sh -> $OUT/ncu_regions.log, $OUT/ncu-<preset>.txt
 set -uo pipefail
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export AGENTCOMPILE_KERNEL_CACHE=/tmp/ac-kernel-cache

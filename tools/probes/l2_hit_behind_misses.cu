@@ -16,7 +16,7 @@
 //   x_ldg        x first, then the weights
 //   bulk_x       weights by two 16 KiB bulk copies into shared memory (thread 0), then x
 //   ldg_wait_x   weights by ld.global.nc, all used, then x (nothing of this block in flight)
-//   nvcc -O3 -arch=sm_90 -std=c++17 -I kernels/cuda -o build-sync/l2_hit_behind_misses tools/l2_hit_behind_misses.cu
+//   nvcc -O3 -arch=sm_90 -std=c++17 -I kernels/cuda -o build-sync/l2_hit_behind_misses tools/probes/l2_hit_behind_misses.cu
 //   build-sync/l2_hit_behind_misses [blocks per SM, 4]   (fewer: fewer bytes in flight on the chip)
 #include <cuda_runtime.h>
 

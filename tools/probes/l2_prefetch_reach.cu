@@ -14,7 +14,7 @@
 //   lines16   16 blocks do the same
 //   cpasync_all every SM copies the bytes into a shared scratch nothing reads (cp.async.cg), then 30 us idle
 //   cpasync16 16 blocks do the same
-//   nvcc -O3 -arch=sm_90 -std=c++17 -I kernels/cuda -o build-sync/l2_prefetch_reach tools/l2_prefetch_reach.cu
+//   nvcc -O3 -arch=sm_90 -std=c++17 -I kernels/cuda -o build-sync/l2_prefetch_reach tools/probes/l2_prefetch_reach.cu
 //   build-sync/l2_prefetch_reach
 #include <cuda_runtime.h>
 

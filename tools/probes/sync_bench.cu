@@ -7,7 +7,7 @@
 //          previous kernel's blocks increment after their writes (release/acquire at gpu scope).
 // Per-kernel time = graph time / N, against B / copy bandwidth. A developer's measuring tool, not
 // part of the engine (bench/results/2026-11-30-decode-ahead/ has what it measured on the H200):
-//   nvcc -O3 -arch=sm_90 -o build-sync/sync_bench tools/sync_bench.cu   (here; carry build-sync/)
+//   nvcc -O3 -arch=sm_90 -o build-sync/sync_bench tools/probes/sync_bench.cu   (here; carry build-sync/)
 //   build-sync/sync_bench 80                                            (on the GPU machine)
 #include <cuda_runtime.h>
 

@@ -6,7 +6,7 @@
 # Configuration Size": the split the driver chose per kernel). Why: on Qwen3-1.7B's plan carveout
 # 40 was 1.5-2.5% faster than 39, 41 and every other value from 30 to 50
 # (bench/results/2026-12-03-attn-launch/), and the compile tries only 25, 40 and 60.
-#   PRESETS="qwen3-1.7b" VALUES="$(seq 20 2 60)" tools/gpu_carveout_sweep.sh -> $OUT/carveout_sweep.log
+#   PRESETS="qwen3-1.7b" VALUES="$(seq 20 2 60)" tools/probes/gpu_carveout_sweep.sh -> $OUT/carveout_sweep.log
 # Needs build-device/ (tools/build_device.sh); $PLANS_IN_SWEEP: the folder of plan-<preset>/plan.json
 # (default: session 22's plans; not $PLANS_IN, which makes w2_decode run a plan without overrides).
 set -uo pipefail

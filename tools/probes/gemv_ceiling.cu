@@ -1,4 +1,4 @@
-// Where gemv.fused loses against the read ceiling (tools/read_ceiling.cu): the family's own device
+// Where gemv.fused loses against the read ceiling (tools/probes/read_ceiling.cu): the family's own device
 // function (kernels/cuda/gemv/gemv.cuh, included as the engine's generated bindings include it)
 // at one projection's shape, with its parts switched on one at a time (plain store, + RMSNorm
 // gamma, + the epilogue), beside a grid-stride prototype (gemv_strided below: one block per
@@ -7,7 +7,7 @@
 // launch (as in a decode step) rotating over enough weight copies to defeat the L2, median of
 // repeats, against a plain read of the same bytes in the same process. A developer's tool, not
 // part of the engine:
-//   nvcc -O3 -arch=sm_90 -std=c++17 -I kernels/cuda -o build-sync/gemv_ceiling tools/gemv_ceiling.cu
+//   nvcc -O3 -arch=sm_90 -std=c++17 -I kernels/cuda -o build-sync/gemv_ceiling tools/probes/gemv_ceiling.cu
 //   build-sync/gemv_ceiling N K EPI     (on the GPU machine; EPI 0 store, 2 SwiGLU, 3 argmax)
 #include <cuda_runtime.h>
 

@@ -10,7 +10,7 @@
 // dropped); median of event-timed repeats; the buffer holds non-zero random-ish bits.
 // Last, a few large blocks (32 to 264: about one per SM or fewer) reading grid-stride: how fast
 // part of the chip streams, over the buffer and over its first 16 MiB.
-//   nvcc -O3 -arch=sm_90 -o build-sync/read_ceiling tools/read_ceiling.cu   (here; carry build-sync/)
+//   nvcc -O3 -arch=sm_90 -o build-sync/read_ceiling tools/probes/read_ceiling.cu   (here; carry build-sync/)
 //   build-sync/read_ceiling [MiB]                                            (on the GPU machine)
 #include <cuda_runtime.h>
 
