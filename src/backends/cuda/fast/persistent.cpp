@@ -1,9 +1,10 @@
 // decode_layers.persistent (FastConfig::persistent): every decoder layer of a batch-1 decode step as
 // one persistent kernel; the point it runs for a model and the GPU.
 #include <algorithm>
+#include <cmath>
 
 #include "agentcompile/core/error.h"
-#include "backends/cuda/fast_executor.h"
+#include "backends/cuda/fast/executor.h"
 
 namespace ac::cuda {
 
@@ -52,6 +53,49 @@ std::optional<PersistentPlan> persistent_plan(const ModelConfig& c, const FastCo
   } catch (const Error& e) {
     throw_input("decode_layers.persistent", e.reason());
   }
+}
+
+// decode_layers.persistent (FastConfig::persistent): the layer table, its counters and partials.
+void FastExecutor::setup_persistent() {
+  const ModelConfig& c = g_.config;
+  bool biased = false;
+  for (const LayerOps& L : ops_.layers)
+    for (const Op* op : {L.q, L.k, L.v, L.o, L.gate, L.up, L.down}) biased = biased || op->weights.size() > 1;
+  pl_ = persistent_plan(c, cfg_, wt_, arch_, biased);
+  if (!pl_) return;
+  const LoadedKernel& k = load_kernel(pl_->v);
+  int per_sm = 0;
+  CU_CHECK(drv().cuFuncSetAttribute(k.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(pl_->smem)));
+  CU_CHECK(drv().cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k.fn, pl_->v.threads(), pl_->smem));
+  // Every block must be resident at once (they wait on one another): one per SM.
+  if (per_sm < 1) throw_internal("decode_layers.persistent", k.name + " cannot be resident on an SM");
+  std::vector<PersistentLayer> t;
+  for (size_t l = 0; l < ops_.layers.size(); ++l) {
+    const LayerOps& L = ops_.layers[l];
+    t.push_back(PersistentLayer{wptr(L.input_norm, 0), reinterpret_cast<const void*>(fw_->wqkv[l].ptr()),
+                                L.q_norm ? wptr(L.q_norm, 0) : nullptr, L.k_norm ? wptr(L.k_norm, 0) : nullptr,
+                                wptr(L.o, 0), wptr(L.post_norm, 0), wptr(L.gate, 0), wptr(L.up, 0), wptr(L.down, 0),
+                                kcache_[l].as<unsigned short>(), vcache_[l].as<unsigned short>()});
+  }
+  pl_layers_ = DeviceBuffer(t.size() * sizeof(PersistentLayer));
+  pl_layers_.upload(t.data(), t.size() * sizeof(PersistentLayer), s_);
+  const size_t counters = size_t(c.num_layers) * 5 + size_t(c.num_kv_heads) + 1;
+  pl_counters_ = DeviceBuffer(counters * 4);
+  CU_CHECK(drv().cuMemsetD32Async(pl_counters_.ptr(), 0, counters, s_));
+  const size_t parts = size_t(c.num_heads) * size_t(pl_->v.param("SPLITS"));
+  pl_part_o_ = DeviceBuffer(parts * size_t(c.head_dim) * 4);
+  pl_part_ml_ = DeviceBuffer(parts * 2 * 4);
+  CU_CHECK(drv().cuStreamSynchronize(s_));  // t goes out of scope
+}
+
+void FastExecutor::persistent_layers() {
+  const ModelConfig& c = g_.config;
+  PersistentParams p{pl_layers_.as<PersistentLayer>(), resid_.as<float>(), qkv_.as<float>(), attn_.as<float>(),
+                     gate_.as<float>(), pl_part_o_.as<float>(), pl_part_ml_.as<float>(), pl_counters_.as<unsigned>(),
+                     rope_cos_.as<float>(), rope_sin_.as<float>(), in_.positions(), in_.slots(), c.num_layers,
+                     c.hidden_size, c.intermediate_size, c.num_heads, c.num_kv_heads, lim_.max_seq, pl_->stage_bytes,
+                     float(c.rms_norm_eps), 1.0f / std::sqrt(float(c.head_dim))};
+  launch(load_kernel(pl_->v), Dim3{unsigned(dev_.info().sm_count)}, unsigned(pl_->v.threads()), pl_->smem, &p, cfg_.pdl);
 }
 
 }  // namespace ac::cuda
