@@ -6,7 +6,6 @@
 #include <cstdlib>
 
 #include "agentcompile/core/error.h"
-#include "agentcompile/ir/rope.h"
 #include "backends/cuda/fast/variants.h"
 
 namespace ac::cuda {
@@ -19,26 +18,7 @@ FastExecutor::FastExecutor(const Graph& g, const ExecutorLimits& lim, const Fast
   wt_ = g.ops.front().weights.at(0)->dtype;
   cluster_reach_ = cluster_long_reaches(c, cfg_, wt_, arch_);
   fw_ = fast_weights(g, ops_, cfg_, wt_, s_, share);
-  std::vector<float> inv = rope_inv_freq(c.rope, c.head_dim);
-  inv_freq_ = DeviceBuffer(inv.size() * 4);
-  inv_freq_.upload(inv.data(), inv.size() * 4, s_);
-  // cos/sin of every position the cache can hold, computed as the reference does: the decode
-  // attention kernel reads its row instead of evaluating trigonometry per block.
-  {
-    const size_t half = size_t(c.head_dim / 2), npos = size_t(lim_.max_seq);
-    std::vector<float> cs(npos * half), sn(npos * half);
-    for (size_t p = 0; p < npos; ++p) rope_cos_sin(inv, int64_t(p), cs.data() + p * half, sn.data() + p * half);
-    rope_cos_ = DeviceBuffer(cs.size() * 4);
-    rope_sin_ = DeviceBuffer(sn.size() * 4);
-    rope_cos_.upload(cs.data(), cs.size() * 4, s_);
-    rope_sin_.upload(sn.data(), sn.size() * 4, s_);
-    dev_.synchronize();  // the host vectors go out of scope
-  }
-  const size_t kv = size_t(lim_.max_slots) * size_t(c.num_kv_heads) * size_t(lim_.max_seq) * size_t(c.head_dim) * 2;
-  for (int64_t l = 0; l < c.num_layers; ++l) {
-    kcache_.emplace_back(kv);
-    vcache_.emplace_back(kv);
-  }
+  setup_kv_cache();
   const long long nt = std::max<long long>(lim_.step_tokens(), kMaxBatch), nr = std::max<long long>(lim_.logit_rows(), kMaxBatch);
   const long long qkvd = c.q_dim() + 2 * c.kv_dim();
   max_splits_ = std::max(splits_of(attn_split(c, cfg_, arch_)), splits_of(attn_split(c, cfg_, arch_, true)));
@@ -66,14 +46,7 @@ FastExecutor::FastExecutor(const Graph& g, const ExecutorLimits& lim, const Fast
   attn_counters_ = DeviceBuffer(size_t(kMaxBatch * c.num_kv_heads) * 4);
   CU_CHECK(drv().cuMemsetD32Async(attn_counters_.ptr(), 0, size_t(kMaxBatch * c.num_kv_heads), s_));
   token_out_ = DeviceBuffer(size_t(nr) * 4);
-  if (cfg_.gpu_top_k) {
-    const size_t slots = size_t(kGpuTopKRows) * size_t(kGpuTopKMax);
-    topk_ = DeviceBuffer(2 * slots * 4);
-    host_topk_ = PinnedBuffer(2 * slots * 4);
-    topk_parts_ = DeviceBuffer(2 * slots * size_t(topk_shape(c.vocab_size, 1).chunks) * 4);  // the most chunks: k <= 4096
-    topk_counters_ = DeviceBuffer(2 * kGpuTopKRows * 4);
-    CU_CHECK(drv().cuMemsetD32Async(topk_counters_.ptr(), 0, 2 * kGpuTopKRows, s_));
-  }
+  setup_top_k();
   in_ = StepInputs(nt, nr);
   host_logits_ = PinnedBuffer(size_t(nr) * size_t(c.vocab_size) * 4);
   host_tokens_ = PinnedBuffer(size_t(nr) * 4);

@@ -1,7 +1,7 @@
 #pragma once
 // The CUDA fast path's executor (make_fast_executor), declared once for the files that define it
-// by concern: executor.cpp (construction, forward, logits), graphs.cpp (launches, CUDA graphs),
-// decode_step.cpp, prefill.cpp, sampling.cpp, decode_ahead.cpp, persistent.cpp, profile.cpp.
+// by concern: executor.cpp (construction, forward, logits), kv_cache.cpp, graphs.cpp (launches, CUDA
+// graphs), decode_step.cpp, prefill.cpp, sampling.cpp, decode_ahead.cpp, persistent.cpp, profile.cpp.
 // Private to the CUDA backend: callers use fast_executor.h.
 #include <array>
 #include <cstdint>
@@ -64,6 +64,9 @@ class FastExecutor final : public Executor {
   void fused_attention(const LayerOps& L, size_t layer, long long n, const Variant* parts = nullptr);
   FusedAttnParams attn_params(size_t layer, const LayerOps& L, long long n) const;
   void attention_and_output(const AttnOPlan& ao, const LayerOps& L, size_t layer, long long n);
+
+  // kv_cache.cpp
+  void setup_kv_cache();
   // Blocks per (token, KV head) for splits of `split` positions over the whole cache.
   long long splits_of(int split) const { return (lim_.max_seq + split - 1) / split; }
 
@@ -83,6 +86,9 @@ class FastExecutor final : public Executor {
   void linear(const void* w, const void* bias, const float* x, long long n, long long in, long long out_dim, float* out);
   void rms_norm(const Op* norm, const float* x, long long rows, long long dim, float* out);
   void add(float* acc, const float* x, long long count);
+
+  // sampling.cpp
+  void setup_top_k();
 
   // persistent.cpp
   void setup_persistent();

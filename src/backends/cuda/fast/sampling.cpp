@@ -62,4 +62,18 @@ bool FastExecutor::top_k_rows(int k, std::vector<std::pair<float, int32_t>>& out
   return true;
 }
 
+// gpu_top_k: topk.radix's outputs (values, then ids), the chunks' candidates and its counters; in
+// the constructor, after the activations.
+void FastExecutor::setup_top_k() {
+  const ModelConfig& c = g_.config;
+  if (cfg_.gpu_top_k) {
+    const size_t slots = size_t(kGpuTopKRows) * size_t(kGpuTopKMax);
+    topk_ = DeviceBuffer(2 * slots * 4);
+    host_topk_ = PinnedBuffer(2 * slots * 4);
+    topk_parts_ = DeviceBuffer(2 * slots * size_t(topk_shape(c.vocab_size, 1).chunks) * 4);  // the most chunks: k <= 4096
+    topk_counters_ = DeviceBuffer(2 * kGpuTopKRows * 4);
+    CU_CHECK(drv().cuMemsetD32Async(topk_counters_.ptr(), 0, 2 * kGpuTopKRows, s_));
+  }
+}
+
 }  // namespace ac::cuda
