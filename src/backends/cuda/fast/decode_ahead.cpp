@@ -1,4 +1,4 @@
-// Decode ahead (Executor::decode_ahead): greedy decode steps enqueued one ahead of the host.
+// Greedy decode steps enqueued one ahead of the host, their tokens collected from pinned slots.
 #include "backends/cuda/fast/executor.h"
 
 #include <algorithm>

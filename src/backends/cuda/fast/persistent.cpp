@@ -1,10 +1,11 @@
 // decode_layers.persistent (FastConfig::persistent): every decoder layer of a batch-1 decode step as
-// one persistent kernel; the point it runs for a model and the GPU.
+// one persistent kernel: the point it runs for a model and the GPU, its layer table and its launch.
+#include "backends/cuda/fast/executor.h"
+
 #include <algorithm>
 #include <cmath>
 
 #include "agentcompile/core/error.h"
-#include "backends/cuda/fast/executor.h"
 
 namespace ac::cuda {
 
