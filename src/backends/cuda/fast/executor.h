@@ -1,0 +1,162 @@
+#pragma once
+// The CUDA fast path's executor (make_fast_executor), declared once for the files that define it
+// by concern: executor.cpp (construction, forward, logits), kv_cache.cpp, graphs.cpp (launches, CUDA
+// graphs), decode_step.cpp, prefill.cpp, sampling.cpp, decode_ahead.cpp, persistent.cpp, profile.cpp.
+// Private to the CUDA backend: callers use fast_executor.h.
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "agentcompile/ir/decoder_layers.h"
+#include "backends/cuda/cublas_route.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/fast/weights.h"
+#include "backends/cuda/fast_executor.h"
+#include "backends/cuda/kernel_loader.h"
+#include "backends/cuda/step_inputs.h"
+
+extern "C" {
+#include "../../../../kernels/cuda/common/params.h"
+}
+
+namespace ac::cuda {
+
+// The reference kernels' block, and the most tokens (one per sequence) of a decode step.
+inline constexpr unsigned kRefBlock = 256;
+inline constexpr int kMaxBatch = 8;
+
+class FastExecutor final : public Executor {
+ public:
+  FastExecutor(const Graph& g, const ExecutorLimits& lim, const FastConfig& cfg, ExecutorShare* share);
+  ~FastExecutor() override;
+
+  std::string name() const override { return "cuda"; }
+  int64_t vocab_size() const override { return g_.config.vocab_size; }
+  const ExecutorLimits& limits() const override { return lim_; }
+
+  void forward(const StepBatch& b) override;
+  const float* logits() const override;
+  // sampling.cpp
+  bool argmax_rows(std::vector<int32_t>& out) override;
+  bool top_k_rows(int k, std::vector<std::pair<float, int32_t>>& out) override;
+  // decode_ahead.cpp
+  void decode_ahead(const StepBatch& b, bool chained) override;
+  void next_greedy(std::vector<int32_t>& out) override;
+  void end_ahead() override;
+
+ private:
+  // decode_ahead.cpp
+  void drop_ahead();
+
+  // decode_step.cpp: a decode step as the fused kernels' chain.
+  static bool is_decode_step(const StepBatch& b);
+  void run_decode(long long n);
+  void record_decode(long long n);
+  void gemv(const char* region, const GemvChoice& ch, const MmaChoice& mma, int epi, long long n, const float* x,
+            const void* gamma, const void* w, const void* w2, const void* bias, float* out, long long N, long long K);
+  void mlp(const Variant& v, const LayerOps& L, size_t layer, long long n);
+  void fused_attention(const LayerOps& L, size_t layer, long long n, const Variant* parts = nullptr);
+  FusedAttnParams attn_params(size_t layer, const LayerOps& L, long long n) const;
+  void attention_and_output(const AttnOPlan& ao, const LayerOps& L, size_t layer, long long n);
+
+  // kv_cache.cpp
+  void setup_kv_cache();
+  // Blocks per (token, KV head) for splits of `split` positions over the whole cache.
+  long long splits_of(int split) const { return (lim_.max_seq + split - 1) / split; }
+
+  // graphs.cpp: the step replayed from its CUDA graph; every launch.
+  void run_decode_step(long long n);
+  void launch(const LoadedKernel& k, Dim3 grid, unsigned threads, size_t smem, const void* params, bool pdl = false,
+              const char* region = nullptr);
+  const LoadedKernel& ref(const std::string& op, std::map<std::string, int> params, std::vector<DType> types = {});
+
+  // A weight's device pointer (null for none).
+  const void* wptr(const TensorInfo* t) const { return t ? reinterpret_cast<const void*>(fw_->w.at(t).ptr()) : nullptr; }
+  const void* wptr(const Op* op, size_t k) const { return k < op->weights.size() ? wptr(op->weights[k]) : nullptr; }
+
+  // prefill.cpp: cuBLAS GEMMs over the step's tokens.
+  void run_prefill(long long n, long long r);
+  void attention(const LayerOps& L, size_t layer, long long n, bool pdl);
+  void linear(const void* w, const void* bias, const float* x, long long n, long long in, long long out_dim, float* out);
+  void rms_norm(const Op* norm, const float* x, long long rows, long long dim, float* out);
+  void add(float* acc, const float* x, long long count);
+
+  // sampling.cpp
+  void setup_top_k();
+
+  // persistent.cpp
+  void setup_persistent();
+  void persistent_layers();
+
+  // AGENTCOMPILE_PROFILE=1: decode steps run launch by launch with events in between; each
+  // kernel's time and the bytes it must move are summed per kind and printed at exit.
+  struct ProfileEntry {
+    double ms = 0.0, bytes = 0.0;
+    long long calls = 0;
+  };
+  struct Mark {
+    CUevent e;
+    std::string kind;
+    double bytes;
+  };
+  void mark(const std::string& kind, double bytes);
+  void flush_profile();
+  void print_profile() const;
+
+  const Graph& g_;
+  DecoderOps ops_;
+  ExecutorLimits lim_;
+  FastConfig cfg_;
+  Device& dev_;
+  CUstream s_;
+  std::string arch_;
+  CublasHandle cublas_;
+  DType wt_ = DType::BF16;
+  std::shared_ptr<const FastWeights> fw_;  // the weights, perhaps shared (ExecutorShare)
+  DeviceBuffer inv_freq_, rope_cos_, rope_sin_;  // rope_*: [max_seq, head_dim / 2]
+  std::vector<DeviceBuffer> kcache_, vcache_;  // bf16 [slot][kv_head][position][head_dim]
+  long long max_splits_ = 1;
+  DeviceBuffer resid_, h_, qkv_, q_, attn_, gate_, up_, tmp_, cast_, part_o_, part_ml_, gathered_, logits_;
+  DeviceBuffer best_, attn_counters_, token_out_;
+  DeviceBuffer topk_;  // gpu_top_k: [rows * k] values, then [rows * k] ids (at most kGpuTopKMax per row)
+  DeviceBuffer topk_parts_, topk_counters_;  // the chunks' candidates (values, then ids); counters
+  PinnedBuffer host_topk_;
+  std::optional<PersistentPlan> pl_;  // decode_layers.persistent for batch-1 steps, when on and able
+  DeviceBuffer pl_layers_, pl_counters_, pl_part_o_, pl_part_ml_;
+  DeviceBuffer mlp_counters_;  // mlp.fused: blocks that read h / blocks done (reset by its last block)
+  StepInputs in_;  // token ids, positions, slots, logit rows of the step
+  PinnedBuffer host_logits_, host_tokens_;
+  struct Ahead {
+    int slot;
+    long long n;
+    bool stashed = false;  // its tokens were taken off the slot early (stash)
+    std::array<int32_t, kMaxBatch> stash{};
+  };
+  std::deque<Ahead> ahead_;   // decode-ahead steps in flight, oldest first
+  PinnedBuffer host_ahead_;   // their greedy tokens: two slots of kMaxBatch
+  CUevent ahead_done_[2] = {nullptr, nullptr};
+  long long ahead_count_ = 0, ahead_n_ = 0;  // steps enqueued; tokens of the last (0: none to chain)
+  std::map<int, CUgraphExec> graphs_;  // by batch template * 4 + the attention's AttnRange
+  long long longest_ = 0;  // positions of this decode step's longest sequence (picks the attention)
+  long long decode_steps_ = 0;  // decode steps run (the developer timeline records one of them)
+  // How far the batch-1 long ranges' cluster attention reaches (cluster_long_reaches): computed
+  // once, so that picking a step's graph builds no variants.
+  std::vector<long long> cluster_reach_;
+  bool profile_ = false;
+  std::vector<Mark> marks_;
+  std::map<std::string, ProfileEntry> profile_sum_;
+  long long profiled_steps_ = 0;
+  std::vector<int32_t> last_positions_;
+  long long rows_in_step_ = 0;
+  bool decode_step_ = false, tokens_ready_ = false;
+  bool host_tokens_valid_ = false;  // host_tokens_ holds this step's token_out_ (decode steps)
+  mutable bool logits_on_host_ = false;
+};
+
+}  // namespace ac::cuda

@@ -1,0 +1,86 @@
+// A prefill step (any other step): cuBLAS GEMMs over the step's tokens with the reference kernels
+// around them, and the split attention.
+#include "backends/cuda/fast/executor.h"
+
+#include <cmath>
+
+#include "backends/cuda/fast/variants.h"
+
+namespace ac::cuda {
+
+void FastExecutor::run_prefill(long long n, long long r) {
+  const ModelConfig& c = g_.config;
+  EmbedParams ep{wptr(ops_.embed, 0), in_.tokens(), resid_.as<float>(), n, c.hidden_size, c.vocab_size};
+  launch(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, &ep);
+  const long long qkvd = c.q_dim() + 2 * c.kv_dim();
+  for (size_t l = 0; l < ops_.layers.size(); ++l) {
+    const LayerOps& L = ops_.layers[l];
+    rms_norm(L.input_norm, resid_.as<float>(), n, c.hidden_size, h_.as<float>());
+    linear(reinterpret_cast<const void*>(fw_->wqkv[l].ptr()),
+           fw_->bqkv[l].ptr() ? reinterpret_cast<const void*>(fw_->bqkv[l].ptr()) : nullptr, h_.as<float>(), n, c.hidden_size,
+           qkvd, qkv_.as<float>());
+    attention(L, l, n, false);
+    linear(wptr(L.o, 0), wptr(L.o, 1), attn_.as<float>(), n, c.q_dim(), c.hidden_size, tmp_.as<float>());
+    add(resid_.as<float>(), tmp_.as<float>(), n * c.hidden_size);
+    rms_norm(L.post_norm, resid_.as<float>(), n, c.hidden_size, h_.as<float>());
+    linear(wptr(L.gate, 0), nullptr, h_.as<float>(), n, c.hidden_size, c.intermediate_size, gate_.as<float>());
+    linear(wptr(L.up, 0), nullptr, h_.as<float>(), n, c.hidden_size, c.intermediate_size, up_.as<float>());
+    ElementwiseParams sp{gate_.as<float>(), up_.as<float>(), gate_.as<float>(), n * c.intermediate_size};
+    launch(ref("swiglu", {}), Dim3{elementwise_blocks(n * c.intermediate_size, kRefBlock)}, kRefBlock, 0, &sp);
+    linear(wptr(L.down, 0), nullptr, gate_.as<float>(), n, c.intermediate_size, c.hidden_size, tmp_.as<float>());
+    add(resid_.as<float>(), tmp_.as<float>(), n * c.hidden_size);
+  }
+  GatherRowsParams gp{resid_.as<float>(), in_.rows(), gathered_.as<float>(), r, c.hidden_size};
+  launch(ref("gather_rows", {}), Dim3{unsigned(r)}, kRefBlock, 0, &gp);
+  rms_norm(ops_.final_norm, gathered_.as<float>(), r, c.hidden_size, h_.as<float>());
+  linear(wptr(ops_.logits, 0), nullptr, h_.as<float>(), r, c.hidden_size, c.vocab_size, logits_.as<float>());
+}
+
+void FastExecutor::attention(const LayerOps& L, size_t layer, long long n, bool pdl) {
+  const ModelConfig& c = g_.config;
+  const int hd = int(c.head_dim);
+  QkvPostParams qp{qkv_.as<float>(), q_.as<float>(), L.q_norm ? wptr(L.q_norm, 0) : nullptr,
+                   L.k_norm ? wptr(L.k_norm, 0) : nullptr, float(c.rms_norm_eps), in_.positions(),
+                   in_.slots(), inv_freq_.as<float>(), kcache_[layer].as<unsigned short>(),
+                   vcache_[layer].as<unsigned short>(), n, c.num_heads, c.num_kv_heads, c.head_dim, lim_.max_seq};
+  const LoadedKernel& kp = load_kernel(qkv_post_variant(cfg_, wt_, arch_));
+  launch(kp, Dim3{unsigned(c.num_heads + 2 * c.num_kv_heads), unsigned(n)}, unsigned(cfg_.qkv_post_block), 0, &qp, pdl);
+  if (pdl) mark("qkv_post", 0);
+  DecodeAttnParams ap{q_.as<float>(), kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(),
+                      part_o_.as<float>(), part_ml_.as<float>(), attn_.as<float>(), in_.positions(),
+                      in_.slots(), n, c.num_heads, c.num_kv_heads, lim_.max_seq, max_splits_,
+                      1.0f / std::sqrt(float(hd))};
+  const Variant va = attn_variant(c, cfg_, arch_);
+  launch(load_kernel(va), Dim3{unsigned(c.num_kv_heads), unsigned(max_splits_), unsigned(n)},
+         unsigned(va.threads()), 0, &ap, pdl, "attention");
+  if (pdl && profile_) {  // bytes: the K and V rows every token reads (positions come from the host copy)
+    double kv = 0;
+    for (long long t = 0; t < n; ++t) kv += double(last_positions_[size_t(t)] + 1) * double(c.kv_dim()) * 2 * 2;
+    mark("attn_decode", kv);
+  }
+  const LoadedKernel& kc = load_kernel(combine_variant(c, cfg_, arch_));
+  launch(kc, Dim3{unsigned(c.num_heads), unsigned(n)}, unsigned(hd), 0, &ap, pdl);
+  if (pdl) mark("attn_combine", 0);
+}
+
+void FastExecutor::linear(const void* w, const void* bias, const float* x, long long n, long long in, long long out_dim, float* out) {
+  CastParams cp{x, cast_.as<void>(), n * in};
+  launch(ref("cast", {}, {wt_}), Dim3{elementwise_blocks(n * in, kRefBlock)}, kRefBlock, 0, &cp);
+  cublas_linear(cublas_, wt_, cast_.as<void>(), w, out, n, in, out_dim);
+  if (bias) {
+    BiasParams bp{out, bias, n, out_dim};
+    launch(ref("bias", {}, {wt_}), Dim3{elementwise_blocks(n * out_dim, kRefBlock)}, kRefBlock, 0, &bp);
+  }
+}
+
+void FastExecutor::rms_norm(const Op* norm, const float* x, long long rows, long long dim, float* out) {
+  RmsNormParams p{x, wptr(norm, 0), out, rows, dim, float(g_.config.rms_norm_eps)};
+  launch(ref("rms_norm", {}, {wt_}), Dim3{unsigned(rows)}, kRefBlock, 0, &p);
+}
+
+void FastExecutor::add(float* acc, const float* x, long long count) {
+  ElementwiseParams p{acc, x, acc, count};
+  launch(ref("add", {}), Dim3{elementwise_blocks(count, kRefBlock)}, kRefBlock, 0, &p);
+}
+
+}  // namespace ac::cuda

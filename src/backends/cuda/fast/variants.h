@@ -1,0 +1,23 @@
+#pragma once
+// Kernel variants the fast path's files share beside those fast_executor.h declares: the decode
+// attention's (attention_variants.cpp, where each is described), qkv_post's and the device top-k's.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/fast_executor.h"
+
+namespace ac::cuda {
+
+Variant topk_variant(const FastConfig& cfg, const std::string& arch);
+Variant qkv_post_variant(const FastConfig& cfg, DType wt, const std::string& arch);
+int attn_split(const ModelConfig& c, const FastConfig& cfg, const std::string& arch, bool long_ctx = false);
+Variant attn_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch);
+Variant fused_attn_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch,
+                           bool long_ctx = false);
+std::optional<Variant> cluster_attn_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch);
+std::vector<Variant> cluster_long_attn_variants(const ModelConfig& c, const FastConfig& cfg, DType wt,
+                                                const std::string& arch);
+Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch);
+
+}  // namespace ac::cuda
