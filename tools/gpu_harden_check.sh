@@ -21,7 +21,10 @@ root=${AC_BUILD_ROOT:-/tmp/lead}
 bin=build-device/agentcompile
 [ -x "$bin" ] || { echo "error: $bin: not built" >&2; exit 2; }
 tmp=$(mktemp -d /tmp/ac-harden.XXXXXX)
-fx=tests/fixtures/hf/qwen3_mha_untied_5x
+# The CUDA fast path runs head dims of 32 and more (the Qwen3 fixture's 24 runs the library route,
+# which a compile refuses: nothing to search).
+fx=tests/fixtures/hf/llama_gqa2_tied_llama3
+fx_lib=tests/fixtures/hf/qwen3_mha_untied_5x
 toks=3,1,4,1,5,9,2,6
 
 tokens_of() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['tokens'])" "$1"; }
@@ -39,6 +42,7 @@ timed() {  # timed NAME CMD...: runs CMD, prints NAME, exit code and seconds
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
   echo "== GPU tests"
+  [ -n "${SKIP_GPU_TESTS:-}" ] && echo "skipped (SKIP_GPU_TESTS)" ||
   timeout 400 build-device/agentcompile_tests --gtest_filter='*Cuda*' --gtest_output=xml:"$out/gpu_tests.xml" \
     >"$out/tests.log" 2>&1
   echo "tests exit $?"
@@ -73,7 +77,7 @@ timed() {  # timed NAME CMD...: runs CMD, prints NAME, exit code and seconds
   echo "== logits on 300 positions: cuda against cpu (--json streams 64-position chunks)"
   long=$(python3 -c "import random; random.seed(5); print(','.join(str(random.randrange(100)) for _ in range(300)))")
   for be in cpu cuda; do
-    /usr/bin/time -f "logits --backend $be: %e s, peak %M KB" "$bin" logits "$fx" --tokens "$long" --backend $be --json >"$tmp/logits-$be.json"
+    /usr/bin/time -f "logits --backend $be: %e s, peak %M KB" "$bin" logits "$fx_lib" --tokens "$long" --backend $be --json >"$tmp/logits-$be.json"
   done
   python3 - "$tmp/logits-cpu.json" "$tmp/logits-cuda.json" <<'PY'
 import json, math, sys

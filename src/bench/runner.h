@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "agentcompile/model/hf_config.h"
-#include "agentcompile/runtime/executor.h"
+#include "agentcompile/tuning/executor.h"
 
 namespace ac::bench {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Shared pieces of the subcommands: each src/cli/cmd_<name>.cpp adds one subcommand to the root
-// app and returns how to run it. main.cpp maps errors to the exit codes of DESIGN.md.
+// app and returns how to run it. main.cpp maps errors to the exit codes of docs/design.md.
 #include <cstdint>
 #include <functional>
 #include <optional>

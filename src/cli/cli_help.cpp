@@ -6,6 +6,7 @@
 
 #include "agentcompile/core/text.h"
 #include "agentcompile/plan/plan.h"
+#include "agentcompile/tuning/backend.h"
 #include "cli/cli_common.h"
 
 namespace ac::cli {

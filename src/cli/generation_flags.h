@@ -9,7 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "agentcompile/plan/plan.h"
-#include "agentcompile/runtime/executor.h"
+#include "agentcompile/tuning/executor.h"
 #include "agentcompile/runtime/sampler.h"
 
 namespace ac {

@@ -1,5 +1,5 @@
 // agentcompile: the command-line entry. Errors are one line on stderr, "error: <what>: <why>",
-// exit code 2 for bad input and 1 for internal failures (DESIGN.md, command-line contract).
+// exit code 2 for bad input and 1 for internal failures (docs/design.md, command-line contract).
 #include <cstdio>
 #include <iostream>
 #include <new>

@@ -9,25 +9,19 @@
 #include <set>
 #include <tuple>
 
-#include "agentcompile/backends/cpu/cpu_executor.h"
 #include "agentcompile/compiler/route_graph.h"
 #include "agentcompile/compiler/spans.h"
 #include "agentcompile/compiler/timing_noise.h"
+#include "agentcompile/tuning/backend.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/rng.h"
 #include "agentcompile/core/stats.h"
 #include "agentcompile/ir/decoder_layers.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/runtime/engine.h"
-#include "agentcompile/runtime/plan_executor.h"
 #include "agentcompile/runtime/sampler.h"
 #include "compiler/db_records.h"
 #include "compiler/step_tuning.h"
-#ifdef AGENTCOMPILE_HAVE_CUDA
-#include "backends/cuda/fast_executor.h"
-#include "backends/cuda/plan_config.h"
-#include "backends/cuda/search_eval.h"
-#endif
 
 namespace ac {
 
@@ -128,9 +122,7 @@ BuiltPlan plan_of(const Model& m, const Graph& g, const Partition& part, const s
     p.routes.push_back(std::move(r));
     b.search_of_route.push_back(si);
   }
-#ifdef AGENTCOMPILE_HAVE_CUDA
-  if (env.backend == "cuda" && !searches.empty()) p.cuda_fast = cuda_fast_from_routes(p.routes);
-#endif
+  if (const Backend* be = find_backend(env.backend)) be->bind_routes(p);
   return b;
 }
 
@@ -178,7 +170,7 @@ class E2eStage {
     Rng rng(4242);
     for (int64_t i = 0; i < prompt_len_; ++i) prompt_.push_back(int32_t(rng.next_u64() % uint64_t(m.config.vocab_size)));
     lim_ = ExecutorLimits{std::max(1, o.max_batch), prompt_len_ + o.e2e_tokens + 2, prompt_len_, 0};
-    ref_exec_ = make_cpu_executor(g, lim_);
+    ref_exec_ = usable_backend("cpu").executor(g, lim_, ExecutorRequest{});
   }
 
   // The reference backend's side of the stage does not depend on the plan: its greedy tokens
@@ -631,10 +623,11 @@ std::string report_markdown(const Json& rep) {
     md += "\n";
   }
   // The whole-step alternatives: each one's decision and, when measured, its medians.
-  for (const auto& [key, label, ms] : {std::tuple{"seed_plan", "the seed plan's choices as one plan (timed first)", "seed_ms"},
-                                       std::tuple{"attention_output", "attention and output projection in one kernel", "fused_ms"},
-                                       std::tuple{"persistent_layers", "every layer in one persistent kernel", "persistent_ms"},
-                                       std::tuple{"smem_carveout", "one shared-memory carveout for every kernel (timed before the tuning)", "carveout_ms"}}) {
+  std::vector<std::tuple<std::string, std::string, std::string>> alternatives = {
+      {"seed_plan", "the seed plan's choices as one plan (timed first)", "seed_ms"}};
+  for (const Json& st : rep["step_settings"])
+    alternatives.emplace_back(st["report_key"], st["label"], st["ms_key"].get<std::string>() + "_ms");
+  for (const auto& [key, label, ms] : alternatives) {
     const Json pl = rep.contains(key) ? rep[key] : Json{{"status", "not recorded"}};
     md += std::string("- ") + label + ": " + pl["status"].get<std::string>();
     if (pl.contains("chain_ms")) {
@@ -650,7 +643,6 @@ std::string report_markdown(const Json& rep) {
   return md;
 }
 
-#ifdef AGENTCOMPILE_HAVE_CUDA
 // Turns `with` (the plan with one decode-step switch set) in if it still passes the end-to-end
 // check (then `check` is that check); otherwise leaves both as they are and returns why not.
 std::optional<std::string> adopt_step_alternative(Plan& plan, const Plan& with, E2e& check, E2eStage& e2e) {
@@ -694,71 +686,21 @@ Json try_step_alternative(Plan& plan, const StepAlternative& alt, const std::str
   return r;
 }
 
-// Batch-1 decode steps as one persistent kernel (decode_layers.persistent) against the plan's
-// kernel chain. On the H200 it won where a layer's weights are large (Qwen3-4B, -6%) and lost
-// where they are small (Llama-3.2-1B, Qwen3-1.7B, +6%: bench/results/2026-12-01-persistent/), so
-// each model measures it. Returns report.json's "persistent_layers".
-Json try_persistent_layers(Plan& plan, E2e& check, E2eStage& e2e, const Graph& g, const std::string& arch, int tokens,
-                           double margin, Clock::time_point deadline) {
-  cuda::FastConfig on = fast_config_of(plan.cuda_fast);
-  on.persistent = 1;
-  std::optional<cuda::PersistentPlan> pp;
-  try {
-    pp = cuda::persistent_plan(g.config, on, g.ops.front().weights.at(0)->dtype, arch, false);
-  } catch (const Error& e) {
-    return {{"status", "not applicable: " + e.reason()}};
-  }
-  if (!pp) return {{"status", "not applicable to this model or GPU"}};
-  Plan with = plan;
-  with.cuda_fast->persistent = 1;
-  return try_step_alternative(plan, {pp->v.name(), with, Json::object()}, "persistent", check, e2e, tokens, margin,
-                              deadline);
-}
-
-// Batch-1 short-context steps with the attention and the output projection as one kernel
-// (attn_o.cluster, one cluster per KV head) against the plan's chain. On the H200 it lost on the
-// target models (+0.9 to +2.0% at W2; two or four clusters per KV head lost more:
-// bench/results/2026-12-01-attn-o/), so only the one-cluster form is measured, where its tiles
-// fit. Returns report.json's "attention_output".
-Json try_attention_output(Plan& plan, E2e& check, E2eStage& e2e, const Graph& g, const std::string& arch, int tokens,
-                          double margin, Clock::time_point deadline) {
-  bool o_bias = false;
-  for (const LayerOps& L : match_decoder_ops(g).layers) o_bias = o_bias || L.o->weights.size() > 1;
-  cuda::FastConfig on = fast_config_of(plan.cuda_fast);
-  on.attn_o = 1;
-  const auto ao = cuda::attn_o_plan(g.config, on, g.ops.front().weights.at(0)->dtype, arch, 1, 0, o_bias);
-  if (!ao) return {{"status", "not applicable to this model, plan or GPU"}};
-  Plan with = plan;
-  with.cuda_fast->attn_o = 1;
-  return try_step_alternative(plan, {ao->v.name(), with, {{"attn_o", 1}}}, "fused", check, e2e, tokens, margin, deadline);
-}
-
-// The carveouts the step's stages try (percent): the whole step's, then each route's own.
-// 80 for the routes: Qwen3-1.7B's output projection and gate/up under their own 80 were 0.26%
-// faster together than under 60 and the step's 40 (bench/results/2026-12-03-region-carveout/).
-constexpr int kStepCarveouts[] = {25, 40, 60, 80};
-
-// One preferred shared-memory carveout for every kernel of the step (FastConfig::smem_carveout)
-// against the driver's choice per kernel, a few values in turn, each against the plan as it then
-// is; it runs before the decode-step tuning, which then times its points under the kept value.
-// On the H200 the best value differed by model (Qwen3-1.7B 40, Llama-3.2-1B 25, Qwen3-4B 60:
-// 1.3-1.7% faster W2 decode; 100 was 3-9% slower: bench/results/2026-12-01-smem-carveout/).
-// The driver rounds the preference to a split per kernel, at kernel-dependent thresholds, and each
-// kernel runs well only under some splits (Qwen3-1.7B's attention and down projection at 100 KiB,
-// its output and gate/up projections at 132+): 40 was the one value giving all of them a good one,
-// 1.5-2.5% faster than 30-38 and 41-50, and no per-kernel carveout beat it
-// (bench/results/2026-12-03-carveout-map/), so the trials are few and uniform.
-// Returns report.json's "smem_carveout": the kept trial (or the last one) with every trial.
-Json try_smem_carveout(Plan& plan, E2e& check, E2eStage& e2e, int tokens, double margin, Clock::time_point deadline) {
+// A backend's whole-step setting against the plan as it then is, each of its values in turn (a
+// value that does not apply is said so, not timed). Returns report.json's entry for it: the kept
+// trial (or the last one), with every trial when there are several values.
+Json try_step_setting(const Backend& backend, const StepSetting& st, Plan& plan, E2e& check, E2eStage& e2e,
+                      const Graph& g, int tokens, double margin, Clock::time_point deadline) {
   Json trials = Json::array(), kept;
-  for (int v : kStepCarveouts) {
-    Plan with = plan;
-    with.cuda_fast->smem_carveout = v;
-    Json r = try_step_alternative(plan, {"smem_carveout=" + std::to_string(v), with, {{"smem_carveout", v}}}, "carveout",
-                                  check, e2e, tokens, margin, deadline);
+  for (int v : st.values) {
+    std::string variant, why;
+    const std::optional<Plan> with = backend.with_step_setting(g, plan, st.name, v, &variant, &why);
+    Json r = with ? try_step_alternative(plan, {variant, *with, {{st.name, v}}}, st.ms_key, check, e2e, tokens, margin, deadline)
+                  : Json{{"status", why}};
     trials.push_back(r);
     if (r.value("status", "") == "kept") kept = r;
   }
+  if (trials.size() == 1) return trials.front();
   Json out = kept.is_null() ? trials.back() : kept;
   out["trials"] = trials;
   return out;
@@ -787,7 +729,6 @@ Json step_alternative_stage(const std::string& name, const std::string& ms_key, 
   r["source"] = "measured now";
   return r;
 }
-#endif
 
 // The factor CompileOptions::e2e_slowdown applies to a plan's side-by-side profiles (tests).
 double injected_slowdown(const Plan& p, const CompileOptions& o) {
@@ -953,6 +894,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
 
   const Graph g = build_decoder_graph(m.config, m.weights);
   const Environment env = current_environment(o.backend);
+  const Backend& backend = usable_backend(o.backend);
   if (!(o.db_wait_s >= 0) || o.db_wait_s > 86400) throw_input("--db-wait", "must be between 0 and 86400 seconds");
   TuningDb db(o.db_path.empty() ? TuningDb::default_path() : o.db_path, o.db_wait_s);
   const std::string hash = model_hash(m);
@@ -989,6 +931,10 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     return measured_history(db, env, sig, backend);
   });
 
+  // What the backend said about its spaces (why a region has no family), once each.
+  for (const RegionWork& w : front.work)
+    for (const std::string& n : w.space.notes)
+      if (std::find(front.notes.begin(), front.notes.end(), n) == front.notes.end()) front.notes.push_back(n);
   SearchOptions so = o.search;
   so.model_name = model_name;
   std::vector<RegionSearch> searches;
@@ -1022,7 +968,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   const double reference_s = seconds_since(ref_start);
   // On CUDA the decode-step tuning (latency objective) runs after the search, which then ends at
   // 60% of the budget instead of 80%; the tuning stops starting trials at 95%.
-  const bool step_tune = o.backend == "cuda" && o.step_tuning && o.objective == "latency";
+  const bool step_tune = backend.tunes_whole_steps() && o.step_tuning && o.objective == "latency";
   // On the CPU the plan's check and profile and the fallback guard's six profiles alternating
   // with the reference's take about eight of the reference's profiles.
   const double after_search_s = o.backend == "cpu" ? std::max({0.2 * o.budget_s, reference_s, 8 * e2e.profile_seconds()})
@@ -1031,58 +977,71 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   const auto search_deadline =
       std::max(search_start, start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.budget_s - after_search_s)));
 
-  std::string timing_method;
-#ifdef AGENTCOMPILE_HAVE_CUDA
-  CudaFastSearch cuda_search;  // owns the region works the CUDA searches point into
-  if (o.backend == "cuda") {
-    report_progress("search (CUDA fast path)");
-    // The CUDA search covers the decode regions it can tune: those are the regions to count.
-    auto on_region = [&](size_t done, size_t total, const std::string& region) {
-      prog.regions_done = done;
-      prog.regions_total = total;
-      report_progress(region.empty() ? std::string("search done (CUDA fast path)")
-                                     : "search " + region + " decode (CUDA fast path)");
-    };
-    cuda_search = search_cuda_fast(m, g, front, *advisor, db, env, so, o.objective == "throughput" ? o.max_batch : 1,
-                                   search_deadline, on_candidate, on_region);
-    searches = std::move(cuda_search.searches);
-    for (const auto& n : cuda_search.notes) front.notes.push_back(n);
-    timing_method = "GEMV: CUDA events around graphs of launches over L2-defeating weight copies; attention: the fused "
-                    "decode attention kernel, likewise over L2-defeating KV-cache copies";
-  }
-#endif
-  if (o.backend == "cpu") {
-    std::unique_ptr<Evaluator> ev = make_cpu_evaluator(g, front.partition);
-    timing_method = ev->timing_method();
-    // Each remaining region (and fused span) gets a share of the search budget that is left in
-    // proportion to its candidates (as the CUDA search does): an equal share cut the large spaces
-    // short while the small ones left theirs unused. Spans come last: their order starts from
-    // the tiles the region searches chose.
-    size_t left = 0;
-    for (const auto& w : front.work) left += w.ordered.size();
-    for (const auto& sp : spans) left += sp.work.space.size();
-    auto search_one = [&](const RegionWork& w, const std::string& label) {
-      const auto now = Clock::now();
-      const auto share = now < search_deadline
-                             ? (search_deadline - now) * long(w.ordered.size()) / long(std::max<size_t>(left, 1))
-                             : Clock::duration(0);
-      left -= std::min(left, w.ordered.size());
-      report_progress("search " + label + " " + std::string(phase_name(w.summary.phase)));
-      searches.push_back(search_region(w, *ev, &db, env, so, now + share, on_candidate));
-      ++prog.regions_done;
-    };
-    for (const RegionWork& w : front.work) search_one(w, std::string(region_kind_name(w.summary.kind)));
-    for (SpanWork& sp : spans) {
-      order_span_candidates(sp, searches);
-      search_one(sp.work, sp.name + " (fused span)");
-      double separate_us = 0;
-      for (size_t k : sp.parts) separate_us += searches[k].winner_us;
-      decide_span(searches.back(), separate_us, so.margin);
+  // Every region the backend searches gets its evaluator first, so that the budget can be divided
+  // by the candidates each has: each region (and fused span) gets a share of the search time left
+  // in proportion to its candidates (time a region does not use passes to the next); an equal
+  // share cut the large spaces short while the small ones left theirs unused. Regions go in the
+  // backend's order; spans come last: their order starts from the tiles the region searches chose.
+  std::vector<std::pair<const RegionWork*, std::unique_ptr<Evaluator>>> to_search;
+  for (const RegionWork& w : front.work)
+    if (auto ev = backend.evaluator(g, front.partition, w)) to_search.emplace_back(&w, std::move(ev));
+  std::stable_sort(to_search.begin(), to_search.end(), [&](const auto& a, const auto& b) {
+    return backend.search_rank(*a.first) < backend.search_rank(*b.first);
+  });
+  // A span is searched when each of its regions is and the backend has its evaluator.
+  std::vector<std::unique_ptr<Evaluator>> span_evs;
+  std::erase_if(spans, [&](const SpanWork& sp) {
+    for (size_t k : sp.parts)
+      if (std::none_of(to_search.begin(), to_search.end(), [&](const auto& t) { return t.first == &front.work[k]; })) return true;
+    return false;
+  });
+  for (const SpanWork& sp : spans) span_evs.push_back(backend.evaluator(g, front.partition, sp.work));
+  for (size_t i = spans.size(); i-- > 0;)
+    if (!span_evs[i]) {
+      spans.erase(spans.begin() + long(i));
+      span_evs.erase(span_evs.begin() + long(i));
     }
+  std::vector<std::string> timing_methods;
+  size_t left = 0;
+  for (const auto& [w, ev] : to_search) left += w->ordered.size();
+  for (const auto& sp : spans) left += sp.work.space.size();
+  prog.regions_total = to_search.size() + spans.size();
+  auto search_one = [&](const RegionWork& w, Evaluator& ev, const std::string& label) {
+    const auto now = Clock::now();
+    const auto share = now < search_deadline
+                           ? (search_deadline - now) * long(w.ordered.size()) / long(std::max<size_t>(left, 1))
+                           : Clock::duration(0);
+    left -= std::min(left, w.ordered.size());
+    report_progress("search " + label + " " + std::string(phase_name(w.summary.phase)));
+    if (const std::string m = ev.timing_method();
+        std::find(timing_methods.begin(), timing_methods.end(), m) == timing_methods.end())
+      timing_methods.push_back(m);
+    searches.push_back(search_region(w, ev, &db, env, so, now + share, on_candidate));
+    ++prog.regions_done;
+  };
+  for (auto& [w, ev] : to_search) {
+    search_one(*w, *ev, std::string(region_kind_name(w->summary.kind)));
+    ev.reset();  // its buffers (up to a GB of LM head weights on a GPU) are no longer needed
   }
+  for (size_t i = 0; i < spans.size(); ++i) {
+    SpanWork& sp = spans[i];
+    // The span's parts become indices of their searches.
+    for (size_t& k : sp.parts) {
+      const auto it = std::find_if(searches.begin(), searches.end(), [&](const RegionSearch& r) { return r.work == &front.work[k]; });
+      k = size_t(it - searches.begin());
+    }
+    order_span_candidates(sp, searches);
+    search_one(sp.work, *span_evs[i], sp.name + " (fused span)");
+    span_evs[i].reset();
+    double separate_us = 0;
+    for (size_t k : sp.parts) separate_us += searches[k].winner_us;
+    decide_span(searches.back(), separate_us, so.margin);
+  }
+  std::string timing_method;
+  for (const std::string& m : timing_methods) timing_method += (timing_method.empty() ? "" : "; ") + m;
   if (searches.empty())
     throw_input("--backend " + o.backend, "nothing to search for this model on this backend" +
-                                              (front.notes.empty() ? std::string() : ": " + front.notes.back()));
+                                              (front.notes.empty() ? std::string() : ": " + front.notes.front()));
 
   CompileResult result;
   // Route graph and end-to-end stage with repair.
@@ -1115,9 +1074,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
           single.routes[k].params.clear();
           single.routes[k].ops.clear();
         }
-#ifdef AGENTCOMPILE_HAVE_CUDA
-      if (single.cuda_fast) single.cuda_fast = cuda_fast_from_routes(single.routes);
-#endif
+      backend.bind_routes(single);
       if (!e2e.run(single, false).ok) culprits.push_back(si);
       else passed_alone.insert({si, e->candidate.name()});
     }
@@ -1149,20 +1106,17 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
   // should the check fail, the plan as it was is kept.
   Json step_tuning = {{"status", step_tune ? "not run (no fast-path plan)" : "off (CPU backend, throughput objective or --no-step-tuning)"}};
   std::map<size_t, std::string> step_tuned;  // search -> the candidate the step tuning chose
-  Json persistent_layers = {{"status", step_tune ? "not tried (no fast-path plan)" : "not tried (CUDA latency plans only)"}};
-  Json attention_output = persistent_layers, smem_carveout = persistent_layers;
-  Json seed_plan = {{"status", !o.seed_plan ? "none given" : step_tune ? "not applied (no fast-path plan)"
-                                                                       : "not applied (CUDA latency plans only)"}};
-#ifdef AGENTCOMPILE_HAVE_CUDA
-  if (step_tune && built.plan.cuda_fast) {
+  // The backend's whole-step settings (report.json's entries under their report keys).
+  const std::vector<StepSetting> settings = step_tune ? backend.step_settings() : std::vector<StepSetting>{};
+  Json settings_report = Json::object();
+  for (const StepSetting& st : settings) settings_report[st.report_key] = {{"status", "not tried"}};
+  Json seed_plan = {{"status", !o.seed_plan ? "none given" : "not applied (CUDA latency plans only)"}};
+  if (step_tune) {
     StepTuneOptions sto;
     sto.deadline = deadline_total - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(0.05 * o.budget_s));
-    auto tunable = [](const PlanRoute& r) { return r.phase == "decode" && r.family.rfind("cuda:", 0) == 0; };
-    auto refresh = [](Plan& p) {  // the routes' points and own carveouts; the step's carveout is the plan's
-      const std::optional<int> carveout = p.cuda_fast ? p.cuda_fast->smem_carveout : std::nullopt;
-      p.cuda_fast = cuda_fast_from_routes(p.routes);
-      p.cuda_fast->smem_carveout = carveout;
-    };
+    const std::string prefix = backend.name() + ":";
+    auto tunable = [&](const PlanRoute& r) { return r.phase == "decode" && r.family.rfind(prefix, 0) == 0; };
+    auto refresh = [&](Plan& p) { backend.bind_routes(p); };  // the routes' points; the step's settings stay
     // A plan compiled before (--seed-plan) as a whole against the searched one: which points win
     // in the chain depends on the others and on the carveout, and the tuning below only times a
     // few alternatives per route, ranked by their time alone (bench/results/2026-12-02-two-pass/:
@@ -1178,23 +1132,27 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
       r["missing"] = sp.missing;
       seed_plan = r;
     }
-    // First one shared-memory carveout for every kernel, against the searched plan, so that the
-    // tuning below times its points under it: which points win in the chain depends on it (on the
-    // H200, Qwen3-1.7B's output projection at half the blocks was 1.7% faster under carveout 40
-    // and 0.4% without one, under the tuning's margin: bench/results/2026-12-02-o-grid/).
-    report_progress("shared-memory carveout");
-    smem_carveout = step_alternative_stage(
-        "smem-carveout/2|", "carveout_ms", built.plan, check, e2e, db, env, hash, o, sto,
-        [&] { return try_smem_carveout(built.plan, check, e2e, o.step_tune_tokens, sto.margin, deadline_total); },
-        [](const Plan& p, const Json& rec) {
-          Plan with = p;
-          with.cuda_fast->smem_carveout = rec.value("smem_carveout", 0);
-          return with;
-        });
+    // Each setting against the plan as it then is; a warm compile from the same plan takes the
+    // recorded decision (re-checked end to end when it was kept). Those tried before the routes'
+    // tuning (one shared-memory carveout for every kernel) go first, so that the tuning times its
+    // points under them: which points win in the chain depends on it (on the H200, Qwen3-1.7B's
+    // output projection at half the blocks was 1.7% faster under carveout 40 and 0.4% without one,
+    // under the tuning's margin: bench/results/2026-12-02-o-grid/).
+    auto run_setting = [&](const StepSetting& st) {
+      report_progress(st.label);
+      settings_report[st.report_key] = step_alternative_stage(
+          st.record, st.ms_key + "_ms", built.plan, check, e2e, db, env, hash, o, sto,
+          [&] { return try_step_setting(backend, st, built.plan, check, e2e, g, o.step_tune_tokens, sto.margin, deadline_total); },
+          [&](const Plan& p, const Json& rec) {
+            return backend.with_step_setting(g, p, st.name, rec.value(st.name, st.values.back()), nullptr, nullptr).value_or(p);
+          });
+    };
+    for (const StepSetting& st : settings)
+      if (st.before_routes) run_setting(st);
     // Then each route's points under their own carveouts too: the other values of the stage's
     // (a route under the kept one is the plan's).
-    for (int v : kStepCarveouts)
-      if (!built.plan.cuda_fast->smem_carveout || *built.plan.cuda_fast->smem_carveout != v) sto.carveouts.push_back(v);
+    for (int v : backend.route_carveouts())
+      if (!built.plan.cuda_fast || built.plan.cuda_fast->smem_carveout != v) sto.carveouts.push_back(v);
     report_progress("decode-step tuning");
     const Plan before = built.plan;
     // A warm compile from the same starting plan takes the recorded outcome (as the region
@@ -1237,40 +1195,16 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     step_tuning["margin"] = sto.margin;
     step_tuning["top"] = sto.top;
     step_tuning["passes"] = sto.passes;
-    // Then the attention with the output projection in one kernel, and every layer as one
-    // persistent kernel, each against the chain as it then is; a warm compile from the same plan
-    // takes the recorded decision (re-checked end to end when it was kept).
-    report_progress("attention and output projection");
-    attention_output = step_alternative_stage(
-        "attention-output/1|", "fused_ms", built.plan, check, e2e, db, env, hash, o, sto,
-        [&] { return try_attention_output(built.plan, check, e2e, g, env.arch, o.step_tune_tokens, sto.margin, deadline_total); },
-        [](const Plan& p, const Json& rec) {
-          Plan with = p;
-          with.cuda_fast->attn_o = rec.value("attn_o", 0);
-          return with;
-        });
-    report_progress("persistent layers");
-    persistent_layers = step_alternative_stage(
-        "persistent-layers/1|", "persistent_ms", built.plan, check, e2e, db, env, hash, o, sto,
-        [&] { return try_persistent_layers(built.plan, check, e2e, g, env.arch, o.step_tune_tokens, sto.margin, deadline_total); },
-        [](const Plan& p, const Json&) {
-          Plan with = p;
-          with.cuda_fast->persistent = 1;
-          return with;
-        });
+    for (const StepSetting& st : settings)
+      if (!st.before_routes) run_setting(st);
     e2e.release_timing_share();
   }
-#endif
   Plan& plan = built.plan;
   reference_is_the_plan(plan, check);
   plan.e2e = check.to_json();
-#ifdef AGENTCOMPILE_HAVE_CUDA
-  if (plan.cuda_fast) {
-    report_progress("kernel binaries");
-    result.kernels = cuda_plan_kernels(g, *plan.cuda_fast, env.arch);
-    for (const auto& k : result.kernels) plan.kernels.push_back(k.kernel);
-  }
-#endif
+  report_progress("kernel binaries");
+  result.kernels = backend.plan_kernels(g, plan);
+  for (const auto& k : result.kernels) plan.kernels.push_back(k.kernel);
 
   // Regression check against the best plan recorded for this model here.
   Json regression = {{"threshold", o.regression_threshold}};
@@ -1400,9 +1334,6 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
               {"timing_method", timing_method},
               {"fallback_guard", fallback_guard},
               {"step_tuning", step_tuning},
-              {"persistent_layers", persistent_layers},
-              {"attention_output", attention_output},
-              {"smem_carveout", smem_carveout},
               {"seed_plan", seed_plan},
               {"selection", {{"margin", so.margin}, {"repeats", so.repeats}, {"warmup", so.warmup},
                              {"rule", "fastest correct; ties within the measured noise go to the simpler candidate; a "
@@ -1434,6 +1365,12 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
               {"notes", front.notes},
               {"elapsed_s", result.elapsed_s}};
   if (!target_note.empty()) rep["notes"].push_back(target_note);
+  Json settings_list = Json::array();
+  for (const StepSetting& st : settings) {
+    rep[st.report_key] = settings_report[st.report_key];
+    settings_list.push_back({{"report_key", st.report_key}, {"label", st.label}, {"ms_key", st.ms_key}});
+  }
+  rep["step_settings"] = settings_list;
   result.report_md = report_markdown(rep);
   result.report = std::move(rep);
   result.plan = std::move(plan);

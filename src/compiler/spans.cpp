@@ -8,20 +8,11 @@
 #include <map>
 #include <optional>
 
-#include "agentcompile/backends/cpu/cpu_families.h"
+#include "agentcompile/tuning/backend.h"
 
 namespace ac {
 
 namespace {
-
-int log2_of(int v) {
-  int l = 0;
-  while (v > 1) {
-    v /= 2;
-    ++l;
-  }
-  return l;
-}
 
 // The width of the value written by the first step of op kind k in region r (0 when none).
 int64_t width_of(const Graph& g, const Region& r, OpKind k) {
@@ -55,8 +46,8 @@ RegionSummary span_summary(const RegionSummary& a, const RegionSummary& b, const
 
 std::vector<SpanWork> layer_mlp_spans(const Graph& g, const FrontResult& front, const std::string& backend) {
   std::vector<SpanWork> out;
-  const cpu::CpuFamily* fam = cpu::find_cpu_family("mlp", "fused");
-  if (backend != "cpu" || !fam) return out;
+  const Backend* be = find_backend(backend);
+  if (!be) return out;
   const Partition& part = front.partition;
   std::vector<size_t> class_of(part.regions.size(), 0);
   for (size_t c = 0; c < part.classes.size(); ++c)
@@ -83,8 +74,7 @@ std::vector<SpanWork> layer_mlp_spans(const Graph& g, const FrontResult& front, 
       if (wb == front.work.size()) continue;
       const RegionWork& b = front.work[wb];
       const Region& rep = part.regions.at(size_t(instances.front().front()));
-      const Region& rep_out = part.regions.at(size_t(instances.front().back()));
-      const int64_t inter = width_of(g, rep, OpKind::SwiGlu), hidden = width_of(g, rep_out, OpKind::Add);
+      const int64_t inter = width_of(g, rep, OpKind::SwiGlu);
       std::vector<std::string> names;
       for (const auto& inst : instances)
         for (int r : inst) names.push_back(part.regions.at(size_t(r)).name);
@@ -101,16 +91,13 @@ std::vector<SpanWork> layer_mlp_spans(const Graph& g, const FrontResult& front, 
       w.space.signature = w.summary.signature;
       w.space.kind = a.summary.kind;
       w.space.phase = a.summary.phase;
-      w.space.backend = "cpu";
-      FamilySpace fb = make_fallback(w.summary, "cpu");
+      w.space.backend = backend;
+      FamilySpace fb = make_fallback(w.summary, backend);
       fb.description = "the reference ops of both regions, step by step (the regions' fallbacks together)";
-      cpu::CpuOpShape shape;
-      shape.tokens = a.summary.point.tokens;
-      shape.in = hidden;
-      shape.out = inter;
-      FamilySpace f = cpu_family_space(*fam, {shape}, w.summary.target, FamilyRoute::Fused, fb.applies_to);
-      if (f.valid_points == 0) continue;
-      w.space.families = {std::move(fb), std::move(f)};
+      w.space.families = {std::move(fb)};
+      for (FamilySpace& f : be->span_families(g, part, w))
+        if (f.valid_points > 0) w.space.families.push_back(std::move(f));
+      if (w.space.families.size() < 2) continue;
       w.ordered = {Candidate{w.space.fallback().id, {}}};
       out.push_back(std::move(sw));
     }
@@ -121,24 +108,14 @@ std::vector<SpanWork> layer_mlp_spans(const Graph& g, const FrontResult& front, 
 void order_span_candidates(SpanWork& span, const std::vector<RegionSearch>& searches) {
   RegionWork& w = span.work;
   w.ordered = {Candidate{w.space.fallback().id, {}}};
-  std::optional<ParamPoint> seed;
+  std::vector<Candidate> winners;
   for (size_t k : span.parts)
-    if (k < searches.size() && searches[k].winner.family == "cpu:linear.blocked") {
-      seed = searches[k].winner.params;
-      break;
-    }
+    if (k < searches.size()) winners.push_back(searches[k].winner);
+  const Backend* be = find_backend(w.space.backend);
   for (const FamilySpace& f : w.space.families) {
     if (f.route == FamilyRoute::Fallback) continue;
     std::vector<ParamPoint> points = family_points(f);
-    // The seed's tile first (nearest thread count first), then everything else; stable, so
-    // domain order decides within each group.
-    auto rank = [&](const ParamPoint& p) {
-      if (!seed) return 0;
-      for (const char* t : {"ROWS", "TOKENS", "KUNROLL"})
-        if (p.at(t) != seed->at(t)) return 1000;
-      return std::abs(log2_of(p.at("THREADS")) - log2_of(seed->at("THREADS")));
-    };
-    std::stable_sort(points.begin(), points.end(), [&](const ParamPoint& x, const ParamPoint& y) { return rank(x) < rank(y); });
+    if (be) be->order_span_points(f, winners, points);
     for (auto& p : points) w.ordered.push_back(Candidate{f.id, std::move(p)});
   }
 }

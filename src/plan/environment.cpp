@@ -7,43 +7,10 @@
 #include "agentcompile/core/hash.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/plan/plan.h"
-#ifdef AGENTCOMPILE_HAVE_CUDA
-#include "agentcompile/backends/cuda/cuda_env.h"
-#include "agentcompile/backends/cuda/kernels_info.h"
-#endif
 
-#ifndef AGENTCOMPILE_GIT_COMMIT
-#define AGENTCOMPILE_GIT_COMMIT ""
-#endif
 
 namespace ac {
 
-namespace {
-
-std::string host_cpu_name() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0)
-      if (auto c = line.find(':'); c != std::string::npos) {
-        std::string v = line.substr(c + 1);
-        v.erase(0, v.find_first_not_of(" \t"));
-        return v;
-      }
-  return "unknown CPU";
-}
-
-std::string host_arch() {
-#if defined(__x86_64__)
-  return "x86_64";
-#elif defined(__aarch64__)
-  return "aarch64";
-#else
-  return "unknown";
-#endif
-}
-
-}  // namespace
 
 Json Environment::to_json() const {
   return {{"backend", backend}, {"device", device}, {"arch", arch}, {"sm_count", sm_count}, {"cores", cores},
@@ -90,35 +57,6 @@ std::string Environment::mismatch(const Environment& here) const {
   if (cuda != here.cuda) return diff("CUDA", cuda, here.cuda);
   if (nvrtc != here.nvrtc) return diff("NVRTC", nvrtc, here.nvrtc);
   return "";
-}
-
-Environment current_environment(const std::string& backend) {
-  Environment e;
-  e.backend = backend;
-  e.engine_version = AGENTCOMPILE_VERSION;
-  e.engine_commit = AGENTCOMPILE_GIT_COMMIT;
-  if (backend == "cpu") {
-    e.device = host_cpu_name();
-    e.arch = host_arch();
-    e.cores = int(std::max(1u, std::thread::hardware_concurrency()));
-    return e;
-  }
-  if (backend != "cuda") throw_input("--backend", json_quote(backend) + " is not cpu or cuda");
-#ifdef AGENTCOMPILE_HAVE_CUDA
-  GpuDeviceFacts g;
-  std::string why;
-  if (!detect_gpu_device(&g, &why)) throw_input("--backend cuda", why);
-  e.device = g.name;
-  e.arch = g.arch;
-  e.sm_count = g.sm_count;
-  const CudaVersions v = cuda_versions();
-  e.driver = v.driver;
-  e.cuda = v.toolkit;
-  e.nvrtc = v.nvrtc;
-  return e;
-#else
-  throw_input("--backend cuda", "this build has no CUDA backend");
-#endif
 }
 
 std::string model_hash(const Model& m) {

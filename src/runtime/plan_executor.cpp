@@ -1,11 +1,8 @@
 #include "agentcompile/runtime/plan_executor.h"
 
-#include "agentcompile/backends/cpu/cpu_executor.h"
 #include "agentcompile/core/error.h"
+#include "agentcompile/tuning/backend.h"
 #include "agentcompile/model/model.h"
-#ifdef AGENTCOMPILE_HAVE_CUDA
-#include "agentcompile/backends/cuda/cuda_executor.h"
-#endif
 
 namespace ac {
 
@@ -24,30 +21,9 @@ Plan load_plan_for(const fs::path& dir, const Model& model, const std::string& b
   return p;
 }
 
-std::unique_ptr<Executor> make_plan_executor(const Plan& plan, const Graph& graph, const ExecutorLimits& limits,
-                                             ExecutorShare* share) {
-  if (plan.environment.backend == "cpu") return make_cpu_executor(graph, limits, &plan);
-#ifdef AGENTCOMPILE_HAVE_CUDA
-  CudaExecutorOptions o;
-  o.route = plan.cuda_fast ? "fast" : "library";
-  o.fast = plan.cuda_fast;
-  for (const PlanKernel& k : plan.kernels)  // only binaries read from the plan folder (none when rebuilding)
-    if (!k.bytes.empty()) o.kernels.push_back(k);
-  o.share = share;
-  return make_cuda_executor(graph, limits, o);
-#else
-  (void)share;
-  throw_input("--plan", "is a CUDA plan and this build has no CUDA backend");
-#endif
-}
-
 std::vector<std::string> stale_plan_kernels(const Plan& plan, const Graph& graph) {
-#ifdef AGENTCOMPILE_HAVE_CUDA
-  if (plan.environment.backend == "cuda") return cuda_stale_plan_kernels(graph, plan);
-#endif
-  (void)plan;
-  (void)graph;
-  return {};
+  const Backend* b = find_backend(plan.environment.backend);
+  return b ? b->stale_plan_kernels(graph, plan) : std::vector<std::string>{};
 }
 
 std::string stale_plan_warning(const Plan& plan, const std::vector<std::string>& stale) {

@@ -23,12 +23,6 @@ void check_finite(const float* logits, int64_t vocab) {
 }
 }  // namespace
 
-int32_t argmax(const float* logits, int64_t vocab) {
-  int64_t best = 0;
-  for (int64_t i = 1; i < vocab; ++i)
-    if (logits[i] > logits[best]) best = i;
-  return int32_t(best);
-}
 
 namespace {
 bool by_logit(const LogitCandidate& a, const LogitCandidate& b) {

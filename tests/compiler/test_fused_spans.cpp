@@ -10,12 +10,14 @@
 #include <functional>
 #include <sstream>
 
+#include "agentcompile/backends/cpu/cpu_evaluator.h"
 #include "agentcompile/backends/cpu/cpu_executor.h"
 #include "agentcompile/compiler/compile.h"
 #include "agentcompile/compiler/spans.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/runtime/engine.h"
 #include "agentcompile/runtime/plan_executor.h"
+#include "agentcompile/tuning/backend.h"
 #include "unit/compile_test_util.h"
 #include "unit/model_test_util.h"
 

@@ -8,6 +8,7 @@
 
 #include "agentcompile/compiler/compile.h"
 #include "agentcompile/model/model.h"
+#include "agentcompile/tuning/backend.h"
 #include "unit/model_test_util.h"
 
 namespace ac {
@@ -22,7 +23,7 @@ class RecordingEvaluator final : public Evaluator {
  public:
   std::string backend() const override { return "cpu"; }
   std::string timing_method() const override { return "fixed"; }
-  void begin(const RegionWork&) override { calls.push_back("begin"); }
+  void begin(const RegionTask&) override { calls.push_back("begin"); }
   void prepare(const std::vector<Candidate>& cs, Clock::time_point deadline) override {
     calls.push_back("prepare");
     prepared.push_back(cs);

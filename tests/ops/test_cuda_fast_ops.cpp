@@ -4,7 +4,7 @@
 // exact inputs to both sides). Skipped, with the reason, where there is no GPU.
 #include <gtest/gtest.h>
 
-#include "agentcompile/backends/cpu/ref_ops.h"
+#include "agentcompile/tuning/reference_ops.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/ir/rope.h"
 #include "agentcompile/runtime/sampler.h"
@@ -59,14 +59,14 @@ TEST_P(CudaGemv, MatchesNormLinearEpilogueOnCpu) {
 
   // CPU: x' = rms_norm(x) (or x); y = W x' + b; epilogue.
   std::vector<float> xn(x.size()), y(size_t(c.B * c.N)), y2(y.size());
-  if (c.norm) cpu::rms_norm(x.data(), c.B, c.K, g_r.data(), 1e-6f, xn.data());
+  if (c.norm) ref::rms_norm(x.data(), c.B, c.K, g_r.data(), 1e-6f, xn.data());
   else xn = x;
-  cpu::linear(xn.data(), c.B, c.K, w_r.data(), c.bias ? b_r.data() : nullptr, c.N, y.data());
+  ref::linear(xn.data(), c.B, c.K, w_r.data(), c.bias ? b_r.data() : nullptr, c.N, y.data());
   std::vector<float> want = y;
   if (c.epi == 1) for (size_t i = 0; i < want.size(); ++i) want[i] = resid[i] + y[i];
   if (swiglu) {
-    cpu::linear(xn.data(), c.B, c.K, w2_r.data(), nullptr, c.N, y2.data());
-    cpu::swiglu(y.data(), y2.data(), c.B * c.N, want.data());
+    ref::linear(xn.data(), c.B, c.K, w2_r.data(), nullptr, c.N, y2.data());
+    ref::swiglu(y.data(), y2.data(), c.B * c.N, want.data());
   }
 
   auto dx = to_device(x), dw = to_device(w), dw2 = to_device(w2), dg = to_device(gamma), db = to_device(bias);
@@ -195,10 +195,10 @@ TEST(CudaFastOps, QkvPostMatchesNormRopeAndCacheWrite) {
       std::copy_n(qkv.begin() + t * width, q_dim, q.begin() + t * q_dim);
       std::copy_n(qkv.begin() + t * width + q_dim, kv_dim, k.begin() + t * kv_dim);
     }
-    cpu::rms_norm(q.data(), n * heads, hd, qn_r.data(), 1e-6f, qw.data());
-    cpu::rms_norm(k.data(), n * kvh, hd, kn_r.data(), 1e-6f, kw.data());
-    cpu::rope(qw.data(), n, heads, hd, pos.data(), inv, qw.data());
-    cpu::rope(kw.data(), n, kvh, hd, pos.data(), inv, kw.data());
+    ref::rms_norm(q.data(), n * heads, hd, qn_r.data(), 1e-6f, qw.data());
+    ref::rms_norm(k.data(), n * kvh, hd, kn_r.data(), 1e-6f, kw.data());
+    ref::rope(qw.data(), n, heads, hd, pos.data(), inv, qw.data());
+    ref::rope(kw.data(), n, kvh, hd, pos.data(), inv, kw.data());
 
     auto dqkv = to_device(qkv), dqn = to_device(qn), dkn = to_device(kn), dpos = to_device(pos), dslot = to_device(slot),
          dinv = to_device(inv);
@@ -271,8 +271,8 @@ TEST_P(CudaDecodeAttention, SplitsAndCombineMatchCpu) {
       knew[size_t(t * kv_dim + j)] = kcpu[size_t((slot[size_t(t)] * max_seq + pos[size_t(t)]) * kv_dim + j)];
       vnew[size_t(t * kv_dim + j)] = vcpu[size_t((slot[size_t(t)] * max_seq + pos[size_t(t)]) * kv_dim + j)];
     }
-  cpu::KvCacheView view{kcpu.data(), vcpu.data(), max_seq, kv_dim};
-  cpu::attention(q.data(), knew.data(), vnew.data(), n, pos.data(), slot.data(), c.heads, c.kv_heads, c.hd, view,
+  ref::KvCacheView view{kcpu.data(), vcpu.data(), max_seq, kv_dim};
+  ref::attention(q.data(), knew.data(), vnew.data(), n, pos.data(), slot.data(), c.heads, c.kv_heads, c.hd, view,
                  want.data());
 
   auto dq = to_device(q), dk = to_device(kdev), dv = to_device(vdev), dpos = to_device(pos), dslot = to_device(slot);
@@ -349,15 +349,15 @@ TEST_P(CudaDecodeAttention, FusedKernelMatchesNormRopeWriteAndAttend) {
     std::copy_n(qkv.begin() + t * width + q_dim, kv_dim, k.begin() + t * kv_dim);
     std::copy_n(qkv.begin() + t * width + q_dim + kv_dim, kv_dim, v.begin() + t * kv_dim);
   }
-  cpu::rms_norm(q.data(), n * c.heads, c.hd, nq_r.data(), 1e-6f, q.data());
-  cpu::rms_norm(k.data(), n * c.kv_heads, c.hd, nk_r.data(), 1e-6f, k.data());
-  cpu::rope(q.data(), n, c.heads, c.hd, pos.data(), inv, q.data());
-  cpu::rope(k.data(), n, c.kv_heads, c.hd, pos.data(), inv, k.data());
+  ref::rms_norm(q.data(), n * c.heads, c.hd, nq_r.data(), 1e-6f, q.data());
+  ref::rms_norm(k.data(), n * c.kv_heads, c.hd, nk_r.data(), 1e-6f, k.data());
+  ref::rope(q.data(), n, c.heads, c.hd, pos.data(), inv, q.data());
+  ref::rope(k.data(), n, c.kv_heads, c.hd, pos.data(), inv, k.data());
   for (auto* x : {&k, &v})
     for (auto& e : *x) e = bf16_to_f32(f32_to_bf16(e));
   std::vector<float> want(q.size());
-  cpu::KvCacheView view{kcpu.data(), vcpu.data(), max_seq, kv_dim};
-  cpu::attention(q.data(), k.data(), v.data(), n, pos.data(), slot.data(), c.heads, c.kv_heads, c.hd, view, want.data());
+  ref::KvCacheView view{kcpu.data(), vcpu.data(), max_seq, kv_dim};
+  ref::attention(q.data(), k.data(), v.data(), n, pos.data(), slot.data(), c.heads, c.kv_heads, c.hd, view, want.data());
 
   // The rope table the executor uploads: cos and sin of every position, [max_seq, hd / 2].
   std::vector<float> rcos(size_t(max_seq * c.hd / 2)), rsin(rcos.size());

@@ -7,7 +7,7 @@
 // launches twice, so the counters the blocks synchronise on must have been reset by the first.
 #include <gtest/gtest.h>
 
-#include "agentcompile/backends/cpu/ref_ops.h"
+#include "agentcompile/tuning/reference_ops.h"
 #include "backends/cuda/fast_executor.h"
 #include "backends/cuda/kernel_loader.h"
 #include "ops/cuda_test_util.h"
@@ -49,11 +49,11 @@ TEST_P(CudaMlpFused, MatchesNormGateUpSwigluDownResidualOnCpu) {
   auto gamma = store_as(g0, DType::BF16, g_r);
 
   std::vector<float> xn(h.size()), gate(size_t(c.B * c.I)), up(gate.size()), act(gate.size()), y(h.size()), want(h.size());
-  cpu::rms_norm(h.data(), c.B, c.H, g_r.data(), 1e-6f, xn.data());
-  cpu::linear(xn.data(), c.B, c.H, wg_r.data(), nullptr, c.I, gate.data());
-  cpu::linear(xn.data(), c.B, c.H, wu_r.data(), nullptr, c.I, up.data());
-  cpu::swiglu(gate.data(), up.data(), c.B * c.I, act.data());
-  cpu::linear(act.data(), c.B, c.I, wd_r.data(), nullptr, c.H, y.data());
+  ref::rms_norm(h.data(), c.B, c.H, g_r.data(), 1e-6f, xn.data());
+  ref::linear(xn.data(), c.B, c.H, wg_r.data(), nullptr, c.I, gate.data());
+  ref::linear(xn.data(), c.B, c.H, wu_r.data(), nullptr, c.I, up.data());
+  ref::swiglu(gate.data(), up.data(), c.B * c.I, act.data());
+  ref::linear(act.data(), c.B, c.I, wd_r.data(), nullptr, c.H, y.data());
   for (size_t i = 0; i < want.size(); ++i) want[i] = h[i] + y[i];
 
   const auto v = cuda::make_variant(cuda::find_family("mlp", "fused"),

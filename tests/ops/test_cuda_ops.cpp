@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "agentcompile/backends/cpu/ref_ops.h"
+#include "agentcompile/tuning/reference_ops.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/ir/rope.h"
 #include "backends/cuda/cublas_route.h"
@@ -51,7 +51,7 @@ TEST_P(CudaLinear, ReferenceKernelAndCublasMatchCpu) {
   auto w_bytes = store_as(random_vec(size_t(c.out * c.in), 2, 0.1f), c.w, w_r);
   auto b_bytes = store_as(random_vec(size_t(c.out), 3), c.w, b_r);
   std::vector<float> want(size_t(c.n * c.out));
-  cpu::linear(x.data(), c.n, c.in, w_r.data(), c.bias ? b_r.data() : nullptr, c.out, want.data());
+  ref::linear(x.data(), c.n, c.in, w_r.data(), c.bias ? b_r.data() : nullptr, c.out, want.data());
 
   auto dx = to_device(x);
   auto dw = to_device(w_bytes);
@@ -101,7 +101,7 @@ TEST(CudaOps, EmbedAndRmsNormMatchCpu) {
       std::vector<float> wide_r;
       auto wide = store_as(random_vec(size_t(vocab * width), 9), t, wide_r);
       std::vector<float> want(size_t(n * width));
-      cpu::embed(ids.data(), n, wide_r.data(), width, want.data());
+      ref::embed(ids.data(), n, wide_r.data(), width, want.data());
       auto dw = to_device(wide);
       auto dids = to_device(ids);
       auto got = poisoned(want.size());
@@ -134,7 +134,7 @@ TEST(CudaOps, EmbedAndRmsNormMatchCpu) {
       std::vector<float> g_r;
       auto gamma = store_as(random_vec(size_t(dim), 5), t, g_r);
       std::vector<float> x = random_vec(size_t(n * hidden), 6, 3.0f), want2(x.size());
-      cpu::rms_norm(x.data(), rows, dim, g_r.data(), 1e-6f, want2.data());
+      ref::rms_norm(x.data(), rows, dim, g_r.data(), 1e-6f, want2.data());
       auto dx = to_device(x);
       auto dg = to_device(gamma);
       auto out2 = poisoned(x.size());
@@ -157,7 +157,7 @@ TEST(CudaOps, RopeMatchesCpuIncludingLlama3Scaling) {
     std::vector<int32_t> pos = {0, 1, 2, 100, 1000, 5000, 40000, 7, 8};
     std::vector<float> inv = rope_inv_freq(rope, head_dim);
     std::vector<float> x = random_vec(size_t(n * heads * head_dim), 7), want(x.size());
-    cpu::rope(x.data(), n, heads, head_dim, pos.data(), inv, want.data());
+    ref::rope(x.data(), n, heads, head_dim, pos.data(), inv, want.data());
     auto dx = to_device(x);
     auto dp = to_device(pos);
     auto di = to_device(inv);
@@ -185,8 +185,8 @@ TEST_P(CudaAttention, KvWriteAndAttentionMatchCpu) {
   std::vector<int32_t> pos0 = {0, 1, 2, 3, 4, 5, 6, 7, 8}, slot0(9, 0);
   std::vector<float> q0 = random_vec(size_t(9 * q_dim), 8), k0 = random_vec(size_t(9 * kv_dim), 9),
                      v0 = random_vec(size_t(9 * kv_dim), 10), o0(q0.size());
-  cpu::KvCacheView view{kc.data(), vc.data(), max_seq, kv_dim};
-  cpu::attention(q0.data(), k0.data(), v0.data(), 9, pos0.data(), slot0.data(), c.heads, c.kv_heads, c.head_dim, view,
+  ref::KvCacheView view{kc.data(), vc.data(), max_seq, kv_dim};
+  ref::attention(q0.data(), k0.data(), v0.data(), 9, pos0.data(), slot0.data(), c.heads, c.kv_heads, c.head_dim, view,
                  o0.data());
   auto dkc = to_device(kc);  // the GPU cache starts from the CPU's state after the earlier step
   auto dvc = to_device(vc);
@@ -194,7 +194,7 @@ TEST_P(CudaAttention, KvWriteAndAttentionMatchCpu) {
   const long long n = 6;
   std::vector<float> q = random_vec(size_t(n * q_dim), 11), k = random_vec(size_t(n * kv_dim), 12),
                      v = random_vec(size_t(n * kv_dim), 13), want(q.size());
-  cpu::attention(q.data(), k.data(), v.data(), n, pos.data(), slot.data(), c.heads, c.kv_heads, c.head_dim, view,
+  ref::attention(q.data(), k.data(), v.data(), n, pos.data(), slot.data(), c.heads, c.kv_heads, c.head_dim, view,
                  want.data());
   auto dq = to_device(q), dk = to_device(k), dv = to_device(v), dpos = to_device(pos), dslot = to_device(slot);
   auto out = poisoned(want.size());
@@ -219,12 +219,12 @@ TEST(CudaOps, ElementwiseMatchCpu) {
   const long long count = 100003;  // not a multiple of the block
   std::vector<float> a = random_vec(size_t(count), 14, 4.0f), b = random_vec(size_t(count), 15), want(a.size());
   auto da = to_device(a), db = to_device(b);
-  cpu::swiglu(a.data(), b.data(), count, want.data());
+  ref::swiglu(a.data(), b.data(), count, want.data());
   auto out = poisoned(a.size());
   ElementwiseParams p{da.as<float>(), db.as<float>(), out.as<float>(), count};
   cuda::launch_kernel(ref_kernel("swiglu"), cuda::Dim3{cuda::elementwise_blocks(count, 256)}, 256, 0, stream(), &p);
   EXPECT_LE(rel_l2(to_host<float>(out, a.size()), want), kF32Bound) << "swiglu";
-  cpu::add(a.data(), b.data(), count, want.data());
+  ref::add(a.data(), b.data(), count, want.data());
   auto out2 = poisoned(a.size());
   p.out = out2.as<float>();
   cuda::launch_kernel(ref_kernel("add"), cuda::Dim3{cuda::elementwise_blocks(count, 256)}, 256, 0, stream(), &p);

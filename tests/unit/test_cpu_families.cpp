@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "agentcompile/backends/cpu/cpu_families.h"
-#include "agentcompile/backends/cpu/ref_ops.h"
+#include "agentcompile/tuning/reference_ops.h"
 #include "agentcompile/core/error.h"
 #include "unit/cpu_family_test_util.h"
 
@@ -39,7 +39,7 @@ TEST(CpuFamilies, LinearBlockedMatchesTheReference) {
     const auto x = random_vec(size_t(s.n * s.in), 1), w = random_vec(size_t(s.out * s.in), 2),
                b = random_vec(size_t(s.out), 3);
     std::vector<float> ref(size_t(s.n * s.out));
-    linear(x.data(), s.n, s.in, w.data(), s.bias ? b.data() : nullptr, s.out, ref.data());
+    ref::linear(x.data(), s.n, s.in, w.data(), s.bias ? b.data() : nullptr, s.out, ref.data());
     for (const auto& p : all_bindings(f)) {
       if (p.at("THREADS") > 4) continue;  // thread counts beyond 4 split the same rows further
       std::vector<float> out(ref.size(), NAN);
@@ -75,12 +75,12 @@ TEST(CpuFamilies, AttentionBlockedMatchesTheReference) {
     const auto q = random_vec(size_t(n * c.heads * c.head_dim), 9), kn = random_vec(size_t(n * kv_dim), 10),
                vn = random_vec(size_t(n * kv_dim), 11);
     std::vector<float> ref(q.size());
-    KvCacheView cache{kc.data(), vc.data(), max_seq, kv_dim};
-    attention(q.data(), kn.data(), vn.data(), n, c.positions.data(), c.slots.data(), c.heads, c.kv_heads, c.head_dim,
+    ref::KvCacheView cache{kc.data(), vc.data(), max_seq, kv_dim};
+    ref::attention(q.data(), kn.data(), vn.data(), n, c.positions.data(), c.slots.data(), c.heads, c.kv_heads, c.head_dim,
               cache, ref.data());
     // kv_write puts the same rows where the reference put them.
     std::vector<float> kc2 = random_vec(kc.size(), 7), vc2 = random_vec(kc.size(), 8);
-    kv_write(kn.data(), vn.data(), n, c.positions.data(), c.slots.data(), KvCacheView{kc2.data(), vc2.data(), max_seq, kv_dim});
+    kv_write(kn.data(), vn.data(), n, c.positions.data(), c.slots.data(), ref::KvCacheView{kc2.data(), vc2.data(), max_seq, kv_dim});
     EXPECT_EQ(kc2, kc);
     EXPECT_EQ(vc2, vc);
     for (const auto& p : all_bindings(f)) {

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "agentcompile/backends/cpu/cpu_families.h"
-#include "agentcompile/backends/cpu/ref_ops.h"
+#include "agentcompile/tuning/reference_ops.h"
 #include "agentcompile/core/error.h"
 #include "unit/cpu_family_test_util.h"
 
@@ -44,12 +44,12 @@ struct MlpData {
 // The reference ops, step by step, as the graph runs them.
 std::vector<float> reference(const MlpCase& c, const MlpData& d) {
   std::vector<float> h(d.x.size()), g(size_t(c.n * c.inter)), u(g.size()), a(g.size()), dn(d.x.size()), out(d.x.size());
-  rms_norm(d.x.data(), c.n, c.hidden, d.w.norm, d.w.eps, h.data());
-  linear(h.data(), c.n, c.hidden, d.w.gate, d.w.gate_bias, c.inter, g.data());
-  linear(h.data(), c.n, c.hidden, d.w.up, d.w.up_bias, c.inter, u.data());
-  swiglu(g.data(), u.data(), c.n * c.inter, a.data());
-  linear(a.data(), c.n, c.inter, d.w.down, d.w.down_bias, c.hidden, dn.data());
-  add(d.residual.data(), dn.data(), c.n * c.hidden, out.data());
+  ref::rms_norm(d.x.data(), c.n, c.hidden, d.w.norm, d.w.eps, h.data());
+  ref::linear(h.data(), c.n, c.hidden, d.w.gate, d.w.gate_bias, c.inter, g.data());
+  ref::linear(h.data(), c.n, c.hidden, d.w.up, d.w.up_bias, c.inter, u.data());
+  ref::swiglu(g.data(), u.data(), c.n * c.inter, a.data());
+  ref::linear(a.data(), c.n, c.inter, d.w.down, d.w.down_bias, c.hidden, dn.data());
+  ref::add(d.residual.data(), dn.data(), c.n * c.hidden, out.data());
   return out;
 }
 

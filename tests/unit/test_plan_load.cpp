@@ -11,6 +11,7 @@
 #include "agentcompile/plan/plan.h"
 #include "agentcompile/runtime/engine.h"
 #include "agentcompile/runtime/plan_executor.h"
+#include "agentcompile/tuning/backend.h"
 #include "unit/model_test_util.h"
 
 namespace ac {

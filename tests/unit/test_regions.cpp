@@ -6,8 +6,8 @@
 
 #include "agentcompile/backends/cuda/kernels_info.h"
 #include "agentcompile/compiler/candidate_space.h"
-#include "agentcompile/compiler/regions.h"
-#include "agentcompile/compiler/summary.h"
+#include "agentcompile/tuning/regions.h"
+#include "agentcompile/tuning/summary.h"
 #include "agentcompile/core/hash.h"
 #include "agentcompile/model/model.h"
 #include "unit/test_regions_util.h"
@@ -359,35 +359,39 @@ TEST(CandidateSpace, EnumerationMatchesCountsAndConstraints) {
   }
 }
 
-TEST(CandidateSpace, CudaFamiliesAreCheckedAgainstTheTarget) {
+TEST(CandidateSpace, CudaFamiliesAreTheFastPathsOnDecodeRegions) {
   if (!cuda_backend_built()) GTEST_SKIP() << "no CUDA backend in this build";
-  // head_dim 512: the reference attention needs MAXD * BLOCK >= 512.
-  TinyShape s{"llama", 1024, 64, 1, 2, 1, 512, 16};
-  auto m = test::tiny_shape_model(s);
+  // The CUDA backend offers, per decode region, the family its executor runs there (so every
+  // family listed is searched), bound to the target's architecture; prefill regions run a fixed
+  // route and list the fallback alone, saying why.
+  auto m = test::preset_shape_model("qwen3-1.7b");
   const Partition p = partition_graph(m->graph);
-  const CandidateSpace sp = space_for(*m, p, RegionKind::Attention, Phase::Decode, decode_point(1, 64), named_target("h200"), "cuda");
-  EXPECT_EQ(sp.families[0].id, "cuda:fallback");
-  const FamilySpace* att = sp.find("cuda:attention.ref");
-  ASSERT_NE(att, nullptr);
-  std::set<std::pair<int, int>> ok;
-  for (const auto& pt : family_points(*att)) ok.insert({pt.at("MAXD"), pt.at("BLOCK")});
-  for (int maxd : {1, 2, 4})
-    for (int block : {128, 256})
-      EXPECT_EQ(ok.count({maxd, block}) == 1, maxd * block >= 512) << maxd << " " << block;
-  for (const auto& f : sp.families) {
-    if (f.route == FamilyRoute::Fallback) continue;
-    EXPECT_EQ(f.id.rfind("cuda:", 0), 0u);
-    EXPECT_EQ(f.applies_to, std::vector<std::string>{"attention"}) << f.id;
-  }
-  // attn_in families run steps of attn_in only, with W bound to the weights' dtype.
-  const CandidateSpace in = space_for(*m, p, RegionKind::AttnIn, Phase::Decode, decode_point(1, 64), named_target("a100"), "cuda");
-  for (const auto& f : in.families) {
-    if (f.route == FamilyRoute::Fallback) continue;
-    EXPECT_TRUE(f.op == "rms_norm" || f.op == "linear" || f.op == "rope" || f.op == "kv_write") << f.id;
-    if (f.types.count("W")) {
-      EXPECT_EQ(f.types.at("W"), "bf16");
-    }
-  }
+  auto ids = [](const CandidateSpace& sp) {
+    std::vector<std::string> v;
+    for (const auto& f : sp.families) v.push_back(f.id);
+    return v;
+  };
+  using V = std::vector<std::string>;
+  const TargetFacts h200 = named_target("h200"), a100 = named_target("a100");
+  EXPECT_EQ(ids(space_for(*m, p, RegionKind::Attention, Phase::Decode, decode_point(1, 256), h200, "cuda")),
+            (V{"cuda:fallback", "cuda:attn_decode.cluster"}));
+  EXPECT_EQ(ids(space_for(*m, p, RegionKind::Attention, Phase::Decode, decode_point(1, 1024), h200, "cuda")),
+            (V{"cuda:fallback", "cuda:attn_decode.fused"}));
+  EXPECT_EQ(ids(space_for(*m, p, RegionKind::Attention, Phase::Decode, decode_point(1, 256), a100, "cuda")),
+            (V{"cuda:fallback", "cuda:attn_decode.fused"}));  // no thread block clusters before sm_90
+  EXPECT_EQ(ids(space_for(*m, p, RegionKind::AttnIn, Phase::Decode, decode_point(1, 256), h200, "cuda")),
+            (V{"cuda:fallback", "cuda:gemv.fused"}));
+  EXPECT_EQ(ids(space_for(*m, p, RegionKind::MlpOut, Phase::Decode, decode_point(8, 256), h200, "cuda")),
+            (V{"cuda:fallback", "cuda:gemv.mma"}));  // batches run on the tensor cores
+  const CandidateSpace gemv = space_for(*m, p, RegionKind::MlpIn, Phase::Decode, decode_point(1, 256), h200, "cuda");
+  ASSERT_EQ(gemv.families.size(), 2u);
+  EXPECT_EQ(gemv.families[1].applies_to, gemv.families[0].applies_to);
+  EXPECT_GT(gemv.families[1].valid_points, 1u);
+  for (const auto& pt : family_points(gemv.families[1])) EXPECT_EQ(pt.at("SPLITK"), 1) << "split-K needs the residual epilogue";
+  const CandidateSpace pre = space_for(*m, p, RegionKind::AttnIn, Phase::Prefill, prefill_point(64), h200, "cuda");
+  EXPECT_EQ(ids(pre), V{"cuda:fallback"});
+  ASSERT_FALSE(pre.notes.empty());
+  EXPECT_NE(pre.notes.front().find("prefill"), std::string::npos) << pre.notes.front();
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "agentcompile/compiler/target.h"
+#include "agentcompile/tuning/target.h"
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/model/architecture.h"
 #include "agentcompile/model/hf_config.h"

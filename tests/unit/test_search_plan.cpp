@@ -5,6 +5,7 @@
 #include <chrono>
 #include <set>
 
+#include "agentcompile/backends/cpu/cpu_evaluator.h"
 #include "agentcompile/backends/cpu/cpu_executor.h"
 #include "agentcompile/compiler/compile.h"
 #include "agentcompile/compiler/route_graph.h"
@@ -14,6 +15,7 @@
 #include "agentcompile/plan/plan.h"
 #include "agentcompile/runtime/engine.h"
 #include "agentcompile/runtime/plan_executor.h"
+#include "agentcompile/tuning/backend.h"
 #include "unit/compile_test_util.h"
 #include "unit/model_test_util.h"
 

@@ -12,6 +12,7 @@
 
 #include "agentcompile/compiler/tuning_db.h"
 #include "agentcompile/core/error.h"
+#include "agentcompile/tuning/backend.h"
 #include "compiler/step_tuning.h"
 #include "unit/model_test_util.h"
 

@@ -14,6 +14,7 @@
 #include "agentcompile/compiler/tuning_db.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/tokenizer/utf8.h"
+#include "agentcompile/tuning/backend.h"
 #include "compiler/db_records.h"
 #include "unit/model_test_util.h"
 

@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "agentcompile/backends/cpu/ref_ops.h"
+#include "agentcompile/tuning/reference_ops.h"
 #include "agentcompile/backends/cuda/cuda_executor.h"
 #include "agentcompile/core/json.h"
 #include "agentcompile/core/rng.h"
@@ -142,15 +142,15 @@ int main(int argc, char** argv) {
       dg.upload(gamma.data(), gamma.size() * 2, s);
       keys.fill_u32(0, s);  // the argmax epilogue's keys (only timed here)
       std::vector<float> xn(x.size()), wf(w0.size()), y(size_t(B * R.N)), y2(y.size()), want(y.size());
-      if (R.norm) cpu::rms_norm(x.data(), B, R.K, gamma_f.data(), 1e-6f, xn.data());
+      if (R.norm) ref::rms_norm(x.data(), B, R.K, gamma_f.data(), 1e-6f, xn.data());
       else xn = x;
       for (size_t i = 0; i < wf.size(); ++i) wf[i] = bf16_to_f32(w0[i]);
-      cpu::linear(xn.data(), B, R.K, wf.data(), nullptr, R.N, y.data());
+      ref::linear(xn.data(), B, R.K, wf.data(), nullptr, R.N, y.data());
       want = y;
       if (R.epi == 2) {
         for (size_t i = 0; i < wf.size(); ++i) wf[i] = bf16_to_f32(w1[i]);
-        cpu::linear(xn.data(), B, R.K, wf.data(), nullptr, R.N, y2.data());
-        cpu::swiglu(y.data(), y2.data(), B * R.N, want.data());
+        ref::linear(xn.data(), B, R.K, wf.data(), nullptr, R.N, y2.data());
+        ref::swiglu(y.data(), y2.data(), B * R.N, want.data());
       }
       // Every valid point of the space(s) for this region at this batch.
       std::vector<Variant> points;

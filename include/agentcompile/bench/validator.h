@@ -1,5 +1,5 @@
 #pragma once
-// The end-to-end semantic check (DESIGN.md, numerics and validation rules): our greedy choices,
+// The end-to-end semantic check (docs/design.md, numerics and validation rules): our greedy choices,
 // made with the reference's tokens as context (teacher forcing through the decode path), must
 // equal the reference's tokens for the first N positions; a differing token is allowed only where
 // the reference's top-1 minus top-2 logit margin is below epsilon and ours is the reference's

@@ -1,5 +1,5 @@
 #pragma once
-// The benchmark workloads of DESIGN.md (W1-W5: prompt tokens / generated tokens x batch) and the
+// The benchmark workloads of docs/design.md (W1-W5: prompt tokens / generated tokens x batch) and the
 // synthetic prompts every runner uses, so that our engine and the peers see the same token ids.
 #include <cstdint>
 #include <string>

@@ -19,7 +19,7 @@
 
 #include "agentcompile/compiler/advice.h"
 #include "agentcompile/compiler/candidate_space.h"
-#include "agentcompile/compiler/summary.h"
+#include "agentcompile/tuning/summary.h"
 #include "agentcompile/core/fs.h"
 #include "agentcompile/core/json.h"
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "agentcompile/compiler/advisor.h"
+#include "agentcompile/tuning/evaluator.h"
 
 namespace ac {
 
@@ -19,17 +20,11 @@ struct FrontOptions {
   ShapePoint prefill = prefill_point(128);
 };
 
-struct RegionWork {
-  size_t class_index = 0;
-  RegionSummary summary;
-  CandidateSpace space;
+// A region task with the advice on it and its candidates in advised order.
+struct RegionWork : RegionTask {
   AdviceResult advice;
   std::vector<Candidate> ordered;  // ordered_candidates(space, advice.advice)
   Json prompt;                     // the messages an LLM advisor is (or would be) sent
-  // A fused span (compiler/spans.h) instead of a region class: the regions of every instance
-  // (partition indices, graph order), the representative first. Empty for a region class.
-  std::vector<std::vector<int>> span_instances;
-  bool is_span() const { return !span_instances.empty(); }
 };
 
 struct FrontResult {

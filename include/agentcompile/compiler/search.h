@@ -21,46 +21,9 @@
 
 #include "agentcompile/compiler/front.h"
 #include "agentcompile/compiler/tuning_db.h"
+#include "agentcompile/tuning/evaluator.h"
 
 namespace ac {
-
-struct CorrectnessResult {
-  bool ok = false;
-  std::string reason;   // why not ("rel L2 3.1e-3 > 1e-5 (seed 2, tokens 3)", "NaN", "element not written")
-  double rel_err = 0;   // worst relative L2 error over the checks
-  int checks = 0;       // seeds x shapes run
-};
-
-struct TimingResult {
-  bool ok = false;
-  std::string reason;
-  std::vector<double> samples_us;  // every repeat after warm-up
-  double median_us = 0;
-};
-
-using Clock = std::chrono::steady_clock;
-
-class Evaluator {
- public:
-  virtual ~Evaluator() = default;
-  virtual std::string backend() const = 0;
-  // Prepares a region class (weights, inputs, reference outputs) before its candidates.
-  virtual void begin(const RegionWork& w) = 0;
-  // Called once per search, after begin, with the candidates about to be measured (those that
-  // pass their constraints and are not in the DB, in the advised order). A backend whose compile
-  // stage is slow builds them all here at once (the CUDA evaluators: NVRTC in parallel threads),
-  // so that compile() finds them ready; it stops starting work at `deadline`, and what it did not
-  // reach is built by compile() as usual. Default: nothing (compile() does it all).
-  virtual void prepare(const std::vector<Candidate>& candidates, Clock::time_point deadline) {
-    (void)candidates;
-    (void)deadline;
-  }
-  virtual std::string compile(const Candidate& c) = 0;  // "" when built
-  virtual CorrectnessResult check(const Candidate& c) = 0;
-  virtual TimingResult time(const Candidate& c, int warmup, int repeats) = 0;
-  // What the timing stage does (for the report).
-  virtual std::string timing_method() const = 0;
-};
 
 struct CandidateOutcome {
   Candidate candidate;
@@ -113,13 +76,6 @@ RegionSearch search_region(const RegionWork& w, Evaluator& ev, TuningDb* db, con
                            const SearchOptions& o, Clock::time_point deadline,
                            const std::function<void(const CandidateOutcome&)>& on_candidate = {});
 
-// The CPU backend's evaluator: runs the region's ops (representative instance, the model's own
-// weights) through cpu::run_op with the candidate's binding. Correctness: 2 seeds x 2 shapes
-// (decode: batch 1 and a ragged batch of 3 with different contexts; prefill: 13 and 29 tokens),
-// fresh random inputs and KV cache per check, outputs and written cache rows poisoned with NaN,
-// compared with the reference ops (relative L2 <= 1e-5 for f32, 1e-2 for bf16 activations).
-// Timing: wall clock of one region run at the summary's shape point, median of the repeats.
-std::unique_ptr<Evaluator> make_cpu_evaluator(const Graph& g, const Partition& part);
 
 // Candidates "simpler" first: the fallback, then fewer threads, then smaller parameter values.
 int candidate_complexity(const Candidate& c, const CandidateSpace& space);

@@ -1,5 +1,5 @@
 #pragma once
-// Element types. The model path supports bf16, f16 and f32 (DESIGN.md numerics); the other
+// Element types. The model path supports bf16, f16 and f32 (docs/design.md numerics); the other
 // safetensors dtypes are known so a file holding them can be read and reported, not computed on.
 #include <cstddef>
 #include <cstdint>

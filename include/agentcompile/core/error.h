@@ -1,5 +1,5 @@
 #pragma once
-// Errors carry a kind that the CLI maps to an exit code (DESIGN.md, command-line contract):
+// Errors carry a kind that the CLI maps to an exit code (docs/design.md, command-line contract):
 // bad input (files, flags, model) exits 2, internal failures exit 1. The message is always
 // "<subject>: <reason>" so the CLI can print one line: "error: <subject>: <reason>".
 #include <stdexcept>

@@ -38,9 +38,6 @@ struct Environment {
   std::string mismatch(const Environment& here) const;
 };
 
-// The environment this process runs in for a backend ("cpu" or "cuda"); for "cuda" without a
-// GPU, BadInput naming the backend.
-Environment current_environment(const std::string& backend);
 
 // Identifies a model: sha256 over config.json and, per tensor, its name, dtype, shape and a
 // sample of its bytes (the first and last 4 KiB and 16 evenly spread 4 KiB pieces): stable for a

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "agentcompile/ir/graph.h"
-#include "agentcompile/runtime/executor.h"
+#include "agentcompile/tuning/executor.h"
 
 namespace ac {
 

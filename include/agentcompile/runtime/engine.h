@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "agentcompile/model/hf_config.h"
-#include "agentcompile/runtime/executor.h"
+#include "agentcompile/tuning/executor.h"
 #include "agentcompile/runtime/sampler.h"
 
 namespace ac {

@@ -9,7 +9,7 @@
 #include "agentcompile/core/fs.h"
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/plan/plan.h"
-#include "agentcompile/runtime/executor.h"
+#include "agentcompile/tuning/backend.h"
 
 namespace ac {
 
@@ -20,13 +20,6 @@ struct Model;
 // `kernels`: PlanKernels::Rebuild (--rebuild-kernels) leaves the plan's binaries unread.
 Plan load_plan_for(const fs::path& dir, const Model& model, const std::string& backend_flag,
                    PlanKernels kernels = PlanKernels::Load);
-
-// The executor of the plan's backend with its choices; the kernel binaries Plan::load read (none
-// with PlanKernels::Rebuild) are loaded in place of compiling where their source key matches.
-// With `share`, executors of one graph built in turn share what their backend allows (the CUDA
-// fast path's device weights: ExecutorShare).
-std::unique_ptr<Executor> make_plan_executor(const Plan& plan, const Graph& graph, const ExecutorLimits& limits,
-                                             ExecutorShare* share = nullptr);
 
 // The plan's kernels built from other kernel sources than this engine's (cuda_stale_plan_kernels;
 // none for CPU plans). Such a plan still runs, correctly, on this engine's kernels, but the

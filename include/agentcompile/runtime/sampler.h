@@ -7,6 +7,8 @@
 
 #include "agentcompile/core/rng.h"
 
+#include "agentcompile/tuning/executor.h"  // argmax
+
 namespace ac {
 
 struct SamplingParams {
@@ -44,7 +46,5 @@ class Sampler {
   std::vector<LogitCandidate> cand_;
 };
 
-// Index of the largest logit (the first on ties, like torch.argmax).
-int32_t argmax(const float* logits, int64_t vocab);
 
 }  // namespace ac

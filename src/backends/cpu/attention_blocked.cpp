@@ -12,7 +12,7 @@
 namespace ac::cpu {
 
 void attention_blocked(const float* q, int64_t n, const int32_t* positions, const int32_t* slots, int64_t heads,
-                       int64_t kv_heads, int64_t head_dim, const KvCacheView& cache, float* out,
+                       int64_t kv_heads, int64_t head_dim, const ref::KvCacheView& cache, float* out,
                        const AttentionBlockedParams& p) {
   if (p.block_kv < 1 || p.threads < 1 || kv_heads < 1 || heads % kv_heads != 0)
     throw_internal("attention.blocked", "bad parameters or head counts");
@@ -38,7 +38,7 @@ void attention_blocked(const float* q, int64_t n, const int32_t* positions, cons
         const int64_t pn = std::min(block, len - p0);
         for (int64_t i = 0; i < pn; ++i) {  // each K row once for every head of the item
           const float* krow = kbase + (p0 + i) * kv_dim;
-          for (int64_t j = 0; j < per_item; ++j) scores[size_t(j * block + i)] = dot(qt + j * head_dim, krow, head_dim) * scale;
+          for (int64_t j = 0; j < per_item; ++j) scores[size_t(j * block + i)] = ref::dot(qt + j * head_dim, krow, head_dim) * scale;
         }
         for (int64_t j = 0; j < per_item; ++j) {
           float* s = scores.data() + j * block;

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "agentcompile/backends/cpu/op_runner.h"
-#include "agentcompile/backends/cpu/ref_ops.h"
+#include "agentcompile/tuning/reference_ops.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/threads.h"
 #include "agentcompile/ir/rope.h"
@@ -95,7 +95,7 @@ class CpuExecutor final : public Executor {
       a.out = out.data();
       a.set_step(n, b.tokens.data(), b.positions.data(), b.slots.data(), b.logit_rows.data(), r, &inv_freq_);
       if (op.kind == OpKind::Attention)
-        a.kv = cpu::KvCacheView{k_cache_[size_t(op.layer)].data(), v_cache_[size_t(op.layer)].data(), limits_.max_seq,
+        a.kv = ref::KvCacheView{k_cache_[size_t(op.layer)].data(), v_cache_[size_t(op.layer)].data(), limits_.max_seq,
                                 op.kv_heads * op.head_dim};
       cpu::run_op(g_, op, bind.ops.empty() ? cpu::OpBinding{} : bind.ops[i], a);
       release_inputs();

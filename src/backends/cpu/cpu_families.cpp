@@ -122,7 +122,7 @@ AttentionBlockedParams attention_blocked_params(const CpuParams& p) {
 }
 
 void kv_write(const float* k_new, const float* v_new, int64_t n, const int32_t* positions, const int32_t* slots,
-              const KvCacheView& cache) {
+              const ref::KvCacheView& cache) {
   for (int64_t t = 0; t < n; ++t) {
     const int64_t row = (int64_t(slots[t]) * cache.max_seq + positions[t]) * cache.kv_dim;
     std::memcpy(cache.k + row, k_new + t * cache.kv_dim, size_t(cache.kv_dim) * sizeof(float));

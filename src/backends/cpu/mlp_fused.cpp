@@ -18,7 +18,7 @@ void mlp_fused(const float* x, const float* residual, int64_t n, int64_t hidden,
   if (fn == nullptr || p.threads < 1 || p.chunk < 1) throw_internal("mlp.fused", "parameters outside the instantiated domain");
   if (n <= 0) return;
   std::vector<float> h(size_t(n * hidden));  // the normed input, read by every chunk
-  rms_norm(x, n, hidden, w.norm, w.eps, h.data());
+  ref::rms_norm(x, n, hidden, w.norm, w.eps, h.data());
   const int64_t chunks = (inter + p.chunk - 1) / p.chunk;
   const int64_t workers = std::min<int64_t>(p.threads, chunks);
   // One partial output per worker (workers own disjoint chunks), summed below in worker order,
@@ -32,7 +32,7 @@ void mlp_fused(const float* x, const float* residual, int64_t n, int64_t hidden,
       fn({h.data(), n, hidden, w.gate + c0 * hidden, hidden, w.gate_bias ? w.gate_bias + c0 : nullptr, g.data(), cw, false},
          0, cw);
       fn({h.data(), n, hidden, w.up + c0 * hidden, hidden, w.up_bias ? w.up_bias + c0 : nullptr, u.data(), cw, false}, 0, cw);
-      swiglu(g.data(), u.data(), n * cw, g.data());
+      ref::swiglu(g.data(), u.data(), n * cw, g.data());
       // acc[t, o] += act[t, :] . down[o, c0 : c0 + cw]: a column block of down, rows inter apart.
       fn({g.data(), n, cw, w.down + c0, inter, nullptr, acc, hidden, true}, 0, hidden);
     }

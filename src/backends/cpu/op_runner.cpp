@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "agentcompile/backends/cpu/ref_ops.h"
+#include "agentcompile/tuning/reference_ops.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/ir/decoder_layers.h"
 
@@ -13,7 +13,7 @@ namespace {
 void linear_any(const OpBinding& b, const float* x, int64_t n, int64_t in, const float* w, const float* bias,
                 int64_t out_dim, float* out) {
   if (b.kind == OpBinding::Kind::LinearBlocked) linear_blocked(x, n, in, w, bias, out_dim, out, b.linear);
-  else if (b.kind == OpBinding::Kind::Reference) linear(x, n, in, w, bias, out_dim, out);
+  else if (b.kind == OpBinding::Kind::Reference) ref::linear(x, n, in, w, bias, out_dim, out);
   else throw_internal("cpu op", "attention.blocked bound to a linear op");
 }
 
@@ -26,7 +26,7 @@ void attention_op(const Op& op, const OpBinding& b, const OpArgs& a, AttentionPa
     return;
   }
   if (part == AttentionPart::Whole && !blocked) {
-    attention(a.in[0], a.in[1], a.in[2], a.n, a.positions, a.slots, op.heads, op.kv_heads, op.head_dim, a.kv, a.out);
+    ref::attention(a.in[0], a.in[1], a.in[2], a.n, a.positions, a.slots, op.heads, op.kv_heads, op.head_dim, a.kv, a.out);
     return;
   }
   if (part == AttentionPart::Whole) kv_write(a.in[1], a.in[2], a.n, a.positions, a.slots, a.kv);
@@ -42,7 +42,7 @@ void attention_op(const Op& op, const OpBinding& b, const OpArgs& a, AttentionPa
     std::copy_n(a.kv.k + row, kv_dim, k.data() + t * kv_dim);
     std::copy_n(a.kv.v + row, kv_dim, v.data() + t * kv_dim);
   }
-  attention(a.in[0], k.data(), v.data(), a.n, a.positions, a.slots, op.heads, op.kv_heads, op.head_dim, a.kv, a.out);
+  ref::attention(a.in[0], k.data(), v.data(), a.n, a.positions, a.slots, op.heads, op.kv_heads, op.head_dim, a.kv, a.out);
 }
 
 }  // namespace
@@ -54,25 +54,25 @@ void run_op(const Graph& g, const Op& op, const OpBinding& b, const OpArgs& a, A
     throw_internal("cpu op " + op.name, "a family is bound to an op it does not implement");
   switch (op.kind) {
     case OpKind::Embed:
-      embed(a.tokens, a.n, a.w[0], width, a.out);
+      ref::embed(a.tokens, a.n, a.w[0], width, a.out);
       break;
     case OpKind::RmsNorm:
-      rms_norm(a.in[0], a.n * op.groups, width / op.groups, a.w[0], op.eps, a.out);
+      ref::rms_norm(a.in[0], a.n * op.groups, width / op.groups, a.w[0], op.eps, a.out);
       break;
     case OpKind::Linear:
       linear_any(b, a.in[0], a.n, g.value(op.inputs[0]).width, a.w[0], a.w[1], width, a.out);
       break;
     case OpKind::Rope:
-      rope(a.in[0], a.n, op.heads, op.head_dim, a.positions, *a.inv_freq, a.out);
+      ref::rope(a.in[0], a.n, op.heads, op.head_dim, a.positions, *a.inv_freq, a.out);
       break;
     case OpKind::Attention:
       attention_op(op, b, a, part);
       break;
     case OpKind::SwiGlu:
-      swiglu(a.in[0], a.in[1], a.n * width, a.out);
+      ref::swiglu(a.in[0], a.in[1], a.n * width, a.out);
       break;
     case OpKind::Add:
-      add(a.in[0], a.in[1], a.n * width, a.out);
+      ref::add(a.in[0], a.in[1], a.n * width, a.out);
       break;
     case OpKind::Logits: {
       const int64_t hidden = g.value(op.inputs[0]).width;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "agentcompile/ir/graph.h"
-#include "agentcompile/runtime/executor.h"
+#include "agentcompile/tuning/executor.h"
 
 typedef struct CUstream_st* CUstream;  // as cuda.h declares it (this header does not include it)
 

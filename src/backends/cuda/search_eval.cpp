@@ -10,7 +10,7 @@
 #include <optional>
 #include <set>
 
-#include "agentcompile/backends/cpu/ref_ops.h"
+#include "agentcompile/tuning/reference_ops.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/hash.h"
 #include "agentcompile/core/rng.h"
@@ -179,7 +179,7 @@ class GemvEvaluator final : public Evaluator {
            "over weight copies totalling >= 160 MB (L2 defeated); median of the replays per launch";
   }
 
-  void begin(const RegionWork&) override {
+  void begin(const RegionTask&) override {
     if (ready_) return;
     Device& dev = Device::get();
     arch_ = dev.info().arch();
@@ -262,13 +262,13 @@ class GemvEvaluator final : public Evaluator {
       std::vector<float> x(size_t(batch_ * K_)), xn(x.size()), y(size_t(batch_ * N_)), y2(y.size()), want(y.size()),
           resid(y.size(), 0.0f);
       for (auto& e : x) e = rng.normal();
-      if (slot_.norm) cpu::rms_norm(x.data(), batch_, K_, gf.data(), 1e-6f, xn.data());
+      if (slot_.norm) ref::rms_norm(x.data(), batch_, K_, gf.data(), 1e-6f, xn.data());
       else xn = x;
-      cpu::linear(xn.data(), batch_, K_, wf.data(), nullptr, N_, y.data());
+      ref::linear(xn.data(), batch_, K_, wf.data(), nullptr, N_, y.data());
       want = y;
       if (slot_.epi == kEpiSwiglu) {
-        cpu::linear(xn.data(), batch_, K_, wf2.data(), nullptr, N_, y2.data());
-        cpu::swiglu(y.data(), y2.data(), batch_ * N_, want.data());
+        ref::linear(xn.data(), batch_, K_, wf2.data(), nullptr, N_, y2.data());
+        ref::swiglu(y.data(), y2.data(), batch_ * N_, want.data());
       }
       dx_.upload(x.data(), x.size() * 4, s);
       if (slot_.epi == kEpiResidual) {  // the residual epilogue adds into out: seed it, expect y + residual
@@ -390,7 +390,7 @@ class AttentionEvaluator final : public Evaluator {
     return decode_attention_variant(c_, config(c), wt_, arch_, batch_template(batch_), 0);
   }
 
-  void begin(const RegionWork&) override {
+  void begin(const RegionTask&) override {
     if (ready_) return;
     arch_ = Device::get().info().arch();
     const CUstream s = Device::get().stream();
@@ -593,11 +593,11 @@ class AttentionEvaluator final : public Evaluator {
         std::copy_n(qkv.begin() + t * qkvd + qd + kvd, kvd, vn.begin() + t * kvd);
       }
       if (c_.qk_norm) {
-        cpu::rms_norm(q.data(), n * heads, hd_, qnf.data(), float(c_.rms_norm_eps), q.data());
-        cpu::rms_norm(kn.data(), n * kvh, hd_, knf.data(), float(c_.rms_norm_eps), kn.data());
+        ref::rms_norm(q.data(), n * heads, hd_, qnf.data(), float(c_.rms_norm_eps), q.data());
+        ref::rms_norm(kn.data(), n * kvh, hd_, knf.data(), float(c_.rms_norm_eps), kn.data());
       }
-      cpu::rope(q.data(), n, heads, hd_, pos.data(), inv_freq_, q.data());
-      cpu::rope(kn.data(), n, kvh, hd_, pos.data(), inv_freq_, kn.data());
+      ref::rope(q.data(), n, heads, hd_, pos.data(), inv_freq_, q.data());
+      ref::rope(kn.data(), n, kvh, hd_, pos.data(), inv_freq_, kn.data());
       // The rows the kernel wrote (bf16: the bf16 bound), then the attention over the cache as
       // the kernel left it (identical inputs on both sides: the f32 bound).
       std::vector<float> kw(kn.size()), vw(vn.size()), vwant(vn.size());
@@ -627,8 +627,8 @@ class AttentionEvaluator final : public Evaluator {
             vcache[size_t((t * max_seq_ + p) * kvd + j)] = bf16_to_f32(vg[i]);
           }
       std::vector<float> want(got.size());
-      cpu::attention(q.data(), kw.data(), vw.data(), n, pos.data(), slot.data(), heads, kvh, hd_,
-                     cpu::KvCacheView{kcache.data(), vcache.data(), max_seq_, kvd}, want.data());
+      ref::attention(q.data(), kw.data(), vw.data(), n, pos.data(), slot.data(), heads, kvh, hd_,
+                     ref::KvCacheView{kcache.data(), vcache.data(), max_seq_, kvd}, want.data());
       const std::optional<double> err = rel_l2(got, want);
       ++r.checks;
       if (!err) {
@@ -719,178 +719,137 @@ class AttentionEvaluator final : public Evaluator {
   std::optional<double> baseline_us_;  // the chains without the attention, per chain
 };
 
-// A region work whose space is one CUDA family (plus the fallback), built from the front's
-// summary of that region, then advised like any other.
-RegionWork fast_work(const RegionWork& base, const std::string& family_id, const std::vector<SpaceParam>& params,
-                     std::function<std::string(const ParamPoint&)> constraint, Advisor& advisor,
-                     std::vector<MeasuredCandidate> history) {
-  RegionWork w;
-  w.class_index = base.class_index;
-  w.summary = base.summary;
-  w.space.signature = base.summary.signature;
-  w.space.kind = base.summary.kind;
-  w.space.phase = base.summary.phase;
-  w.space.backend = "cuda";
-  FamilySpace fb;
-  fb.id = "cuda:fallback";
-  fb.backend = "cuda";
-  fb.route = FamilyRoute::Fallback;
-  fb.family = "fallback";
-  fb.description = "the fast path's default parameters (FastConfig)";
-  w.space.families.push_back(fb);
+// One fast-path family as a region family of the space (the fallback is the engine's defaults).
+FamilySpace fast_family(const RegionSummary& s, const std::string& family_id, const std::vector<SpaceParam>& params,
+                        std::function<std::string(const ParamPoint&)> constraint) {
   FamilySpace f;
   f.id = family_id;
   f.backend = "cuda";
   f.route = FamilyRoute::Region;
-  f.op = std::string(region_kind_name(base.summary.kind));
+  f.op = std::string(region_kind_name(s.kind));
   f.family = family_id.substr(family_id.find('.') + 1);
+  f.applies_to = region_step_names(s);
   f.params = params;
   f.constraint = std::move(constraint);
   f.rules = {"the family's constraint (registers, shared memory, divisibility) at this region's shape"};
-  size_t raw = 1;
-  for (const auto& p : params) raw *= p.values.size();
-  f.raw_points = raw;
-  f.valid_points = count_points(f);
-  w.space.families.push_back(f);
-  AdvisorRequest req{&w.summary, &w.space, std::move(history)};
-  w.prompt = build_prompt(req);
-  w.advice = advisor.advise(req);
-  w.ordered = ordered_candidates(w.space, w.advice.advice);
-  return w;
+  finish_family(f);
+  return f;
+}
+
+const Slot* slot_of(RegionKind kind) {
+  for (const Slot& s : kSlots)
+    if (s.kind == kind) return &s;
+  return nullptr;
+}
+
+// The GEMV region's N and K (outputs and inputs per token).
+std::pair<long long, long long> gemv_shape(const ModelConfig& c, RegionKind kind) {
+  const long long N = kind == RegionKind::AttnIn                                ? c.q_dim() + 2 * c.kv_dim()
+                      : kind == RegionKind::AttnOut || kind == RegionKind::MlpOut ? c.hidden_size
+                      : kind == RegionKind::MlpIn                                 ? c.intermediate_size
+                                                                                  : c.vocab_size;
+  const long long K = kind == RegionKind::AttnOut ? c.q_dim() : kind == RegionKind::MlpOut ? c.intermediate_size : c.hidden_size;
+  return {N, K};
 }
 
 }  // namespace
 
-CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResult& front, Advisor& advisor,
-                                TuningDb& db, const Environment& env, const SearchOptions& so, int batch,
-                                Clock::time_point deadline, const std::function<void(const CandidateOutcome&)>& on_candidate,
-                                const std::function<void(size_t, size_t, const std::string&)>& on_region) {
-  CudaFastSearch out;
+std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary& s, const TargetFacts& t,
+                                            std::vector<std::string>* notes) {
+  if (s.phase != Phase::Decode) {
+    notes->push_back("the CUDA backend searches decode regions only: prefill runs its fixed route (cuBLAS)");
+    return {};
+  }
   if (std::string why = fast_path_unsupported(g); !why.empty()) {
-    out.notes.push_back("the CUDA fast path cannot run this model (" + why + "): the plan uses the library route");
-    return out;
+    notes->push_back("the CUDA fast path cannot run this model (" + why + "): the plan uses the library route");
+    return {};
   }
   const ModelConfig& c = g.config;
   const DType wt = g.ops.front().weights.at(0)->dtype;
-  const Family& gemv = find_family("gemv", "fused");
-  const Family& mma = find_family("gemv", "mma");
-  const Family& attn = find_family("attn_decode", "fused");
-  // Every region's work and evaluator first, so the budget can be divided by the candidates each
-  // has: the GEMV slots in graph order, then the attention, which goes last because its
-  // candidates cost the most to build (each config's every fast-path variant) and the last
-  // region gets whatever time the others left (on an H200 the GEMVs of Llama-3.2-1B took 12 s of
-  // a 38 s search and the attention, second with its proportional share, explored 8 of 16).
-  std::vector<std::unique_ptr<Evaluator>> evs;
-  std::set<RegionKind> seen;
-  std::vector<const RegionWork*> order;
-  for (const auto& w : front.work)
-    if (w.summary.phase == Phase::Decode && w.summary.kind != RegionKind::Attention) order.push_back(&w);
-  for (const auto& w : front.work)
-    if (w.summary.phase == Phase::Decode && w.summary.kind == RegionKind::Attention) order.push_back(&w);
-  for (const RegionWork* wp : order) {
-    const RegionWork& w = *wp;
-    if (!seen.insert(w.summary.kind).second) continue;
-    const Slot* slot = nullptr;
-    for (const Slot& s : kSlots)
-      if (s.kind == w.summary.kind) slot = &s;
-    if (slot) {
-      const long long qkvd = c.q_dim() + 2 * c.kv_dim();
-      const long long N = slot->kind == RegionKind::AttnIn ? qkvd
-                          : slot->kind == RegionKind::AttnOut || slot->kind == RegionKind::MlpOut ? c.hidden_size
-                          : slot->kind == RegionKind::MlpIn ? c.intermediate_size : c.vocab_size;
-      const long long K = slot->kind == RegionKind::AttnOut ? c.q_dim()
-                          : slot->kind == RegionKind::MlpOut ? c.intermediate_size : c.hidden_size;
-      // The family the executor runs at this batch: gemv.mma (tensor cores) from mma_min_batch
-      // on where it can, else gemv.fused.
-      const FastConfig defaults;
-      const int tmpl = batch_template(batch);
-      const bool use_mma = fast_decode_gemv(defaults, defaults.qkv, defaults.qkv_mma, slot->epi, tmpl, K, wt,
-                                            Device::get().info().arch()).family->name == "mma";
-      // The space: the family's tuning parameters; BATCH (the executor's template), EPI (the
-      // region's) and gemv.mma's TERMS (the executor's) are bound.
-      const Family& fam = use_mma ? mma : gemv;
-      std::vector<SpaceParam> params;
-      for (const auto& d : fam.params)
-        if (d.name != "BATCH" && d.name != "EPI" && d.name != "TERMS") params.push_back({d.name, d.values});
-      const int epi = slot->epi;
-      auto constraint = [&fam, use_mma, epi, tmpl](const ParamPoint& p) -> std::string {
-        if (p.at("SPLITK") > 1 && epi != kEpiResidual) return "split-K needs the residual epilogue";
-        std::map<std::string, int> v(p.begin(), p.end());
-        v["BATCH"] = tmpl;
-        v["EPI"] = epi;
-        if (use_mma) v["TERMS"] = FastConfig{}.mma_terms;
-        return fam.constraint ? fam.constraint(v) : std::string();
-      };
-      out.works.push_back(fast_work(w, use_mma ? "cuda:gemv.mma" : "cuda:gemv.fused", params, constraint, advisor,
-                                    measured_history(db, env, w.summary.signature, "cuda")));
-      evs.push_back(std::make_unique<GemvEvaluator>(*slot, N, K, batch, wt, use_mma));
-    } else if (w.summary.kind == RegionKind::Attention) {
-      const int64_t context = std::min<int64_t>(w.summary.point.context, c.max_position_embeddings);
-      // At batch 1 and a context within attn_long_from the step runs attn_decode.cluster: its
-      // BLOCK and CLUSTER (blocks per KV head) are the space.
-      const FastConfig defaults;
-      const std::string arch = Device::get().info().arch();
-      if (context <= defaults.attn_long_from &&
-          decode_attention_variant(c, defaults, wt, arch, batch_template(batch), 0).family->name == "cluster") {
-        const Family& cl = find_family("attn_decode", "cluster");
-        std::vector<SpaceParam> params;
-        for (const auto& d : cl.params)
-          if (d.name == "BLOCK" || d.name == "CLUSTER") params.push_back({d.name, d.values});
-        auto constraint = [&c, wt, arch, batch](const ParamPoint& p) -> std::string {
-          FastConfig cfg;
-          cfg.attn_block = p.at("BLOCK");
-          cfg.attn_cluster = p.at("CLUSTER");
-          try {
-            const Variant v = decode_attention_variant(c, cfg, wt, arch, batch_template(batch), 0);
-            if (v.family->name != "cluster") return "CLUSTER blocks of at most 128 rows do not cover the short contexts";
-            if (v.param("BLOCK") != cfg.attn_block) return "BLOCK does not divide the query group's outputs";
-          } catch (const Error& e) {
-            return e.reason();
-          }
-          return "";
-        };
-        out.works.push_back(fast_work(w, "cuda:attn_decode.cluster", params, constraint, advisor,
-                                      measured_history(db, env, w.summary.signature, "cuda")));
-        evs.push_back(std::make_unique<AttentionEvaluator>(g, batch, int(context)));
-        continue;
+  const int batch = int(s.point.batch);
+  const std::string arch = t.arch;
+  if (const Slot* slot = slot_of(s.kind)) {
+    const long long K = gemv_shape(c, s.kind).second;
+    // The family the executor runs at this batch: gemv.mma (tensor cores) from mma_min_batch
+    // on where it can, else gemv.fused.
+    const FastConfig defaults;
+    const int tmpl = batch_template(batch);
+    const bool use_mma =
+        fast_decode_gemv(defaults, defaults.qkv, defaults.qkv_mma, slot->epi, tmpl, K, wt, arch).family->name == "mma";
+    // The space: the family's tuning parameters; BATCH (the executor's template), EPI (the
+    // region's) and gemv.mma's TERMS (the executor's) are bound.
+    const Family& fam = find_family("gemv", use_mma ? "mma" : "fused");
+    std::vector<SpaceParam> params;
+    for (const auto& d : fam.params)
+      if (d.name != "BATCH" && d.name != "EPI" && d.name != "TERMS") params.push_back({d.name, d.values});
+    const int epi = slot->epi;
+    auto constraint = [&fam, use_mma, epi, tmpl](const ParamPoint& p) -> std::string {
+      if (p.at("SPLITK") > 1 && epi != kEpiResidual) return "split-K needs the residual epilogue";
+      std::map<std::string, int> v(p.begin(), p.end());
+      v["BATCH"] = tmpl;
+      v["EPI"] = epi;
+      if (use_mma) v["TERMS"] = FastConfig{}.mma_terms;
+      return fam.constraint ? fam.constraint(v) : std::string();
+    };
+    return {fast_family(s, use_mma ? "cuda:gemv.mma" : "cuda:gemv.fused", params, constraint)};
+  }
+  if (s.kind != RegionKind::Attention) return {};
+  const int64_t context = std::min<int64_t>(s.point.context, c.max_position_embeddings);
+  // At batch 1 and a context within attn_long_from the step runs attn_decode.cluster: its
+  // BLOCK and CLUSTER (blocks per KV head) are the space.
+  const FastConfig defaults;
+  if (context <= defaults.attn_long_from &&
+      decode_attention_variant(c, defaults, wt, arch, batch_template(batch), 0).family->name == "cluster") {
+    const Family& cl = find_family("attn_decode", "cluster");
+    std::vector<SpaceParam> params;
+    for (const auto& d : cl.params)
+      if (d.name == "BLOCK" || d.name == "CLUSTER") params.push_back({d.name, d.values});
+    auto constraint = [&c, wt, arch, batch](const ParamPoint& p) -> std::string {
+      FastConfig cfg;
+      cfg.attn_block = p.at("BLOCK");
+      cfg.attn_cluster = p.at("CLUSTER");
+      try {
+        const Variant v = decode_attention_variant(c, cfg, wt, arch, batch_template(batch), 0);
+        if (v.family->name != "cluster") return "CLUSTER blocks of at most 128 rows do not cover the short contexts";
+        if (v.param("BLOCK") != cfg.attn_block) return "BLOCK does not divide the query group's outputs";
+      } catch (const Error& e) {
+        return e.reason();
       }
-      // Otherwise the fused kernel: its BLOCK, SPLIT and ILP are the space (the prefill
-      // attention's TILE stays at its default; it does not run in a decode step).
-      const int hd = int(c.head_dim), group = int(c.num_heads / c.num_kv_heads);
-      std::vector<SpaceParam> params;
-      for (const auto& d : attn.params)
-        if (d.name == "BLOCK" || d.name == "SPLIT" || d.name == "ILP") params.push_back({d.name, d.values});
-      const int smem_limit = attn_short_smem_budget(Device::get().info().arch());
-      auto constraint = [&attn, hd, group, smem_limit](const ParamPoint& p) -> std::string {
-        std::map<std::string, int> v(p.begin(), p.end());
-        v["HD"] = hd;
-        v["GROUP"] = group;
-        if (attn_fused_smem_bytes(v.at("SPLIT"), hd, group) > smem_limit)
-          return "needs more dynamic shared memory than this GPU's " + std::to_string(smem_limit / 1024) + " KiB";
-        return attn.constraint ? attn.constraint(v) : std::string();
-      };
-      out.works.push_back(fast_work(w, "cuda:attn_decode.fused", params, constraint, advisor,
-                                    measured_history(db, env, w.summary.signature, "cuda")));
-      evs.push_back(std::make_unique<AttentionEvaluator>(g, batch, int(context)));
-    }
+      return "";
+    };
+    return {fast_family(s, "cuda:attn_decode.cluster", params, constraint)};
   }
-  // Each region's deadline: its share of what is left in proportion to its candidates (time a
-  // region does not use passes to the next). An equal share per region starved the attention
-  // and the LM head (16 candidates each) after the GEMVs with 65 candidates took theirs.
-  size_t left = 0;
-  for (const auto& w : out.works) left += w.ordered.size();
-  for (size_t i = 0; i < out.works.size(); ++i) {
-    const RegionWork& w = out.works[i];
-    if (on_region) on_region(i, out.works.size(), std::string(region_kind_name(w.summary.kind)));
-    const auto now = Clock::now();
-    const auto until = now < deadline ? now + (deadline - now) * long(w.ordered.size()) / long(std::max<size_t>(left, 1)) : now;
-    out.searches.push_back(search_region(w, *evs[i], &db, env, so, until, on_candidate));
-    evs[i].reset();  // its buffers (up to a GB of LM head weights) are no longer needed
-    left -= w.ordered.size();
+  // Otherwise the fused kernel: its BLOCK, SPLIT and ILP are the space (the prefill attention's
+  // TILE stays at its default; it does not run in a decode step).
+  const Family& attn = find_family("attn_decode", "fused");
+  const int hd = int(c.head_dim), group = int(c.num_heads / c.num_kv_heads);
+  std::vector<SpaceParam> params;
+  for (const auto& d : attn.params)
+    if (d.name == "BLOCK" || d.name == "SPLIT" || d.name == "ILP") params.push_back({d.name, d.values});
+  const int smem_limit = attn_short_smem_budget(arch);
+  auto constraint = [&attn, hd, group, smem_limit](const ParamPoint& p) -> std::string {
+    std::map<std::string, int> v(p.begin(), p.end());
+    v["HD"] = hd;
+    v["GROUP"] = group;
+    if (attn_fused_smem_bytes(v.at("SPLIT"), hd, group) > smem_limit)
+      return "needs more dynamic shared memory than this GPU's " + std::to_string(smem_limit / 1024) + " KiB";
+    return attn.constraint ? attn.constraint(v) : std::string();
+  };
+  return {fast_family(s, "cuda:attn_decode.fused", params, constraint)};
+}
+
+std::unique_ptr<Evaluator> cuda_fast_evaluator(const Graph& g, const RegionTask& t) {
+  if (t.summary.phase != Phase::Decode || t.space.families.size() < 2) return nullptr;
+  const ModelConfig& c = g.config;
+  const int batch = int(t.summary.point.batch);
+  if (const Slot* slot = slot_of(t.summary.kind)) {
+    const auto [N, K] = gemv_shape(c, t.summary.kind);
+    const bool mma = t.space.find("cuda:gemv.mma") != nullptr;
+    return std::make_unique<GemvEvaluator>(*slot, N, K, batch, g.ops.front().weights.at(0)->dtype, mma);
   }
-  if (on_region) on_region(out.works.size(), out.works.size(), "");
-  (void)m;
-  return out;
+  if (t.summary.kind == RegionKind::Attention)
+    return std::make_unique<AttentionEvaluator>(g, batch, int(std::min<int64_t>(t.summary.point.context, c.max_position_embeddings)));
+  return nullptr;
 }
 
 std::unique_ptr<Evaluator> make_cuda_attention_evaluator(const Graph& g, int batch, int context) {

@@ -1,6 +1,6 @@
 #pragma once
-// The CUDA backend's search: the fast path's parameters (FastConfig) chosen by measurement,
-// through the same Evaluator interface and staged validation as the CPU search.
+// The CUDA backend's side of the search (tuning contract): the fast path's parameters
+// (FastConfig) as region families, and the evaluators that build, check and time their points.
 //   GEMV slots (decode regions attn_in -> qkv, attn_out -> o, mlp_in -> gate_up, mlp_out -> down,
 //   head -> lm_head): every valid gemv.fused point at batch 1 (or --max-batch), compiled with
 //   NVRTC, checked against the f32 CPU composition (RMSNorm prologue, store/residual/SwiGLU/argmax
@@ -13,32 +13,25 @@
 //   back-to-back launches over KV-cache copies that defeat the L2.
 // The fallback of each is FastConfig's default for it. Each evaluator's prepare() compiles all
 // the candidates' variants with NVRTC in parallel threads before the first is measured.
-#include <deque>
-#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
-#include "agentcompile/compiler/search.h"
 #include "agentcompile/plan/plan.h"
+#include "agentcompile/tuning/evaluator.h"
 
 namespace ac {
 
-struct Model;
+struct Graph;
 
-struct CudaFastSearch {
-  std::deque<RegionWork> works;         // one per searched decode region (owned here)
-  std::vector<RegionSearch> searches;   // point into works
-  std::vector<std::string> notes;
-};
-
-// Empty result with a note when the fast path cannot run the model (fast_path_unsupported).
-// The GEMV regions are searched in graph order, then the attention, each until its share of the time left before
-// `deadline` (in proportion to its candidates); `on_region(done, total, region)` is called before
-// each region (and once more with done == total at the end), `on_candidate` after each candidate.
-CudaFastSearch search_cuda_fast(const Model& m, const Graph& g, const FrontResult& front, Advisor& advisor,
-                                TuningDb& db, const Environment& env, const SearchOptions& so, int batch,
-                                Clock::time_point deadline, const std::function<void(const CandidateOutcome&)>& on_candidate,
-                                const std::function<void(size_t, size_t, const std::string&)>& on_region = {});
+// The fast path's family of a decode region (GEMV slots: gemv.fused, or gemv.mma where the
+// executor runs it at the summary's batch; attention: attn_decode.cluster at batch 1 within the
+// short range, else attn_decode.fused), its constraint bound to the region's shapes on `t`'s
+// architecture; none for other regions (notes say why).
+std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary& s, const TargetFacts& t,
+                                            std::vector<std::string>* notes);
+// The evaluator of a decode region whose space holds a fast-path family; null otherwise.
+std::unique_ptr<Evaluator> cuda_fast_evaluator(const Graph& g, const RegionTask& t);
 
 // The attention region's evaluator (exposed for tests): the fused decode attention kernel at
 // `batch` tokens of `context` positions each (their own slots), as the executor binds it.

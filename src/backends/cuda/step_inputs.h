@@ -6,7 +6,7 @@
 // (the offsets below) depends only on n.
 #include <vector>
 
-#include "agentcompile/runtime/executor.h"
+#include "agentcompile/tuning/executor.h"
 #include "backends/cuda/device.h"
 
 namespace ac::cuda {

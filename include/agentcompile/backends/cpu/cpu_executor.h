@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "agentcompile/ir/graph.h"
-#include "agentcompile/runtime/executor.h"
+#include "agentcompile/tuning/executor.h"
 
 namespace ac {
 

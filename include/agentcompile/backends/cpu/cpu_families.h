@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agentcompile/backends/cpu/ref_ops.h"
+#include "agentcompile/tuning/reference_ops.h"
 
 namespace ac::cpu {
 
@@ -79,7 +79,7 @@ AttentionBlockedParams attention_blocked_params(const CpuParams& p);
 // Attends like cpu::attention, reading the cache only (rows [0, positions[i]] of slots[i] must
 // hold k and v already; kv_write below or the reference op put them there).
 void attention_blocked(const float* q, int64_t n, const int32_t* positions, const int32_t* slots, int64_t heads,
-                       int64_t kv_heads, int64_t head_dim, const KvCacheView& cache, float* out,
+                       int64_t kv_heads, int64_t head_dim, const ref::KvCacheView& cache, float* out,
                        const AttentionBlockedParams& p);
 
 struct MlpFusedParams {
@@ -106,6 +106,6 @@ void mlp_fused(const float* x, const float* residual, int64_t n, int64_t hidden,
 
 // The cache-append half of cpu::attention: k_new/v_new [n, kv_dim] into (slots[i], positions[i]).
 void kv_write(const float* k_new, const float* v_new, int64_t n, const int32_t* positions, const int32_t* slots,
-              const KvCacheView& cache);
+              const ref::KvCacheView& cache);
 
 }  // namespace ac::cpu

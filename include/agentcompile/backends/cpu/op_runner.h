@@ -34,7 +34,7 @@ struct OpArgs {
   const int32_t* logit_rows = nullptr;  // Logits: which rows of in[0]
   int64_t rows = 0;                     // Logits: how many
   const std::vector<float>* inv_freq = nullptr;  // Rope
-  KvCacheView kv;                                // Attention: this layer's cache
+  ref::KvCacheView kv;                                // Attention: this layer's cache
 
   // The fields every op of one step shares.
   void set_step(int64_t tokens_in_step, const int32_t* token_ids, const int32_t* pos, const int32_t* slot_ids,

@@ -9,7 +9,7 @@
 
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/plan/plan.h"
-#include "agentcompile/runtime/executor.h"
+#include "agentcompile/tuning/executor.h"
 
 namespace ac {
 

@@ -1,12 +1,12 @@
 #pragma once
-// The CPU reference ops: one obviously correct implementation per graph op, f32 in and out,
-// f32 accumulation. They are the oracle every other backend and kernel is checked against, so
-// clarity beats speed; the only concessions are threads over output rows and several partial
-// sums in dot products (so the compiler can vectorise them).
+// The reference ops: one obviously correct implementation per graph op, f32 in and out, f32
+// accumulation. They are the oracle every backend and kernel is checked against (the CPU fallback
+// route runs them; evaluators compare with them), so clarity beats speed; the only concessions
+// are threads over output rows and several partial sums in dot products (vectorisable).
 #include <cstdint>
 #include <vector>
 
-namespace ac::cpu {
+namespace ac::ref {
 
 // out[i, :] = table[tokens[i], :]                       table [vocab, hidden]
 void embed(const int32_t* tokens, int64_t n, const float* table, int64_t hidden, float* out);
@@ -47,4 +47,4 @@ void add(const float* a, const float* b, int64_t count, float* out);
 // f32 dot product with eight partial sums.
 float dot(const float* a, const float* b, int64_t n);
 
-}  // namespace ac::cpu
+}  // namespace ac::ref

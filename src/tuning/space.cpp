@@ -3,7 +3,7 @@
 // backends' families, so that advice validation can be linked on its own (fuzz/).
 #include <algorithm>
 
-#include "agentcompile/compiler/candidate_space.h"
+#include "agentcompile/tuning/space.h"
 #include "agentcompile/core/error.h"
 
 namespace ac {
@@ -106,5 +106,38 @@ size_t count_points(const FamilySpace& f, const std::vector<SpaceParam>* domains
   });
   return n;
 }
+
+std::vector<std::string> region_step_names(const RegionSummary& s) {
+  std::vector<std::string> out;
+  for (const auto& st : s.steps) out.push_back(st.name);
+  return out;
+}
+
+std::vector<std::string> region_steps_of_ops(const RegionSummary& s, const std::vector<std::string>& ops) {
+  std::vector<std::string> out;
+  for (const auto& st : s.steps)
+    if (std::find(ops.begin(), ops.end(), st.op) != ops.end()) out.push_back(st.name);
+  return out;
+}
+
+void finish_family(FamilySpace& f) {
+  f.raw_points = domain_product(f.params);
+  if (f.raw_points > kMaxFamilyPoints)
+    throw_internal("candidate space", f.id + " declares more than " + std::to_string(kMaxFamilyPoints) + " points");
+  f.valid_points = count_points(f);
+}
+
+FamilySpace make_fallback(const RegionSummary& s, const std::string& backend) {
+  FamilySpace f;
+  f.id = backend + ":fallback";
+  f.backend = backend;
+  f.route = FamilyRoute::Fallback;
+  f.family = "fallback";
+  f.applies_to = region_step_names(s);
+  f.description = backend == "cpu" ? "reference CPU ops, step by step (the oracle)"
+                                   : "reference CUDA kernels, cuBLAS for the linear layers";
+  return f;
+}
+
 
 }  // namespace ac

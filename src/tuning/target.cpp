@@ -1,19 +1,17 @@
 // Target facts: the named-GPU table, the host CPU (nominal or measured), the detected GPU.
-#include "agentcompile/compiler/target.h"
+#include "agentcompile/tuning/target.h"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <chrono>
 #include <cstring>
 #include <thread>
 
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/threads.h"
-#ifdef AGENTCOMPILE_HAVE_CUDA
-#include "agentcompile/backends/cuda/bench_measure.h"
-#include "agentcompile/backends/cuda/kernels_info.h"
-#endif
+#include "agentcompile/tuning/backend.h"
 
 namespace ac {
 
@@ -23,7 +21,7 @@ constexpr int64_t kMiB = 1024 * 1024;
 
 // Sources:
 //  H200: NVIDIA H200 Tensor Core GPU datasheet (SXM: 141 GB HBM3e, 4.8 TB/s, BF16 989 TFLOPS
-//        dense); 132 SMs; measured on the project's H200 (../shared/GPU.md, 2026-11-29): device
+//        dense); 132 SMs; measured on an H200 (2026-11-29): device
 //        copy 4.0 TB/s, cuBLAS bf16 8192^3 ~790 TFLOP/s; L2 60 MiB as the device reports it
 //        (cudaDeviceProp::l2CacheSize, bench/results/2026-12-01-read-ceiling/read_ceiling.log).
 //  H100: NVIDIA H100 Tensor Core GPU datasheet and architecture whitepaper (SXM5 80 GB: 3.35 TB/s
@@ -47,7 +45,7 @@ struct GpuRow {
 
 const GpuRow kGpuRows[] = {
     {"h200", "NVIDIA H200", "H200", "sm_90", 132, 227 * 1024, 60 * kMiB, 141'000'000'000LL, 4800, 989, 4000, 790,
-     "NVIDIA H200 datasheet (SXM)", "measured on the project's H200, ../shared/GPU.md (2026-11-29)"},
+     "NVIDIA H200 datasheet (SXM)", "measured on an H200 (2026-11-29)"},
     {"h100", "NVIDIA H100 SXM5 80GB", "H100", "sm_90", 132, 227 * 1024, 50 * kMiB, 80LL * 1024 * kMiB, 3350, 989, 0, 0,
      "NVIDIA H100 datasheet (SXM5)", ""},
     {"a100", "NVIDIA A100-SXM4-80GB", "A100", "sm_80", 108, 163 * 1024, 40 * kMiB, 80LL * 1024 * kMiB, 2039, 312, 0, 0,
@@ -100,15 +98,6 @@ void host_simd(int* floats, int* regs) {
 #endif
 }
 
-const char* host_arch() {
-#if defined(__x86_64__)
-  return "x86_64";
-#elif defined(__aarch64__)
-  return "aarch64";
-#else
-  return "unknown";
-#endif
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -244,70 +233,61 @@ TargetFacts host_cpu_target(bool measure) {
   return t;
 }
 
-bool detect_gpu_target(TargetFacts* out, std::string* why_not) {
-#ifdef AGENTCOMPILE_HAVE_CUDA
-  GpuDeviceFacts d;
-  if (!detect_gpu_device(&d, why_not)) return false;
-  TargetFacts t;
-  t.kind = "gpu";
-  t.device = d.name;
-  t.name = d.name;
-  t.arch = d.arch;
-  t.origin = "detected";
-  t.sm_count = d.sm_count;
-  t.max_threads_per_block = d.max_threads_per_block;
-  t.smem_per_block = d.smem_per_block;
-  t.smem_per_block_optin = d.smem_per_block_optin;
-  t.regs_per_block = d.regs_per_block;
-  t.l2_bytes = d.l2_bytes;
-  t.memory_bytes = d.memory_bytes;
+std::string host_arch() {
+#if defined(__x86_64__)
+  return "x86_64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#else
+  return "unknown";
+#endif
+}
+
+std::string host_cpu_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0)
+      if (auto c = line.find(':'); c != std::string::npos) {
+        std::string v = line.substr(c + 1);
+        v.erase(0, v.find_first_not_of(" \t"));
+        return v;
+      }
+  return "unknown CPU";
+}
+
+void apply_target_table(TargetFacts& t) {
   // Ceilings from the table only for the same chip (name and SM count), so an H100 PCIe does
   // not inherit the SXM part's bandwidth.
   t.bandwidth_source = "unknown: device not in the target table";
   t.matmul_source = t.bandwidth_source;
   for (const GpuRow& r : kGpuRows)
-    if (d.name.find(r.match) != std::string::npos && d.sm_count == r.sm_count && d.arch == r.arch) {
+    if (t.device.find(r.match) != std::string::npos && t.sm_count == r.sm_count && t.arch == r.arch) {
       t.name = r.name;
       fill_ceilings(t, r);
     }
-  *out = t;
-  return true;
-#else
-  if (why_not) *why_not = "this build has no CUDA backend";
-  (void)out;
-  return false;
-#endif
+}
+
+bool detect_gpu_target(TargetFacts* out, std::string* why_not) {
+  const Backend* b = find_backend("cuda");
+  if (!b) {
+    if (why_not) *why_not = "this build has no CUDA backend";
+    return false;
+  }
+  return b->detect_target(out, why_not);
 }
 
 bool measure_gpu_ceilings(TargetFacts* t, std::string* why_not, size_t bytes) {
-#ifdef AGENTCOMPILE_HAVE_CUDA
   if (t->kind != "gpu" || t->origin != "detected") {
     if (why_not) *why_not = "the target is not a detected GPU";
     return false;
   }
-  if (bytes == 0) bytes = cuda::kCeilingBytes;  // as `bench` measures them
-  const int n = cuda::kCeilingRepeats;
-  cuda::Measured copy, read;
-  try {  // 3 GiB at most at a time: a GPU short of memory keeps the table's figures, said in why_not
-    copy = cuda::copy_bandwidth_GBps(bytes, n);
-    read = cuda::read_bandwidth_GBps(bytes, n);
-  } catch (const std::exception& e) {
-    if (why_not) *why_not = e.what();
+  const Backend* b = find_backend("cuda");
+  if (!b) {
+    if (why_not) *why_not = "this build has no CUDA backend";
     return false;
   }
-  t->bandwidth_gbs = copy.median;
-  t->bandwidth_measured = true;
-  const std::string size = std::to_string(bytes >> 20) + " MiB";
-  t->bandwidth_source = "device copy measured now: " + size + ", read + write counted, median of " + std::to_string(n);
-  t->read_gbs = read.median;
-  t->read_source = "reads alone measured now: " + size + " in 64 KiB tiles, median of " + std::to_string(n);
-  return true;
-#else
-  (void)t;
-  (void)bytes;
-  if (why_not) *why_not = "this build has no CUDA backend";
-  return false;
-#endif
+  return b->measure_ceilings(t, bytes, why_not);
 }
 
 TargetFacts resolve_target(const std::string& requested, const std::string& backend, bool measure_cpu,

@@ -1,5 +1,5 @@
 // Region summaries: symbolic shapes, interface, cost at a shape point, roofline.
-#include "agentcompile/compiler/summary.h"
+#include "agentcompile/tuning/summary.h"
 
 #include <algorithm>
 #include <set>

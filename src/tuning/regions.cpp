@@ -1,6 +1,6 @@
 // Graph -> regions: a small state machine over the builder's op order (src/ir/builder.cpp's layer
 // layout), then dataflow to find each region's boundary values, then classes by shape key.
-#include "agentcompile/compiler/regions.h"
+#include "agentcompile/tuning/regions.h"
 
 #include <algorithm>
 #include <map>

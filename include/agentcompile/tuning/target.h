@@ -59,6 +59,12 @@ TargetFacts named_target(const std::string& name);
 
 // The host CPU. measure: time a copy and an FMA loop (about 0.1 s) instead of nominal figures.
 TargetFacts host_cpu_target(bool measure);
+// The host's architecture ("x86_64", "aarch64") and CPU model name (/proc/cpuinfo).
+std::string host_arch();
+std::string host_cpu_name();
+// A detected GPU's ceilings from the target table when the chip (name, SM count, architecture)
+// is in it; the sources say "unknown" otherwise.
+void apply_target_table(TargetFacts& t);
 
 // The GPU the CUDA backend would use, facts filled from the device and completed from the table
 // when its name matches a row; false (why in *why_not) when there is none or no CUDA in the build.

@@ -1,4 +1,4 @@
-#include "agentcompile/backends/cpu/ref_ops.h"
+#include "agentcompile/tuning/reference_ops.h"
 
 #include <cmath>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include "agentcompile/core/threads.h"
 #include "agentcompile/ir/rope.h"
 
-namespace ac::cpu {
+namespace ac::ref {
 
 float dot(const float* a, const float* b, int64_t n) {
   float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -109,4 +109,4 @@ void add(const float* a, const float* b, int64_t count, float* out) {
   for (int64_t i = 0; i < count; ++i) out[i] = a[i] + b[i];
 }
 
-}  // namespace ac::cpu
+}  // namespace ac::ref

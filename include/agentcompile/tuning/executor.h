@@ -92,6 +92,9 @@ class DecodeAheadScope {
   Executor& ex_;
 };
 
+// Index of the largest logit (the first on ties, like torch.argmax).
+int32_t argmax(const float* logits, int64_t vocab);
+
 void validate_step(const StepBatch& b, const ExecutorLimits& lim, int64_t vocab);
 
 }  // namespace ac

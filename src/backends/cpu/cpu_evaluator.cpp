@@ -1,6 +1,6 @@
 // The CPU evaluator: a region's ops run through cpu::run_op, the candidate's family on the steps
 // it applies to and the reference ops elsewhere (exactly what the CPU executor runs for a plan).
-// A fused span (RegionWork::span_instances) runs as the merged steps of its regions, or with a
+// A fused span (RegionTask::span_instances) runs as the merged steps of its regions, or with a
 // fused candidate as one cpu::mlp_fused call, as the executor runs a fused route.
 #include <algorithm>
 #include <chrono>
@@ -12,7 +12,7 @@
 #include <optional>
 
 #include "agentcompile/backends/cpu/op_runner.h"
-#include "agentcompile/compiler/search.h"
+#include "agentcompile/backends/cpu/cpu_evaluator.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/rng.h"
 #include "agentcompile/ir/rope.h"
@@ -79,7 +79,7 @@ class CpuEvaluator final : public Evaluator {
            "median of the repeats; weights as the executor holds them (f32)";
   }
 
-  void begin(const RegionWork& w) override {
+  void begin(const RegionTask& w) override {
     work_ = &w;
     region_ = &part_.regions.at(size_t(w.summary.representative));
     if (w.is_span()) begin_span(w.span_instances.front());
@@ -336,7 +336,7 @@ class CpuEvaluator final : public Evaluator {
       }
       a.set_step(n, io.tokens.data(), sh.positions.data(), sh.slots.data(), sh.logit_rows.data(), rows, &inv_freq_);
       if (op.kind == OpKind::Attention)
-        a.kv = cpu::KvCacheView{io.k[0].data(), io.v[0].data(), sh.max_seq, op.kv_heads * op.head_dim};
+        a.kv = ref::KvCacheView{io.k[0].data(), io.v[0].data(), sh.max_seq, op.kv_heads * op.head_dim};
       const cpu::AttentionPart part = st.role == StepRole::KvWrite ? cpu::AttentionPart::Write
                                       : st.role == StepRole::Attend ? cpu::AttentionPart::Attend
                                                                     : cpu::AttentionPart::Whole;
@@ -346,7 +346,7 @@ class CpuEvaluator final : public Evaluator {
 
   const Graph& g_;
   const Partition& part_;
-  const RegionWork* work_ = nullptr;
+  const RegionTask* work_ = nullptr;
   const Region* region_ = nullptr;
   Region merged_;                     // a span's regions as one (region_ points here for spans)
   std::vector<cpu::MlpSpan> spans_;   // the graph's layer MLP spans, found for the first span

@@ -1,9 +1,8 @@
-#include "agentcompile/runtime/executor.h"
+#include "agentcompile/tuning/executor.h"
 
 #include <cmath>
 
 #include "agentcompile/core/error.h"
-#include "agentcompile/runtime/sampler.h"
 
 namespace ac {
 
@@ -26,6 +25,13 @@ void validate_step(const StepBatch& b, const ExecutorLimits& lim, int64_t vocab)
   }
   for (size_t i = 0; i < b.logit_rows.size(); ++i)
     if (b.logit_rows[i] < 0 || static_cast<size_t>(b.logit_rows[i]) >= n) throw_internal("step", "logit row out of range");
+}
+
+int32_t argmax(const float* logits, int64_t vocab) {
+  int64_t best = 0;
+  for (int64_t i = 1; i < vocab; ++i)
+    if (logits[i] > logits[best]) best = i;
+  return int32_t(best);
 }
 
 namespace {

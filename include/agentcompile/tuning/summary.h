@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "agentcompile/compiler/regions.h"
-#include "agentcompile/compiler/target.h"
+#include "agentcompile/tuning/regions.h"
+#include "agentcompile/tuning/target.h"
 #include "agentcompile/core/json.h"
 
 namespace ac {

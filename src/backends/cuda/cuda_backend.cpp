@@ -1,0 +1,226 @@
+// The CUDA backend behind the tuning contract (tuning/backend.h): the GPU's environment and
+// facts, its families and evaluators, the plan's cuda_fast block and kernel binaries, and the
+// executor of a plan.
+#include <memory>
+
+#include "agentcompile/backends/cuda/bench_measure.h"
+#include "agentcompile/backends/cuda/cuda_env.h"
+#include "agentcompile/backends/cuda/cuda_executor.h"
+#include "agentcompile/backends/cuda/kernels_info.h"
+#include "agentcompile/core/error.h"
+#include "agentcompile/ir/decoder_layers.h"
+#include "agentcompile/ir/graph.h"
+#include "agentcompile/tuning/backend.h"
+#include "backends/cuda/fast_executor.h"
+#include "backends/cuda/plan_config.h"
+#include "backends/cuda/search_eval.h"
+
+namespace ac {
+
+namespace {
+
+// The shared-memory carveouts (percent) the whole-step stages try: the step's, then each route's own.
+const std::vector<int> kCarveouts = {25, 40, 60, 80};
+
+class CudaBackend final : public Backend {
+ public:
+  std::string name() const override { return "cuda"; }
+
+  bool available(std::string* why_not) const override { return cuda_available(why_not); }
+
+  Environment environment() const override {
+    GpuDeviceFacts g;
+    std::string why;
+    if (!detect_gpu_device(&g, &why)) throw_input("--backend cuda", why);
+    Environment e;
+    e.device = g.name;
+    e.arch = g.arch;
+    e.sm_count = g.sm_count;
+    const CudaVersions v = cuda_versions();
+    e.driver = v.driver;
+    e.cuda = v.toolkit;
+    e.nvrtc = v.nvrtc;
+    return e;
+  }
+
+  bool detect_target(TargetFacts* out, std::string* why_not) const override {
+    GpuDeviceFacts d;
+    if (!detect_gpu_device(&d, why_not)) return false;
+    TargetFacts t;
+    t.kind = "gpu";
+    t.device = d.name;
+    t.name = d.name;
+    t.arch = d.arch;
+    t.origin = "detected";
+    t.sm_count = d.sm_count;
+    t.max_threads_per_block = d.max_threads_per_block;
+    t.smem_per_block = d.smem_per_block;
+    t.smem_per_block_optin = d.smem_per_block_optin;
+    t.regs_per_block = d.regs_per_block;
+    t.l2_bytes = d.l2_bytes;
+    t.memory_bytes = d.memory_bytes;
+    apply_target_table(t);
+    *out = t;
+    return true;
+  }
+
+  bool measure_ceilings(TargetFacts* t, size_t bytes, std::string* why_not) const override {
+    if (bytes == 0) bytes = cuda::kCeilingBytes;  // as `bench` measures them
+    const int n = cuda::kCeilingRepeats;
+    cuda::Measured copy, read;
+    try {  // 3 GiB at most at a time: a GPU short of memory keeps the table's figures, said in why_not
+      copy = cuda::copy_bandwidth_GBps(bytes, n);
+      read = cuda::read_bandwidth_GBps(bytes, n);
+    } catch (const std::exception& e) {
+      if (why_not) *why_not = e.what();
+      return false;
+    }
+    t->bandwidth_gbs = copy.median;
+    t->bandwidth_measured = true;
+    const std::string size = std::to_string(bytes >> 20) + " MiB";
+    t->bandwidth_source = "device copy measured now: " + size + ", read + write counted, median of " + std::to_string(n);
+    t->read_gbs = read.median;
+    t->read_source = "reads alone measured now: " + size + " in 64 KiB tiles, median of " + std::to_string(n);
+    return true;
+  }
+
+  std::vector<FamilySpace> families(const Graph& g, const Partition& part, const RegionSummary& s,
+                                    const TargetFacts& target, std::vector<std::string>* notes) const override {
+    (void)part;
+    return cuda_fast_families(g, s, target, notes);
+  }
+
+  std::unique_ptr<Evaluator> evaluator(const Graph& g, const Partition& part, const RegionTask& t) const override {
+    (void)part;
+    return cuda_fast_evaluator(g, t);
+  }
+
+  // The attention last: its candidates cost the most to build (each config's every fast-path
+  // variant), and the last region gets whatever time the others left (on an H200 the GEMVs of
+  // Llama-3.2-1B took 12 s of a 38 s search and the attention, second with its proportional
+  // share, explored 8 of 16).
+  int search_rank(const RegionTask& t) const override { return t.summary.kind == RegionKind::Attention ? 1 : 0; }
+
+  // The routes' points and own carveouts; the whole-step settings (carveout, persistent layers,
+  // attention with the output projection) stay as the plan has them.
+  void bind_routes(Plan& plan) const override {
+    PlanCudaFast f = cuda_fast_from_routes(plan.routes);
+    if (plan.cuda_fast) {
+      f.smem_carveout = plan.cuda_fast->smem_carveout;
+      f.persistent = plan.cuda_fast->persistent;
+      f.attn_o = plan.cuda_fast->attn_o;
+      f.attn_merge_o = plan.cuda_fast->attn_merge_o;
+    }
+    plan.cuda_fast = f;
+  }
+
+  bool tunes_whole_steps() const override { return true; }
+
+  std::vector<StepSetting> step_settings() const override {
+    // One preferred shared-memory carveout for every kernel of the step (FastConfig::smem_carveout)
+    // against the driver's choice per kernel, a few values in turn; it runs before the routes'
+    // tuning, which then times its points under the kept value. On the H200 the best value
+    // differed by model (Qwen3-1.7B 40, Llama-3.2-1B 25, Qwen3-4B 60: 1.3-1.7% faster W2 decode;
+    // 100 was 3-9% slower: bench/results/2026-12-01-smem-carveout/). The driver rounds the
+    // preference to a split per kernel, at kernel-dependent thresholds, and each kernel runs well
+    // only under some splits (Qwen3-1.7B's attention and down projection at 100 KiB, its output and
+    // gate/up projections at 132+): 40 was the one value giving all of them a good one, 1.5-2.5%
+    // faster than 30-38 and 41-50, and no per-kernel carveout beat it
+    // (bench/results/2026-12-03-carveout-map/), so the trials are few and uniform.
+    StepSetting carveout{"smem_carveout", "smem_carveout", "smem-carveout/2|", "carveout", kCarveouts, true,
+                         "one shared-memory carveout for every kernel (timed before the tuning)"};
+    // Batch-1 short-context steps with the attention and the output projection as one kernel
+    // (attn_o.cluster, one cluster per KV head) against the plan's chain. On the H200 it lost on
+    // the target models (+0.9 to +2.0% at W2; two or four clusters per KV head lost more:
+    // bench/results/2026-12-01-attn-o/), so only the one-cluster form is measured, where its
+    // tiles fit.
+    StepSetting attn_o{"attn_o", "attention_output", "attention-output/1|", "fused", {1}, false,
+                       "attention and output projection in one kernel"};
+    // Batch-1 decode steps as one persistent kernel (decode_layers.persistent) against the plan's
+    // kernel chain. On the H200 it won where a layer's weights are large (Qwen3-4B, -6%) and lost
+    // where they are small (Llama-3.2-1B, Qwen3-1.7B, +6%: bench/results/2026-12-01-persistent/),
+    // so each model measures it.
+    StepSetting persistent{"persistent", "persistent_layers", "persistent-layers/1|", "persistent", {1}, false,
+                           "every layer in one persistent kernel"};
+    return {carveout, attn_o, persistent};
+  }
+
+  std::optional<Plan> with_step_setting(const Graph& g, const Plan& plan, const std::string& name, int value,
+                                        std::string* variant, std::string* why_not) const override {
+    if (!plan.cuda_fast) {
+      if (why_not) *why_not = "not applicable to a plan without the fast path";
+      return std::nullopt;
+    }
+    Plan with = plan;
+    cuda::FastConfig on = fast_config_of(plan.cuda_fast);
+    const DType wt = g.ops.front().weights.at(0)->dtype;
+    const std::string& arch = plan.environment.arch;
+    if (name == "smem_carveout") {
+      with.cuda_fast->smem_carveout = value;
+      if (variant) *variant = "smem_carveout=" + std::to_string(value);
+    } else if (name == "attn_o") {
+      bool o_bias = false;
+      for (const LayerOps& L : match_decoder_ops(g).layers) o_bias = o_bias || L.o->weights.size() > 1;
+      on.attn_o = value;
+      const auto ao = cuda::attn_o_plan(g.config, on, wt, arch, 1, 0, o_bias);
+      if (!ao) {
+        if (why_not) *why_not = "not applicable to this model, plan or GPU";
+        return std::nullopt;
+      }
+      with.cuda_fast->attn_o = value;
+      if (variant) *variant = ao->v.name();
+    } else if (name == "persistent") {
+      on.persistent = value;
+      std::optional<cuda::PersistentPlan> pp;
+      try {
+        pp = cuda::persistent_plan(g.config, on, wt, arch, false);
+      } catch (const Error& e) {
+        if (why_not) *why_not = "not applicable: " + e.reason();
+        return std::nullopt;
+      }
+      if (!pp) {
+        if (why_not) *why_not = "not applicable to this model or GPU";
+        return std::nullopt;
+      }
+      with.cuda_fast->persistent = value;
+      if (variant) *variant = pp->v.name();
+    } else {
+      return Backend::with_step_setting(g, plan, name, value, variant, why_not);
+    }
+    return with;
+  }
+
+  // A route's own carveouts: the step's values (80 for the routes: Qwen3-1.7B's output projection
+  // and gate/up under their own 80 were 0.26% faster together than under 60 and the step's 40,
+  // bench/results/2026-12-03-region-carveout/).
+  std::vector<int> route_carveouts() const override { return kCarveouts; }
+
+  std::vector<PlanKernelBinary> plan_kernels(const Graph& g, const Plan& plan) const override {
+    if (!plan.cuda_fast) return {};
+    return cuda_plan_kernels(g, *plan.cuda_fast, plan.environment.arch);
+  }
+
+  std::unique_ptr<Executor> executor(const Graph& g, const ExecutorLimits& limits,
+                                     const ExecutorRequest& request) const override {
+    CudaExecutorOptions o;
+    o.route = request.route;
+    o.share = request.share;
+    if (const Plan* plan = request.plan) {
+      o.route = plan->cuda_fast ? "fast" : "library";
+      o.fast = plan->cuda_fast;
+      for (const PlanKernel& k : plan->kernels)  // only binaries read from the plan folder (none when rebuilding)
+        if (!k.bytes.empty()) o.kernels.push_back(k);
+    }
+    return make_cuda_executor(g, limits, o);
+  }
+
+  std::vector<std::string> stale_plan_kernels(const Graph& g, const Plan& plan) const override {
+    return cuda_stale_plan_kernels(g, plan);
+  }
+};
+
+const BackendRegistration kRegistration(std::make_unique<CudaBackend>());
+
+}  // namespace
+
+}  // namespace ac
