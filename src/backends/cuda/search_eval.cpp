@@ -761,7 +761,8 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
     return {};
   }
   if (std::string why = fast_path_unsupported(g); !why.empty()) {
-    notes->push_back("the CUDA fast path cannot run this model (" + why + "): the plan uses the library route");
+    notes->push_back("the CUDA fast path cannot run this model (" + why +
+                     "): there is nothing to tune; `generate --backend cuda` runs it on the library route without a plan");
     return {};
   }
   const ModelConfig& c = g.config;
