@@ -710,7 +710,7 @@ Json try_persistent_layers(Plan& plan, E2e& check, E2eStage& e2e, const Graph& g
   }
   if (!pp) return {{"status", "not applicable to this model or GPU"}};
   Plan with = plan;
-  with.cuda_fast->persistent = 1;
+  with.cuda_fast->set("persistent", 1);
   return try_step_alternative(plan, {pp->v.name(), with, Json::object()}, "persistent", check, e2e, tokens, margin,
                               deadline);
 }
@@ -729,7 +729,7 @@ Json try_attention_output(Plan& plan, E2e& check, E2eStage& e2e, const Graph& g,
   const auto ao = cuda::attn_o_plan(g.config, on, g.ops.front().weights.at(0)->dtype, arch, 1, 0, o_bias);
   if (!ao) return {{"status", "not applicable to this model, plan or GPU"}};
   Plan with = plan;
-  with.cuda_fast->attn_o = 1;
+  with.cuda_fast->set("attn_o", 1);
   return try_step_alternative(plan, {ao->v.name(), with, {{"attn_o", 1}}}, "fused", check, e2e, tokens, margin, deadline);
 }
 
@@ -753,7 +753,7 @@ Json try_smem_carveout(Plan& plan, E2e& check, E2eStage& e2e, int tokens, double
   Json trials = Json::array(), kept;
   for (int v : kStepCarveouts) {
     Plan with = plan;
-    with.cuda_fast->smem_carveout = v;
+    with.cuda_fast->set("smem_carveout", v);
     Json r = try_step_alternative(plan, {"smem_carveout=" + std::to_string(v), with, {{"smem_carveout", v}}}, "carveout",
                                   check, e2e, tokens, margin, deadline);
     trials.push_back(r);
@@ -1159,9 +1159,9 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     sto.deadline = deadline_total - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(0.05 * o.budget_s));
     auto tunable = [](const PlanRoute& r) { return r.phase == "decode" && r.family.rfind("cuda:", 0) == 0; };
     auto refresh = [](Plan& p) {  // the routes' points and own carveouts; the step's carveout is the plan's
-      const std::optional<int> carveout = p.cuda_fast ? p.cuda_fast->smem_carveout : std::nullopt;
+      const std::optional<int> carveout = p.cuda_fast ? p.cuda_fast->get("smem_carveout") : std::nullopt;
       p.cuda_fast = cuda_fast_from_routes(p.routes);
-      p.cuda_fast->smem_carveout = carveout;
+      p.cuda_fast->set("smem_carveout", carveout);
     };
     // A plan compiled before (--seed-plan) as a whole against the searched one: which points win
     // in the chain depends on the others and on the carveout, and the tuning below only times a
@@ -1188,13 +1188,13 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
         [&] { return try_smem_carveout(built.plan, check, e2e, o.step_tune_tokens, sto.margin, deadline_total); },
         [](const Plan& p, const Json& rec) {
           Plan with = p;
-          with.cuda_fast->smem_carveout = rec.value("smem_carveout", 0);
+          with.cuda_fast->set("smem_carveout", rec.value("smem_carveout", 0));
           return with;
         });
     // Then each route's points under their own carveouts too: the other values of the stage's
     // (a route under the kept one is the plan's).
     for (int v : kStepCarveouts)
-      if (!built.plan.cuda_fast->smem_carveout || *built.plan.cuda_fast->smem_carveout != v) sto.carveouts.push_back(v);
+      if (built.plan.cuda_fast->get("smem_carveout") != v) sto.carveouts.push_back(v);
     report_progress("decode-step tuning");
     const Plan before = built.plan;
     // A warm compile from the same starting plan takes the recorded outcome (as the region
@@ -1246,7 +1246,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
         [&] { return try_attention_output(built.plan, check, e2e, g, env.arch, o.step_tune_tokens, sto.margin, deadline_total); },
         [](const Plan& p, const Json& rec) {
           Plan with = p;
-          with.cuda_fast->attn_o = rec.value("attn_o", 0);
+          with.cuda_fast->set("attn_o", rec.value("attn_o", 0));
           return with;
         });
     report_progress("persistent layers");
@@ -1255,7 +1255,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
         [&] { return try_persistent_layers(built.plan, check, e2e, g, env.arch, o.step_tune_tokens, sto.margin, deadline_total); },
         [](const Plan& p, const Json&) {
           Plan with = p;
-          with.cuda_fast->persistent = 1;
+          with.cuda_fast->set("persistent", 1);
           return with;
         });
     e2e.release_timing_share();
