@@ -1,6 +1,6 @@
 // libFuzzer target: plan.json. The input goes through the strict JSON parser and Plan::from_json
-// (environment, routes, kernels, the cuda_fast section); the CPU routes' parameters through their
-// family's parser, as the CPU executor binds them. An accepted plan must hold what the parser
+// (environment, routes, kernels, the cuda_fast section through the fast path's knob table); the
+// CPU routes' parameters through their family's parser, as the CPU executor binds them. An accepted plan must hold what the parser
 // promises and survive a round trip. It is then written as plan.json into a plan folder whose
 // kernels/ holds a regular file, a link inside, links leading out and a FIFO, and loaded with its
 // binaries (each must be a regular file inside the folder, once, matching its sha256) and
@@ -19,6 +19,7 @@
 #include "agentcompile/backends/cpu/cpu_families.h"
 #include "agentcompile/core/hash.h"
 #include "agentcompile/plan/plan.h"
+#include "backends/cuda/fast_knobs.h"
 #include "fuzz_common.h"
 
 namespace {
@@ -58,29 +59,29 @@ void check_kernel_path(const std::string& f) {
   for (const auto& part : fs::path(f)) require(part != ".." && part != "." && !part.empty(), "kernel file plain parts: " + f);
 }
 
-void check_gemv(const ac::PlanGemv& g, const std::string& what) {
-  require(in_range(g.block, 32, 1024) && in_range(g.rows, 1, 64) && in_range(g.unroll, 1, 64) && in_range(g.splitk, 1, 64),
-          "gemv point in range: " + what);
+// The cuda_fast section read with the CUDA fast path's own knob declarations (plain data; the
+// kernel families' domains, which plans never hold, left empty): every value set is a plan knob's
+// and within its domain, every required knob is set.
+const ac::KnobTable& cuda_fast_table() {
+  static const auto* b = [] {
+    auto* t = new ac::KnobBinding<ac::cuda::FastConfig>(
+        "cuda_fast", ac::cuda::fast_knob_declarations([](const std::string&, const std::string&, const std::string&) {
+          return std::vector<int>{};
+        }));
+    ac::register_knob_table(t->table());
+    return t;
+  }();
+  return b->table();
 }
 
-void check_cuda_fast(const ac::PlanCudaFast& f) {
-  const auto& regions = ac::plan_gemv_regions();
-  require(f.gemv.size() == regions.size(), "every gemv region");
-  for (const auto& [k, g] : f.gemv) check_gemv(g, k);
-  for (const auto& [k, g] : f.gemv_mma) {
-    require(std::find(regions.begin(), regions.end(), k) != regions.end(), "gemv_mma region known");
-    check_gemv(g, k);
+void check_cuda_fast(const ac::KnobValues& f) {
+  require(&f.table() == &cuda_fast_table(), "read with the cuda_fast table");
+  for (const auto& [name, v] : f.set_values()) {
+    const ac::Knob* k = f.table().find(name);
+    require(k && k->plan != ac::KnobInPlan::None && k->domain.contains(v), "knob in its domain: " + name);
   }
-  require(in_range(f.qkv_post_block, 32, 1024) && in_range(f.attn_block, 32, 1024) && in_range(f.attn_tile, 1, 1024),
-          "attention blocks in range");
-  require(in_range(f.attn_split, 1, 1 << 20) && (f.attn_ilp == 1 || f.attn_ilp == 4), "attention split, ilp");
-  for (const auto& c : {f.attn_cluster, f.attn_cluster_long})
-    if (c) require(*c == 0 || *c == 2 || *c == 4 || *c == 8 || *c == 16, "attention cluster");
-  if (f.attn_o) require(*f.attn_o == 0 || *f.attn_o == 1 || *f.attn_o == 2 || *f.attn_o == 4, "attn_o");
-  if (f.smem_carveout) require(in_range(*f.smem_carveout, 0, 100), "carveout");
-  const auto& carve = ac::plan_carveout_regions();
-  for (const auto& [k, v] : f.region_carveout)
-    require(std::find(carve.begin(), carve.end(), k) != carve.end() && in_range(v, 0, 100), "region carveout");
+  for (const ac::Knob& k : f.table().knobs())
+    if (k.plan == ac::KnobInPlan::Required) require(f.get(k.name).has_value(), "required knob set: " + k.name);
 }
 
 // A CPU route's parameters as the CPU executor binds them: the family's parser returns values of
@@ -161,6 +162,7 @@ void check_loaded(const ac::Plan& p, const fs::path& dir) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ac;
+  cuda_fast_table();  // registered before the first plan is read
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   Plan p;
   try {

@@ -1152,7 +1152,7 @@ CompileResult compile_model(const Model& m, const CompileOptions& o) {
     // Then each route's points under their own carveouts too: the other values of the stage's
     // (a route under the kept one is the plan's).
     for (int v : backend.route_carveouts())
-      if (!built.plan.cuda_fast || built.plan.cuda_fast->smem_carveout != v) sto.carveouts.push_back(v);
+      if (!built.plan.cuda_fast || built.plan.cuda_fast->get("smem_carveout") != v) sto.carveouts.push_back(v);
     report_progress("decode-step tuning");
     const Plan before = built.plan;
     // A warm compile from the same starting plan takes the recorded outcome (as the region

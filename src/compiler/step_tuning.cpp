@@ -96,7 +96,7 @@ std::string step_tuning_key(const Plan& start, const std::string& model_hash, in
   std::string k = "step-tuning/1|" + model_hash + b;
   for (const PlanRoute& r : start.routes) k += "|" + r.phase + " " + r.region + " " + route_choice_name(r);
   // The points' times in the chain depend on the shared-memory carveout the step runs under.
-  if (start.cuda_fast && start.cuda_fast->smem_carveout) k += "|carveout " + std::to_string(*start.cuda_fast->smem_carveout);
+  if (auto c = start.cuda_fast ? start.cuda_fast->get("smem_carveout") : std::nullopt) k += "|carveout " + std::to_string(*c);
   if (!o.carveouts.empty()) {
     k += "|route carveouts";
     for (int v : o.carveouts) k += " " + std::to_string(v);
@@ -189,10 +189,10 @@ SeededPlan seed_routes(const Plan& plan, const Plan& seed, const std::vector<Reg
     out.taken.push_back(r.region + ": " + want.name());
   }
   refresh(out.plan);
-  if (out.plan.cuda_fast && seed.cuda_fast && seed.cuda_fast->smem_carveout != out.plan.cuda_fast->smem_carveout) {
-    out.plan.cuda_fast->smem_carveout = seed.cuda_fast->smem_carveout;
-    out.taken.push_back("smem_carveout: " + (seed.cuda_fast->smem_carveout ? std::to_string(*seed.cuda_fast->smem_carveout)
-                                                                             : std::string("none")));
+  if (out.plan.cuda_fast && seed.cuda_fast && seed.cuda_fast->get("smem_carveout") != out.plan.cuda_fast->get("smem_carveout")) {
+    const std::optional<int> c = seed.cuda_fast->get("smem_carveout");
+    out.plan.cuda_fast->set("smem_carveout", c);
+    out.taken.push_back("smem_carveout: " + (c ? std::to_string(*c) : std::string("none")));
   }
   out.changed = !out.taken.empty();
   if (!out.changed) out.plan = plan;

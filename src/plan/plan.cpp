@@ -78,105 +78,12 @@ PlanRoute route_from_json(const Json& j, const std::string& subject) {
 
 }  // namespace
 
-const std::vector<std::string>& plan_gemv_regions() {
-  static const std::vector<std::string> v = {"qkv", "o", "gate_up", "down", "lm_head"};
-  return v;
-}
-
-const std::vector<std::string>& plan_carveout_regions() {
-  static const std::vector<std::string> v = {"qkv", "o", "gate_up", "down", "lm_head", "attention"};
-  return v;
-}
-
 Json PlanRoute::to_json() const {
   Json j = {{"region", region}, {"phase", phase}, {"signature", signature}, {"instances", instances},
             {"family", family}, {"route", route}, {"params", params}, {"ops", ops},
             {"time_us", time_us}, {"fallback_us", fallback_us}};
   if (smem_carveout) j["smem_carveout"] = *smem_carveout;
   return j;
-}
-
-Json PlanCudaFast::to_json() const {
-  Json g = Json::object();
-  for (const auto& [k, v] : gemv) g[k] = {{"block", v.block}, {"rows", v.rows}, {"unroll", v.unroll}, {"splitk", v.splitk}};
-  Json gm = Json::object();
-  for (const auto& [k, v] : gemv_mma) gm[k] = {{"block", v.block}, {"rows", v.rows}, {"unroll", v.unroll}, {"splitk", v.splitk}};
-  Json j = {{"gemv", g}, {"gemv_mma", gm}, {"qkv_post_block", qkv_post_block}, {"attn_block", attn_block}, {"attn_tile", attn_tile},
-            {"attn_split", attn_split}, {"attn_ilp", attn_ilp}, {"cuda_graph", cuda_graph}, {"pdl", pdl}};
-  if (attn_split_long) j["attn_split_long"] = *attn_split_long;
-  if (attn_long_from) j["attn_long_from"] = *attn_long_from;
-  if (attn_cluster) j["attn_cluster"] = *attn_cluster;
-  if (attn_cluster_long) j["attn_cluster_long"] = *attn_cluster_long;
-  if (persistent) j["persistent"] = *persistent;
-  if (attn_o) j["attn_o"] = *attn_o;
-  if (attn_merge_o) j["attn_merge_o"] = *attn_merge_o;
-  if (smem_carveout) j["smem_carveout"] = *smem_carveout;
-  if (!region_carveout.empty()) j["region_carveout"] = region_carveout;
-  return j;
-}
-
-PlanCudaFast PlanCudaFast::from_json(const Json& j, const std::string& subject) {
-  if (!j.is_object()) throw_input(subject, "expected an object");
-  PlanCudaFast f;
-  const Json& g = json_require(j, subject, "gemv");
-  if (!g.is_object()) throw_input(subject, "gemv: expected an object");
-  for (const auto& name : plan_gemv_regions()) {
-    const std::string s = subject + ": gemv." + name;
-    const Json& e = json_require(g, subject + ": gemv", name);
-    f.gemv[name] = PlanGemv{int(json_int(e, s, "block", 32, 1024)), int(json_int(e, s, "rows", 1, 64)),
-                            int(json_int(e, s, "unroll", 1, 64)), int(json_int(e, s, "splitk", 1, 64))};
-  }
-  for (const auto& [k, v] : g.items())
-    if (std::find(plan_gemv_regions().begin(), plan_gemv_regions().end(), k) == plan_gemv_regions().end())
-      throw_input(subject, "gemv: unknown region " + json_quote(k));
-  if (j.contains("gemv_mma")) {  // optional: plans before gemv.mma, or searched at batch 1 only
-    const Json& gm = j.at("gemv_mma");
-    if (!gm.is_object()) throw_input(subject, "gemv_mma: expected an object");
-    for (const auto& [k, e] : gm.items()) {
-      if (std::find(plan_gemv_regions().begin(), plan_gemv_regions().end(), k) == plan_gemv_regions().end())
-        throw_input(subject, "gemv_mma: unknown region " + json_quote(k));
-      const std::string s = subject + ": gemv_mma." + k;
-      f.gemv_mma[k] = PlanGemv{int(json_int(e, s, "block", 32, 1024)), int(json_int(e, s, "rows", 1, 64)),
-                               int(json_int(e, s, "unroll", 1, 64)), int(json_int(e, s, "splitk", 1, 64))};
-    }
-  }
-  f.qkv_post_block = int(json_int(j, subject, "qkv_post_block", 32, 1024));
-  f.attn_block = int(json_int(j, subject, "attn_block", 32, 1024));
-  f.attn_tile = int(json_int(j, subject, "attn_tile", 1, 1024));
-  f.attn_split = int(json_int(j, subject, "attn_split", 1, 1 << 20));
-  if (j.contains("attn_ilp")) {  // absent in plans written before the parameter existed
-    f.attn_ilp = int(json_int(j, subject, "attn_ilp", 1, 4));
-    if (f.attn_ilp != 1 && f.attn_ilp != 4) throw_input(subject, "attn_ilp: must be 1 or 4");
-  }
-  if (j.contains("attn_split_long")) f.attn_split_long = int(json_int(j, subject, "attn_split_long", 1, 1 << 20));
-  if (j.contains("attn_long_from")) f.attn_long_from = int(json_int(j, subject, "attn_long_from", 0, 1 << 30));
-  // Blocks per KV head of attn_decode.cluster (0: not used).
-  for (const char* key : {"attn_cluster", "attn_cluster_long"})
-    if (j.contains(key)) {
-      const int n = int(json_int(j, subject, key, 0, 16));
-      if (n != 0 && n != 2 && n != 4 && n != 8 && n != 16) throw_input(subject, std::string(key) + " must be 0, 2, 4, 8 or 16");
-      (std::string(key) == "attn_cluster" ? f.attn_cluster : f.attn_cluster_long) = n;
-    }
-  if (j.contains("persistent")) f.persistent = int(json_int(j, subject, "persistent", 0, 1));
-  if (j.contains("attn_o")) {
-    f.attn_o = int(json_int(j, subject, "attn_o", 0, 4));
-    if (*f.attn_o == 3) throw_input(subject, "attn_o must be 0, 1, 2 or 4");
-  }
-  if (j.contains("attn_merge_o")) f.attn_merge_o = int(json_int(j, subject, "attn_merge_o", 0, 1));
-  if (j.contains("smem_carveout")) f.smem_carveout = int(json_int(j, subject, "smem_carveout", 0, 100));
-  if (j.contains("region_carveout")) {
-    const Json& rc = j.at("region_carveout");
-    if (!rc.is_object()) throw_input(subject, "region_carveout: expected an object");
-    const auto& names = plan_carveout_regions();
-    for (const auto& [k, v] : rc.items()) {
-      if (std::find(names.begin(), names.end(), k) == names.end())
-        throw_input(subject, "region_carveout: unknown region " + json_quote(k));
-      f.region_carveout[k] = int(json_int(rc, subject + ": region_carveout", k, 0, 100));
-    }
-  }
-  f.cuda_graph = json_opt_bool(j, subject, "cuda_graph").value_or(true);
-  f.pdl = json_opt_bool(j, subject, "pdl").value_or(true);
-  return f;
 }
 
 Json Plan::to_json() const {
@@ -239,9 +146,12 @@ Plan Plan::from_json(const Json& j, const std::string& subject) {
                            " of an earlier entry");
     p.kernels.push_back(std::move(k));
   }
-  if (j.contains("cuda_fast") && !j.at("cuda_fast").is_null())
-    p.cuda_fast = PlanCudaFast::from_json(j.at("cuda_fast"), subject + ": cuda_fast");
-  if (p.cuda_fast && p.environment.backend != "cuda") throw_input(subject, "cuda_fast: given for a cpu plan");
+  if (j.contains("cuda_fast") && !j.at("cuda_fast").is_null()) {
+    if (p.environment.backend != "cuda") throw_input(subject, "cuda_fast: given for a cpu plan");
+    const KnobTable* table = find_knob_table("cuda_fast");
+    if (!table) throw_input(subject, "cuda_fast: this build has no CUDA backend to read it");
+    p.cuda_fast = KnobValues::from_json(*table, j.at("cuda_fast"), subject + ": cuda_fast");
+  }
   p.e2e = j.contains("e2e") ? j.at("e2e") : Json::object();
   return p;
 }

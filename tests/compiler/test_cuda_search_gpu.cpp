@@ -167,7 +167,7 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
   std::printf("[ compile ] persistent layers %s\n", pl.dump().c_str());
   ASSERT_TRUE(pl.contains("chain_ms")) << pl.dump();
   const bool kept = pl["status"] == "kept";
-  EXPECT_EQ(r.plan.cuda_fast->persistent.value_or(0), kept ? 1 : 0);
+  EXPECT_EQ(r.plan.cuda_fast->get("persistent").value_or(0), kept ? 1 : 0);
   if (kept) {
     EXPECT_LT(pl["persistent_ms"].get<double>(), pl["chain_ms"].get<double>());
   } else {
@@ -182,10 +182,10 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
   EXPECT_NE(ao["variant"].get<std::string>().find("attn_o__cluster"), std::string::npos) << ao.dump();
   if (ao["status"] == "kept") {
     EXPECT_LT(ao["fused_ms"].get<double>(), ao["chain_ms"].get<double>());
-    EXPECT_EQ(r.plan.cuda_fast->attn_o.value_or(0), ao["attn_o"].get<int>());
+    EXPECT_EQ(r.plan.cuda_fast->get("attn_o").value_or(0), ao["attn_o"].get<int>());
   } else {
     EXPECT_EQ(ao["status"], "not kept (not faster by the margin)") << ao.dump();
-    EXPECT_EQ(r.plan.cuda_fast->attn_o.value_or(0), 0);
+    EXPECT_EQ(r.plan.cuda_fast->get("attn_o").value_or(0), 0);
   }
   EXPECT_NE(r.report_md.find("attention and output projection in one kernel: "), std::string::npos);
   // One shared-memory carveout for every kernel: the backend's values timed in turn against the
@@ -200,10 +200,10 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
   EXPECT_GE(carveouts, 3u);
   if (sc["status"] == "kept") {
     EXPECT_LT(sc["carveout_ms"].get<double>(), sc["chain_ms"].get<double>());
-    EXPECT_EQ(r.plan.cuda_fast->smem_carveout.value_or(-1), sc["smem_carveout"].get<int>());
+    EXPECT_EQ(r.plan.cuda_fast->get("smem_carveout").value_or(-1), sc["smem_carveout"].get<int>());
   } else {
     EXPECT_EQ(sc["status"], "not kept (not faster by the margin)") << sc.dump();
-    EXPECT_FALSE(r.plan.cuda_fast->smem_carveout.has_value());
+    EXPECT_FALSE(r.plan.cuda_fast->get("smem_carveout").has_value());
   }
   EXPECT_NE(r.report_md.find("one shared-memory carveout for every kernel (timed before the tuning): "), std::string::npos);
   if (st["status"] == "tuned") {

@@ -10,6 +10,7 @@
 #include "agentcompile/model/synth_model.h"
 #include "agentcompile/runtime/plan_executor.h"
 #include "backends/cuda/fast_executor.h"
+#include "backends/cuda/fast_knobs.h"
 #include "backends/cuda/kernel_loader.h"
 #include "backends/cuda/nvrtc_jit.h"
 #include "backends/cuda/plan_config.h"
@@ -22,6 +23,8 @@ namespace {
 using test::expect_bad_input;
 using test::TempDir;
 
+KnobValues read(const Json& j) { return KnobValues::from_json(cuda::fast_knobs().table(), j, "cuda_fast"); }
+
 TEST(CudaSearch, FastConfigThroughThePlan) {
   cuda::FastConfig c;
   c.o = cuda::GemvChoice{128, 4, 1, 8};
@@ -32,8 +35,8 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   c.attn_cluster = 4;
   c.down_mma = cuda::MmaChoice{128, 2, 1, 8};
   c.pdl = false;
-  const PlanCudaFast p = plan_fast_of(c);
-  const PlanCudaFast back = PlanCudaFast::from_json(p.to_json(), "cuda_fast");
+  const KnobValues p = plan_fast_of(c);
+  const KnobValues back = read(p.to_json());
   const cuda::FastConfig d = fast_config_of(back);
   EXPECT_EQ(d.o.block, 128);
   EXPECT_EQ(d.o.rows, 4);
@@ -54,23 +57,23 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   old.erase("attn_split_long");
   old.erase("attn_long_from");
   old.erase("attn_cluster");
-  EXPECT_EQ(PlanCudaFast::from_json(old, "cuda_fast").attn_ilp, 1);
-  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(old, "cuda_fast")).attn_long_from, cuda::FastConfig{}.attn_long_from);
-  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(old, "cuda_fast")).attn_split_long, cuda::FastConfig{}.attn_split_long);
-  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(old, "cuda_fast")).attn_cluster, cuda::FastConfig{}.attn_cluster);
+  EXPECT_EQ(read(old).value("attn_ilp"), 1);
+  EXPECT_EQ(fast_config_of(read(old)).attn_long_from, cuda::FastConfig{}.attn_long_from);
+  EXPECT_EQ(fast_config_of(read(old)).attn_split_long, cuda::FastConfig{}.attn_split_long);
+  EXPECT_EQ(fast_config_of(read(old)).attn_cluster, cuda::FastConfig{}.attn_cluster);
   {
     Json bad = p.to_json();
     bad["attn_cluster"] = 3;
-    expect_bad_input([&] { PlanCudaFast::from_json(bad, "cuda_fast"); }, {"attn_cluster"});
+    expect_bad_input([&] { read(bad); }, {"attn_cluster"});
   }
   {
     Json bad = p.to_json();
     bad["attn_long_from"] = -1;
-    expect_bad_input([&] { PlanCudaFast::from_json(bad, "cuda_fast"); }, {"attn_long_from"});
+    expect_bad_input([&] { read(bad); }, {"attn_long_from"});
   }
-  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(old, "cuda_fast")).down_mma.mt, cuda::FastConfig{}.down_mma.mt);
+  EXPECT_EQ(fast_config_of(read(old)).down_mma.mt, cuda::FastConfig{}.down_mma.mt);
   old["attn_ilp"] = 3;
-  expect_bad_input([&] { PlanCudaFast::from_json(old, "cuda_fast"); }, {"attn_ilp"});
+  expect_bad_input([&] { read(old); }, {"attn_ilp"});
   EXPECT_EQ(d.qkv.rows, cuda::FastConfig{}.qkv.rows);
   // No plan: the defaults.
   EXPECT_EQ(fast_config_of(std::nullopt).down.splitk, cuda::FastConfig{}.down.splitk);
@@ -80,21 +83,21 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   c.persistent = 1;
   const Json on = plan_fast_of(c).to_json();
   EXPECT_EQ(on.at("persistent"), 1);
-  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(on, "cuda_fast")).persistent, 1);
+  EXPECT_EQ(fast_config_of(read(on)).persistent, 1);
   Json bad = on;
   bad["persistent"] = 2;
-  expect_bad_input([&] { PlanCudaFast::from_json(bad, "cuda_fast"); }, {"persistent"});
+  expect_bad_input([&] { read(bad); }, {"persistent"});
   // The attention with the output projection: the same (0, 1, 2 or 4 clusters per KV head).
   EXPECT_FALSE(p.to_json().contains("attn_o"));
   EXPECT_EQ(d.attn_o, 0);
   c.attn_o = 2;
   const Json ao = plan_fast_of(c).to_json();
   EXPECT_EQ(ao.at("attn_o"), 2);
-  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(ao, "cuda_fast")).attn_o, 2);
+  EXPECT_EQ(fast_config_of(read(ao)).attn_o, 2);
   for (int n : {3, 5, -1}) {
     Json b = ao;
     b["attn_o"] = n;
-    expect_bad_input([&] { PlanCudaFast::from_json(b, "cuda_fast"); }, {"attn_o"});
+    expect_bad_input([&] { read(b); }, {"attn_o"});
   }
   // The attention's partials merged by the output projection: the same (0 or 1).
   EXPECT_FALSE(p.to_json().contains("attn_merge_o"));
@@ -102,11 +105,11 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   c.attn_merge_o = 1;
   const Json mo = plan_fast_of(c).to_json();
   EXPECT_EQ(mo.at("attn_merge_o"), 1);
-  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(mo, "cuda_fast")).attn_merge_o, 1);
+  EXPECT_EQ(fast_config_of(read(mo)).attn_merge_o, 1);
   for (int n : {2, -1}) {
     Json b = mo;
     b["attn_merge_o"] = n;
-    expect_bad_input([&] { PlanCudaFast::from_json(b, "cuda_fast"); }, {"attn_merge_o"});
+    expect_bad_input([&] { read(b); }, {"attn_merge_o"});
   }
   // The shared-memory carveout: written only when set (-1, the driver's choice, reads back as
   // absent), a percentage.
@@ -115,13 +118,13 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   c.smem_carveout = 40;
   const Json sc = plan_fast_of(c).to_json();
   EXPECT_EQ(sc.at("smem_carveout"), 40);
-  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(sc, "cuda_fast")).smem_carveout, 40);
+  EXPECT_EQ(fast_config_of(read(sc)).smem_carveout, 40);
   c.smem_carveout = 0;
-  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(plan_fast_of(c).to_json(), "cuda_fast")).smem_carveout, 0);
+  EXPECT_EQ(fast_config_of(read(plan_fast_of(c).to_json())).smem_carveout, 0);
   for (int n : {-1, 101}) {
     Json b = sc;
     b["smem_carveout"] = n;
-    expect_bad_input([&] { PlanCudaFast::from_json(b, "cuda_fast"); }, {"smem_carveout"});
+    expect_bad_input([&] { read(b); }, {"smem_carveout"});
   }
   // Per-region carveouts: written only when some region has one, read back, validated by region
   // and percentage.
@@ -129,12 +132,12 @@ TEST(CudaSearch, FastConfigThroughThePlan) {
   c.region_carveout = {{"down", 30}, {"attention", 0}};
   const Json rc = plan_fast_of(c).to_json();
   EXPECT_EQ(rc.at("region_carveout").at("down"), 30);
-  const cuda::FastConfig back_rc = fast_config_of(PlanCudaFast::from_json(rc, "cuda_fast"));
+  const cuda::FastConfig back_rc = fast_config_of(read(rc));
   EXPECT_EQ(back_rc.region_carveout, c.region_carveout);
   for (const char* bad : {R"({"mlp": 30})", R"({"down": 101})", R"({"down": -1})", R"([30])", R"({"down": "30"})"}) {
     Json b = rc;
     b["region_carveout"] = Json::parse(bad);
-    expect_bad_input([&] { PlanCudaFast::from_json(b, "cuda_fast"); }, {"region_carveout"});
+    expect_bad_input([&] { read(b); }, {"region_carveout"});
   }
 }
 
@@ -154,16 +157,17 @@ TEST(CudaSearch, CudaFastFromRoutes) {
   routes[3] = routes[0];
   routes[3].phase = "prefill";  // prefill runs cuBLAS: ignored
   routes[3].params["ROWS"] = 4;
-  const PlanCudaFast f = cuda_fast_from_routes(routes);
-  EXPECT_EQ(f.gemv.at("gate_up").block, 128);
-  EXPECT_EQ(f.gemv.at("gate_up").rows, 2);
-  EXPECT_EQ(f.attn_block, 64);
-  EXPECT_EQ(f.attn_tile, 16);
-  EXPECT_EQ(f.attn_split, 256);
+  const KnobValues f = cuda_fast_from_routes(routes);
+  EXPECT_EQ(f.value("gemv.gate_up.block"), 128);
+  EXPECT_EQ(f.value("gemv.gate_up.rows"), 2);
+  EXPECT_EQ(f.value("attn_block"), 64);
+  EXPECT_EQ(f.value("attn_tile"), 16);
+  EXPECT_EQ(f.value("attn_split"), 256);
   const cuda::FastConfig def;
-  EXPECT_EQ(f.gemv.at("lm_head").block, def.lm_head.block);
-  EXPECT_EQ(f.gemv.at("qkv").rows, def.qkv.rows);
-  EXPECT_TRUE(f.region_carveout.empty());
+  EXPECT_EQ(f.value("gemv.lm_head.block"), def.lm_head.block);
+  EXPECT_EQ(f.value("gemv.qkv.rows"), def.qkv.rows);
+  EXPECT_TRUE(fast_config_of(f).region_carveout.empty());
+  EXPECT_FALSE(f.to_json().contains("region_carveout"));
   // Routes' own carveouts, by the region's FastConfig name, a fallback route's included; the
   // prefill route's is not the decode kernels'.
   {
@@ -173,7 +177,7 @@ TEST(CudaSearch, CudaFastFromRoutes) {
     carved[2].smem_carveout = 25;
     carved[3].smem_carveout = 99;
     const std::map<std::string, int> want = {{"gate_up", 60}, {"attention", 30}, {"lm_head", 25}};
-    EXPECT_EQ(cuda_fast_from_routes(carved).region_carveout, want);
+    EXPECT_EQ(fast_config_of(cuda_fast_from_routes(carved)).region_carveout, want);
     EXPECT_EQ(carveout_region_of("attn_in"), "qkv");
     EXPECT_EQ(carveout_region_of("mlp_out"), "down");
     EXPECT_EQ(carveout_region_of("embed"), "");
@@ -181,28 +185,28 @@ TEST(CudaSearch, CudaFastFromRoutes) {
   // The fused decode attention (what the search now explores): BLOCK and SPLIT, TILE untouched.
   routes[1].family = "cuda:attn_decode.fused";
   routes[1].params = {{"BLOCK", 512}, {"SPLIT", 64}};
-  const PlanCudaFast g = cuda_fast_from_routes(routes);
-  EXPECT_EQ(g.attn_block, 512);
-  EXPECT_EQ(g.attn_split, 64);
-  EXPECT_EQ(g.attn_tile, def.attn_tile);
-  EXPECT_EQ(g.attn_ilp, 1);  // a record without ILP
+  const KnobValues g = cuda_fast_from_routes(routes);
+  EXPECT_EQ(g.value("attn_block"), 512);
+  EXPECT_EQ(g.value("attn_split"), 64);
+  EXPECT_EQ(g.value("attn_tile"), def.attn_tile);
+  EXPECT_EQ(g.value("attn_ilp"), 1);  // a record without ILP
   routes[1].params["ILP"] = 4;
-  EXPECT_EQ(cuda_fast_from_routes(routes).attn_ilp, 4);
+  EXPECT_EQ(cuda_fast_from_routes(routes).value("attn_ilp"), 4);
   // The batch-1 short-context attention (attn_decode.cluster): BLOCK and CLUSTER.
   routes[1].family = "cuda:attn_decode.cluster";
   routes[1].params = {{"BLOCK", 128}, {"CLUSTER", 4}};
-  const PlanCudaFast k = cuda_fast_from_routes(routes);
-  EXPECT_EQ(k.attn_block, 128);
-  ASSERT_TRUE(k.attn_cluster);
-  EXPECT_EQ(*k.attn_cluster, 4);
-  EXPECT_EQ(k.attn_split, def.attn_split);
+  const KnobValues k = cuda_fast_from_routes(routes);
+  EXPECT_EQ(k.value("attn_block"), 128);
+  ASSERT_TRUE(k.get("attn_cluster"));
+  EXPECT_EQ(*k.get("attn_cluster"), 4);
+  EXPECT_EQ(k.value("attn_split"), def.attn_split);
   // A region searched at a batch where gemv.mma runs (throughput objective): its tensor-core point.
   routes[0].family = "cuda:gemv.mma";
   routes[0].params = {{"BLOCK", 512}, {"MT", 2}, {"UNROLL", 1}, {"SPLITK", 1}};
-  const PlanCudaFast h = cuda_fast_from_routes(routes);
-  EXPECT_EQ(h.gemv_mma.at("gate_up").block, 512);
-  EXPECT_EQ(h.gemv_mma.at("gate_up").rows, 2);
-  EXPECT_EQ(h.gemv.at("gate_up").block, def.gate_up.block);  // the batch-1 point keeps its default
+  const KnobValues h = cuda_fast_from_routes(routes);
+  EXPECT_EQ(h.value("gemv_mma.gate_up.block"), 512);
+  EXPECT_EQ(h.value("gemv_mma.gate_up.rows"), 2);
+  EXPECT_EQ(h.value("gemv.gate_up.block"), def.gate_up.block);  // the batch-1 point keeps its default
   EXPECT_EQ(fast_config_of(h).gate_up_mma.mt, 2);
 }
 
@@ -342,7 +346,9 @@ TEST(CudaSearch, PlansFromOtherKernelSourcesAreReported) {
   p.kernels.pop_back();
   p.kernels[2].source_key = current_key;
   ASSERT_TRUE(stale_plan_kernels(p, g).empty());
-  p.cuda_fast->gemv["qkv"] = PlanGemv{256, 1, 4, 1};
+  cuda::FastConfig other = cfg;
+  other.qkv = {256, 1, 4, 1};
+  p.cuda_fast = plan_fast_of(other);
   EXPECT_FALSE(stale_plan_kernels(p, g).empty());
   // Kernels without a key (plans from before keys were recorded) are not judged; CPU plans have none.
   for (PlanKernel& k : p.kernels) k.source_key.clear();

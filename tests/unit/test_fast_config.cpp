@@ -91,7 +91,9 @@ TEST(FastConfigOverride, RegionCarveouts) {
   EXPECT_EQ(c.smem_carveout, 40);
   EXPECT_EQ(cuda::apply_fast_config_override(c, "carveout.down=-1").region_carveout,
             (std::map<std::string, int>{{"attention", 0}}));
-  for (const std::string& r : plan_carveout_regions()) EXPECT_TRUE(cuda::valid_carveout_region(r)) << r;
+  for (const cuda::GemvSlotField& s : cuda::kGemvSlots) EXPECT_TRUE(cuda::valid_carveout_region(s.name)) << s.name;
+  EXPECT_TRUE(cuda::valid_carveout_region("attention"));
+  EXPECT_FALSE(cuda::valid_carveout_region("attn_in"));
   for (const char* bad : {"carveout.mlp=30", "carveout.=30", "carveout.down=101", "carveout.down=-2", "carveout.down=x"}) {
     try {
       cuda::apply_fast_config_override({}, bad);
@@ -283,12 +285,12 @@ TEST(FastConfigOverride, ClusterAttentionForLongContexts) {
   EXPECT_EQ(range(m, 1, 100000), R::Short);
   // A plan carries it; older plans without it keep the default.
   cfg.attn_long_from = 384;
-  const PlanCudaFast p = plan_fast_of(cfg);
-  ASSERT_TRUE(p.attn_cluster_long);
-  EXPECT_EQ(fast_config_of(PlanCudaFast::from_json(p.to_json(), "cuda_fast")).attn_cluster_long, 16);
+  const KnobValues p = plan_fast_of(cfg);
+  ASSERT_TRUE(p.get("attn_cluster_long"));
+  EXPECT_EQ(fast_config_of(KnobValues::from_json(p.table(), p.to_json(), "cuda_fast")).attn_cluster_long, 16);
   Json bad = p.to_json();
   bad["attn_cluster_long"] = 6;
-  EXPECT_THROW(PlanCudaFast::from_json(bad, "cuda_fast"), Error);
+  EXPECT_THROW(KnobValues::from_json(p.table(), bad, "cuda_fast"), Error);
 }
 
 TEST(FastConfigOverride, SwitchesDecodeAhead) {

@@ -30,6 +30,13 @@ CandidateOutcome outcome(const std::string& family, int rows, double us, const s
 
 // Two decode routes (qkv-like "attn_in", "mlp_in") and a prefill route that is never tuned; each
 // search holds the fallback and gemv.fused points ROWS 1..4 (alone: ROWS 4 fastest, then 3, 2, 1).
+// The step tuning reads and sets only the plan's step carveout: a table of that knob alone stands
+// in for the backend's (any backend's table declares it the same way).
+const KnobTable& carveout_table() {
+  static const KnobTable t("cuda_fast", {Knob("smem_carveout").range(0, 100).none_at(-1).in_plan(KnobInPlan::Optional).defaults_to(-1)});
+  return t;
+}
+
 struct Fixture {
   std::vector<RegionWork> work;
   std::vector<RegionSearch> searches;
@@ -289,22 +296,22 @@ TEST(StepTuning, SecondPassRetimesAroundTheKeptPoints) {
 // to the plan changes nothing.
 TEST(StepTuning, SeedRoutesTakeWhatThisCompileValidated) {
   Fixture f;
-  f.plan.cuda_fast = PlanCudaFast{};
-  f.plan.cuda_fast->smem_carveout = 60;
+  f.plan.cuda_fast = KnobValues(carveout_table());
+  f.plan.cuda_fast->set("smem_carveout", 60);
   int refreshed = 0;
   auto refresh = [&](Plan&) { ++refreshed; };
   Plan seed = f.plan;
   seed.routes[0].params = {{"ROWS", 2}};
   seed.routes[1].params = {{"ROWS", 5}};
   seed.routes[2].params = {{"ROWS", 1}};
-  seed.cuda_fast->smem_carveout = 40;
+  seed.cuda_fast->set("smem_carveout", 40);
   const SeededPlan sp = seed_routes(f.plan, seed, f.searches, f.search_of_route, decode_only, refresh);
   EXPECT_TRUE(sp.changed);
   EXPECT_EQ(sp.plan.routes[0].params.at("ROWS"), 2);
   EXPECT_DOUBLE_EQ(sp.plan.routes[0].time_us, 6.0);  // its time alone as this compile measured it
   EXPECT_EQ(sp.plan.routes[1].params.at("ROWS"), 4);
   EXPECT_EQ(sp.plan.routes[2].params.at("ROWS"), 4);
-  EXPECT_EQ(sp.plan.cuda_fast->smem_carveout, 40);
+  EXPECT_EQ(sp.plan.cuda_fast->get("smem_carveout"), 40);
   EXPECT_EQ(sp.taken, (std::vector<std::string>{"attn_in: " + rows_name(2), "smem_carveout: 40"}));
   EXPECT_EQ(sp.missing, (std::vector<std::string>{"mlp_in: " + rows_name(5)}));
   EXPECT_EQ(refreshed, 1);
@@ -375,13 +382,13 @@ TEST(StepTuning, RecordedOutcomeRoundTripsThroughTheDbAndApplies) {
   EXPECT_NE(step_tuning_key(start, "hash1", 64, 128, one_pass), key);
   // ... and so is another shared-memory carveout (the chain's timings depend on it).
   Plan carved = start;
-  carved.cuda_fast = PlanCudaFast{};
+  carved.cuda_fast = KnobValues(carveout_table());
   const std::string no_carveout = step_tuning_key(carved, "hash1", 64, 128, {});
   EXPECT_EQ(no_carveout, key);
-  carved.cuda_fast->smem_carveout = 40;
+  carved.cuda_fast->set("smem_carveout", 40);
   const std::string at40 = step_tuning_key(carved, "hash1", 64, 128, {});
   EXPECT_NE(at40, no_carveout);
-  carved.cuda_fast->smem_carveout = 60;
+  carved.cuda_fast->set("smem_carveout", 60);
   EXPECT_NE(step_tuning_key(carved, "hash1", 64, 128, {}), at40);
   // Records that do not fit are not applied, and leave the plan as it was.
   StepTuning bad = *rec;

@@ -14,6 +14,7 @@
 
 #include "agentcompile/core/fs.h"
 #include "agentcompile/core/json.h"
+#include "agentcompile/plan/knobs.h"
 
 namespace ac {
 
@@ -59,7 +60,7 @@ struct PlanRoute {
   double time_us = 0;            // measured, at the plan's shape point
   double fallback_us = 0;
   // The shared-memory carveout of this route's kernels (percent; CUDA decode routes), instead of
-  // the plan's (PlanCudaFast::smem_carveout); absent: the plan's. The step tuning sets it.
+  // the plan's (cuda_fast's smem_carveout); absent: the plan's. The step tuning sets it.
   std::optional<int> smem_carveout;
   Json to_json() const;
 };
@@ -82,52 +83,6 @@ struct PlanKernelBinary {
   std::string bytes;
 };
 
-// The CUDA fast path's parameters (mirrors cuda::FastConfig, without CUDA types).
-struct PlanGemv {
-  int block = 256, rows = 1, unroll = 2, splitk = 1;
-};
-struct PlanCudaFast {
-  std::map<std::string, PlanGemv> gemv;  // keys: qkv, o, gate_up, down, lm_head
-  // gemv.mma points (batches from mma_min_batch on; rows = 16-row tiles); absent keys keep the
-  // defaults (plans of the latency objective search batch 1 only).
-  std::map<std::string, PlanGemv> gemv_mma;
-  int qkv_post_block = 128;
-  int attn_block = 128, attn_tile = 32, attn_split = 64;
-  int attn_ilp = 1;
-  // The long-context attention (cuda::FastConfig::attn_split_long, attn_long_from; 0: never);
-  // absent in plans written before it existed, which then run the engine's defaults.
-  std::optional<int> attn_split_long, attn_long_from;
-  // Blocks per KV head of the batch-1 short-context attention (cuda::FastConfig::attn_cluster;
-  // 0: the fused kernel's splits); optional: older plans run the engine's default.
-  std::optional<int> attn_cluster;
-  // The same past attn_long_from (cuda::FastConfig::attn_cluster_long; 0: the long splits).
-  std::optional<int> attn_cluster_long;
-  // Batch-1 decode steps as one persistent kernel (cuda::FastConfig::persistent, 1) instead of the
-  // kernel chain (0 or absent); the compile's decode-step stage sets it when whole steps with it
-  // are faster.
-  std::optional<int> persistent;
-  // Batch-1 short-context steps run the attention and the output projection as one kernel with
-  // this many clusters per KV head (cuda::FastConfig::attn_o: 1, 2 or 4); 0 or absent: two kernels.
-  // The compile's decode-step stage sets it when whole steps with it are faster.
-  std::optional<int> attn_o;
-  // Batch-1 short-range steps hand the attention's partials to the output projection, which
-  // merges them (cuda::FastConfig::attn_merge_o: attn_decode.parts + gemv.merged); absent: off.
-  std::optional<int> attn_merge_o;
-  // Every kernel's preferred shared-memory carveout, percent of the SM's unified L1/shared store
-  // (cuda::FastConfig::smem_carveout); absent: the driver's choice per kernel. The compile's
-  // decode-step stage sets it when whole steps with it are faster.
-  std::optional<int> smem_carveout;
-  // Per decode region (plan_carveout_regions: qkv, o, gate_up, down, lm_head, attention): its
-  // kernels' carveout instead of smem_carveout (cuda::FastConfig::region_carveout), from the
-  // routes' own (PlanRoute::smem_carveout); absent keys: smem_carveout.
-  std::map<std::string, int> region_carveout;
-  bool cuda_graph = true, pdl = true;
-  Json to_json() const;
-  static PlanCudaFast from_json(const Json& j, const std::string& subject);
-};
-const std::vector<std::string>& plan_gemv_regions();  // qkv, o, gate_up, down, lm_head
-const std::vector<std::string>& plan_carveout_regions();  // plan_gemv_regions() and attention
-
 // What loading a plan does with the kernel binaries it ships: read and check them, to be loaded
 // in place of compiling where their source key matches (Load); or leave them unread, so the
 // backend compiles every kernel from this build's templates (Rebuild: --rebuild-kernels). Either
@@ -145,7 +100,9 @@ struct Plan {
   int max_batch = 1;
   std::string activations = "f32", kv_cache = "f32";
   std::vector<PlanRoute> routes;
-  std::optional<PlanCudaFast> cuda_fast;  // backend cuda: the fast path's parameters
+  // Backend cuda: the fast path's knob values (plan.json "cuda_fast"), read and written through
+  // the table the CUDA backend registers under that name (src/backends/cuda/fast_knobs.cpp).
+  std::optional<KnobValues> cuda_fast;
   std::vector<PlanKernel> kernels;
   Json e2e;  // summary of the end-to-end check and profile (informational)
 

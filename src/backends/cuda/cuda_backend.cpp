@@ -104,13 +104,9 @@ class CudaBackend final : public Backend {
   // The routes' points and own carveouts; the whole-step settings (carveout, persistent layers,
   // attention with the output projection) stay as the plan has them.
   void bind_routes(Plan& plan) const override {
-    PlanCudaFast f = cuda_fast_from_routes(plan.routes);
-    if (plan.cuda_fast) {
-      f.smem_carveout = plan.cuda_fast->smem_carveout;
-      f.persistent = plan.cuda_fast->persistent;
-      f.attn_o = plan.cuda_fast->attn_o;
-      f.attn_merge_o = plan.cuda_fast->attn_merge_o;
-    }
+    KnobValues f = cuda_fast_from_routes(plan.routes);
+    if (plan.cuda_fast)
+      for (const char* k : {"smem_carveout", "persistent", "attn_o", "attn_merge_o"}) f.set(k, plan.cuda_fast->get(k));
     plan.cuda_fast = f;
   }
 
@@ -156,7 +152,7 @@ class CudaBackend final : public Backend {
     const DType wt = g.ops.front().weights.at(0)->dtype;
     const std::string& arch = plan.environment.arch;
     if (name == "smem_carveout") {
-      with.cuda_fast->smem_carveout = value;
+      with.cuda_fast->set("smem_carveout", value);
       if (variant) *variant = "smem_carveout=" + std::to_string(value);
     } else if (name == "attn_o") {
       bool o_bias = false;
@@ -167,7 +163,7 @@ class CudaBackend final : public Backend {
         if (why_not) *why_not = "not applicable to this model, plan or GPU";
         return std::nullopt;
       }
-      with.cuda_fast->attn_o = value;
+      with.cuda_fast->set("attn_o", value);
       if (variant) *variant = ao->v.name();
     } else if (name == "persistent") {
       on.persistent = value;
@@ -182,7 +178,7 @@ class CudaBackend final : public Backend {
         if (why_not) *why_not = "not applicable to this model or GPU";
         return std::nullopt;
       }
-      with.cuda_fast->persistent = value;
+      with.cuda_fast->set("persistent", value);
       if (variant) *variant = pp->v.name();
     } else {
       return Backend::with_step_setting(g, plan, name, value, variant, why_not);

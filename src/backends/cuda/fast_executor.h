@@ -13,146 +13,11 @@
 
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/tuning/executor.h"
+#include "backends/cuda/fast_config.h"
 
 typedef struct CUstream_st* CUstream;  // as cuda.h declares it (this header does not include it)
 
 namespace ac::cuda {
-
-struct GemvChoice {
-  int block = 256, rows = 1, unroll = 2, splitk = 1;
-};
-// A point of gemv.mma (the tensor-core GEMV for batch 2-8): rows of it are 16-row tiles (MT).
-struct MmaChoice {
-  int block = 256, mt = 1, unroll = 2, splitk = 1;
-};
-// A point of mlp.fused (a layer's MLP in one kernel): kc intermediate rows per unit, rows gate/up
-// rows per warp per pass, bps blocks per SM (the grid is bps x SMs, capped by the occupancy and
-// the units).
-struct MlpChoice {
-  int block = 256, kc = 16, rows = 1, unroll = 2, bps = 2;
-};
-
-// Parameters of every fused family the fast path launches; a compiled plan will choose them
-// per model (issue 7); the defaults are reasonable everywhere.
-struct FastConfig {
-  // Defaults: the points with the least total time over the three target models in the sweep of
-  // bench/results/2026-11-30-gemv-sweep.txt (a plan picks per model). QKV: one row per warp since
-  // the batch-1 attention runs in clusters (fewer registers, so the early-launched cluster finds
-  // room sooner): W2 -0.8 / -0.7 / -1.3% against rows 2 on the H200
-  // (bench/results/2026-11-30-cluster-attention/, "QKV point").
-  GemvChoice qkv{256, 1, 4, 1};
-  GemvChoice o{128, 2, 1, 4};
-  GemvChoice gate_up{256, 1, 2, 1};
-  GemvChoice down{256, 2, 2, 4};
-  GemvChoice lm_head{256, 4, 1, 1};
-  // Batches of at least mma_min_batch (bf16 weights, K % 32 == 0, sm_80+) run gemv.mma instead of
-  // gemv.fused: at batch 8 it streams weights at 2.3-3.5 TB/s where gemv.fused manages 0.6-0.8
-  // (bench/results/2026-11-30-mma/README.md); since gemv.mma's sweep points, batch 2 too (10.9-14.1%
-  // faster per step than gemv.fused there, bench/results/2026-12-01-batch2-mma/).
-  // Defaults: the best points of the batch-8 sweep there, common to most of the three models.
-  bool batched_mma = true;
-  int mma_min_batch = 2;
-  int mma_terms = 2;
-  MmaChoice qkv_mma{512, 1, 1, 1};
-  MmaChoice o_mma{256, 1, 1, 4};
-  MmaChoice gate_up_mma{128, 1, 1, 1};
-  MmaChoice down_mma{128, 1, 1, 8};
-  MmaChoice lm_head_mma{128, 4, 1, 1};
-  // Batch templates up to mlp_fused_batch (0: none) run a layer's MLP as one mlp.fused kernel
-  // instead of the gate_up and down GEMVs (not yet measured on the GPU: off by default).
-  int mlp_fused_batch = 0;
-  MlpChoice mlp;
-  int qkv_post_block = 128;
-  int attn_block = 256, attn_tile = 32, attn_split = 32;
-  int attn_ilp = 1;  // attn_decode.fused's ILP (1 or 4: within ±2% of each other end to end on the H200)
-  // Decode steps whose longest sequence holds more than attn_long_from positions run the attention
-  // with splits of attn_split_long (one more graph per batch size): short splits keep a short
-  // context's blocks short, long ones keep a long context's merge short (the long ones may use
-  // all of the GPU's shared memory). On the H200 split 256 decoded 21-29% faster than 32 at
-  // 2048-2176 positions and 0.3-4.6% at 512-640, 32 was faster for Qwen3 at 128-256 (0.8-2.4%):
-  // bench/results/2026-11-30-long-context/. 0: never.
-  int attn_split_long = 256, attn_long_from = 384;
-  // Batch-1 steps of at most attn_long_from positions run attn_decode.cluster with this many blocks
-  // per KV head, merging their partials in a thread block cluster (2, 4 or 8; sm_90 and later),
-  // instead of attn_decode.fused's splits of attn_split and their merge through global memory.
-  // On the H200 at W2, 8: -5.4 / -8.1 / -2.2% per token (Llama-3.2-1B / Qwen3-1.7B / Qwen3-4B; 4
-  // is better for Qwen3-4B, -4.9%); at batch 4-8 it was slower for Qwen3-4B (+17-27%), so batches
-  // keep the splits (bench/results/2026-11-30-cluster-attention/). 0: never.
-  int attn_cluster = 8;
-  // Batch-1 steps past attn_long_from positions run attn_decode.cluster as well, with this many
-  // blocks per KV head (2, 4, 8 or 16; 0: never), while CLUSTER blocks of attn_cluster_long_split
-  // rows (0: 256) cover the context, then past their reach blocks of 512 rows where the GPU's
-  // shared memory holds them (head dims up to 64 or so on sm_90; two more CUDA graphs per batch
-  // size); longer steps keep attn_decode.fused's long splits. On the H200, 8 blocks of 256 rows
-  // (2048 positions) decoded 5.1-9.0% faster than the long splits at 512-1152 positions for the
-  // three target models (16 blocks or shorter splits were slower there), and Llama-3.2-1B's 8
-  // blocks of 512 rows 5.0% faster at W3's 2048-2176 positions; head dim 128 fits only 384 rows,
-  // which were -5.6% to +2.9% by model and plan there (bench/results/2026-11-30-cluster-long/).
-  int attn_cluster_long = 8;
-  int attn_cluster_long_split = 0;
-  // Batch-1 steps in the short range run the attention and the output projection as one kernel
-  // (attn_o.cluster) with this many clusters of attn_cluster blocks per KV head (1, 2 or 4), each
-  // computing the whole attention and 1/attn_o of W_o's rows, where the model allows it (no
-  // o_proj bias; hidden a multiple of the blocks per KV head; the tile within the shared memory);
-  // 0: the attention and the output GEMV as two kernels. Off by default: on the H200 every form
-  // was slower at W2 than the two kernels (best, 1 cluster with LATE 1: +0.9% Llama-3.2-1B, +2.0%
-  // Qwen3-1.7B; bench/results/2026-12-01-attn-o/); the compile measures attn_o=1 per model.
-  int attn_o = 0;
-  // Batch-1 steps in the short range run attn_decode.parts (attn_decode.cluster's point without
-  // the cluster: each block writes its partial to global memory) and the output projection as
-  // gemv.merged (o's point), which merges the partials while staging x': the cluster's barriers
-  // and merge leave the end of the attention, which is on a layer's critical path
-  // (bench/results/2026-12-02-merge-proxy/). Needs the cluster attention there; attn_o wins.
-  int attn_merge_o = 0;
-  // attn_o.cluster's LATE: where its W_o tile is copied: 0 before the wait on the QKV projection,
-  // 1 once the query is in (the fastest of the three on the H200), 2 as 1 with the tile asked
-  // into L2 before the wait.
-  int attn_o_late = 1;
-  // Batch-1 decode steps run every decoder layer as one persistent kernel (decode_layers.persistent:
-  // one block per SM whose producer warp streams the block's weight tiles of every layer into a
-  // shared-memory ring across what are kernel boundaries in the chain) instead of the chain of
-  // GEMVs and attention kernels; persistent_stage_kb sizes a ring stage (a tile's rows follow from
-  // it), persistent_splits is the attention's splits per KV head. Off by default: it loses to the
-  // chain on some models; the compile measures it per model (bench/results/2026-12-01-persistent/).
-  int persistent = 0;
-  int persistent_block = 288, persistent_stages = 5, persistent_splits = 8, persistent_stage_kb = 32;
-  // The preferred shared-memory carveout (percent of the unified L1/shared store, 0-100) set on
-  // every kernel the fast path launches; -1: none (the driver picks per kernel). On the H200 one
-  // carveout for the whole chain decoded W2 faster by model-dependent values (Qwen3-1.7B best at
-  // 40, Llama-3.2-1B at 25, Qwen3-4B at 60; 100 was slower everywhere:
-  // bench/results/2026-12-01-smem-carveout/); the compile measures a few per model.
-  int smem_carveout = -1;
-  // Per decode region (plan_carveout_regions(): the five GEMV slots and "attention"): a carveout for that
-  // region's kernels instead of smem_carveout (a launch attribute). The driver rounds a preference
-  // to a split per kernel at thresholds set by its shared memory, and each decode kernel has
-  // splits it runs well under; a GEMV point of another K split (other shared memory) may need
-  // another value than the step's to land on a good one (on the H200, Qwen3-1.7B's down projection
-  // at 256:4:1:8 was 1.8% slower under the step's 40 and 0.28% faster than the plan's point under
-  // 30: bench/results/2026-12-03-carveout-map/). Absent: the step's.
-  std::map<std::string, int> region_carveout;
-  bool cuda_graph = true;
-  bool pdl = true;
-  // Top-k sampling selects its k candidates on the device (topk.radix) instead of copying every
-  // logit to the host; off: the host selects them (the same candidates).
-  bool gpu_top_k = true;
-  int top_k_block = 1024;
-  // Greedy decode steps are enqueued one ahead of the host (Executor::decode_ahead): a step's
-  // token ids are the previous step's argmax, written on the device by the lm_head's epilogue.
-  bool decode_ahead = true;
-  // A chained decode-ahead step's inputs come from the device: the step before advanced every
-  // position by one and wrote its tokens into page-locked host memory itself (argmax_finish), so
-  // no copy runs between two steps' graphs; off: one upload before and one download after each.
-  bool device_chain = true;
-};
-
-// Whether FastConfig::region_carveout may name `name` (one of plan_carveout_regions(), the names
-// plans use).
-bool valid_carveout_region(const std::string& name);
-
-// Blocks per KV head attn_decode.cluster may run with (0: not at all).
-inline bool valid_attn_cluster(int n) { return n == 0 || n == 2 || n == 4 || n == 8 || n == 16; }
-// Clusters per KV head attn_o.cluster may run with (0: not at all).
-inline bool valid_attn_o(int n) { return n == 0 || n == 1 || n == 2 || n == 4; }
 
 // The largest k the device top-k serves (larger ones copy the logits to the host), and the most
 // rows per step (a decode batch).
@@ -163,33 +28,8 @@ struct TopKShape {
 };
 TopKShape topk_shape(long long vocab, int k);
 
-// The decode GEMV regions by the names plans, overrides and the search use, with their points in
-// FastConfig (gemv.fused at batch 1, gemv.mma from mma_min_batch on).
-struct GemvSlotField {
-  const char* name;
-  GemvChoice FastConfig::*gemv;
-  MmaChoice FastConfig::*mma;
-};
-inline constexpr GemvSlotField kGemvSlots[] = {{"qkv", &FastConfig::qkv, &FastConfig::qkv_mma},
-                                               {"o", &FastConfig::o, &FastConfig::o_mma},
-                                               {"gate_up", &FastConfig::gate_up, &FastConfig::gate_up_mma},
-                                               {"down", &FastConfig::down, &FastConfig::down_mma},
-                                               {"lm_head", &FastConfig::lm_head, &FastConfig::lm_head_mma}};
-// The one named `name`; throws Internal for any other name (the names are code, not input).
-const GemvSlotField& gemv_slot(const std::string& name);
-
 // The batch template (1, 2, 4, 8) the fast path compiles and captures for n sequences.
 int batch_template(long long n);
-
-// Applies a developer override, e.g. AGENTCOMPILE_FAST_CONFIG="o=128:2:1:4,attn_split=64,pdl=0":
-// GEMV regions (qkv, o, gate_up, down, lm_head) take block:rows:unroll:splitk, their batched
-// tensor-core points (qkv_mma, ...) block:mt:unroll:splitk; mlp block:kc:rows:unroll:bps; attn_block, attn_tile, attn_split, attn_ilp,
-// qkv_post_block, top_k_block, attn_cluster and attn_cluster_long (0, 2, 4, 8, 16), attn_cluster_long_split, attn_o
-// (0, 1, 2, 4), attn_o_late (0, 1, 2), attn_merge_o (0, 1), smem_carveout (-1 to 100), carveout.<region>
-// (plan_carveout_regions(); -1 to 100, -1 removing it), mma_terms,
-// mma_min_batch, mlp_fused_batch, batched_mma, gpu_top_k, cuda_graph and pdl take integers. Throws BadInput on
-// anything else.
-FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec);
 
 // Why the fast path cannot run this graph ("" when it can).
 std::string fast_path_unsupported(const Graph& g);

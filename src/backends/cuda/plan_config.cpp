@@ -3,65 +3,47 @@
 #include <map>
 
 #include "agentcompile/backends/cuda/cuda_executor.h"
+#include "agentcompile/core/error.h"
+#include "backends/cuda/family.h"
+#include "backends/cuda/fast_knobs.h"
 #include "backends/cuda/nvrtc_jit.h"
 
 namespace ac {
 
-cuda::FastConfig fast_config_of(const std::optional<PlanCudaFast>& plan) {
-  cuda::FastConfig c;
-  if (!plan) return c;
-  for (const cuda::GemvSlotField& s : cuda::kGemvSlots) {
-    if (auto it = plan->gemv.find(s.name); it != plan->gemv.end())
-      c.*s.gemv = cuda::GemvChoice{it->second.block, it->second.rows, it->second.unroll, it->second.splitk};
-    if (auto it = plan->gemv_mma.find(s.name); it != plan->gemv_mma.end())
-      c.*s.mma = cuda::MmaChoice{it->second.block, it->second.rows, it->second.unroll, it->second.splitk};
-  }
-  c.qkv_post_block = plan->qkv_post_block;
-  c.attn_block = plan->attn_block;
-  c.attn_tile = plan->attn_tile;
-  c.attn_split = plan->attn_split;
-  c.attn_ilp = plan->attn_ilp;
-  if (plan->attn_split_long) c.attn_split_long = *plan->attn_split_long;
-  if (plan->attn_long_from) c.attn_long_from = *plan->attn_long_from;
-  if (plan->attn_cluster) c.attn_cluster = *plan->attn_cluster;
-  if (plan->attn_cluster_long) c.attn_cluster_long = *plan->attn_cluster_long;
-  if (plan->persistent) c.persistent = *plan->persistent;
-  if (plan->attn_o) c.attn_o = *plan->attn_o;
-  if (plan->attn_merge_o) c.attn_merge_o = *plan->attn_merge_o;
-  if (plan->smem_carveout) c.smem_carveout = *plan->smem_carveout;
-  c.region_carveout = plan->region_carveout;
-  c.cuda_graph = plan->cuda_graph;
-  c.pdl = plan->pdl;
-  return c;
+namespace cuda {
+
+const KnobBinding<FastConfig>& fast_knobs() {
+  static const KnobBinding<FastConfig>* b = [] {
+    const FamilyDomain families = [](const std::string& op, const std::string& name, const std::string& param) {
+      for (const ParamDomain& d : find_family(op, name).params)
+        if (d.name == param) return d.values;
+      throw_internal("fast knobs", op + "." + name + " has no parameter " + param);
+    };
+    auto* t = new KnobBinding<FastConfig>("cuda_fast", fast_knob_declarations(families));  // never destroyed: plans point at it
+    register_knob_table(t->table());
+    return t;
+  }();
+  return *b;
 }
 
-PlanCudaFast plan_fast_of(const cuda::FastConfig& c) {
-  PlanCudaFast p;
-  for (const cuda::GemvSlotField& s : cuda::kGemvSlots) {
-    const cuda::GemvChoice& g = c.*s.gemv;
-    p.gemv[s.name] = PlanGemv{g.block, g.rows, g.unroll, g.splitk};
-    const cuda::MmaChoice& m = c.*s.mma;
-    p.gemv_mma[s.name] = PlanGemv{m.block, m.mt, m.unroll, m.splitk};
-  }
-  p.qkv_post_block = c.qkv_post_block;
-  p.attn_block = c.attn_block;
-  p.attn_tile = c.attn_tile;
-  p.attn_split = c.attn_split;
-  p.attn_ilp = c.attn_ilp;
-  p.attn_split_long = c.attn_split_long;
-  p.attn_long_from = c.attn_long_from;
-  p.attn_cluster = c.attn_cluster;
-  p.attn_cluster_long = c.attn_cluster_long;
-  if (c.persistent) p.persistent = c.persistent;
-  if (c.attn_o) p.attn_o = c.attn_o;
-  if (c.attn_merge_o) p.attn_merge_o = c.attn_merge_o;
-  if (c.smem_carveout >= 0) p.smem_carveout = c.smem_carveout;
-  for (const auto& [region, v] : c.region_carveout)
-    if (v >= 0) p.region_carveout[region] = v;
-  p.cuda_graph = c.cuda_graph;
-  p.pdl = c.pdl;
-  return p;
+namespace {
+// Plans read their cuda_fast block through the registered table: register it as the program starts.
+[[maybe_unused]] const bool kRegistered = (fast_knobs(), true);
+}  // namespace
+
+bool valid_attn_o(int n) { return fast_knobs().table().knob("attn_o").domain.contains(n); }
+
+FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec) {
+  return fast_knobs().apply_overrides(std::move(cfg), spec, "fast config override");
 }
+
+}  // namespace cuda
+
+cuda::FastConfig fast_config_of(const std::optional<KnobValues>& plan) {
+  return plan ? cuda::fast_knobs().config(*plan) : cuda::FastConfig{};
+}
+
+KnobValues plan_fast_of(const cuda::FastConfig& c) { return cuda::fast_knobs().values(c); }
 
 // The plan's kernel list was made from these same variants (cuda_plan_kernels), so a name the
 // engine no longer produces or a key that differs means other code than the plan measured.

@@ -857,7 +857,7 @@ std::unique_ptr<Evaluator> make_cuda_attention_evaluator(const Graph& g, int bat
   return std::make_unique<AttentionEvaluator>(g, batch, context);
 }
 
-std::vector<PlanKernelBinary> cuda_plan_kernels(const Graph& g, const PlanCudaFast& fast, const std::string& arch) {
+std::vector<PlanKernelBinary> cuda_plan_kernels(const Graph& g, const KnobValues& fast, const std::string& arch) {
   std::vector<PlanKernelBinary> out;
   const DType wt = g.ops.front().weights.at(0)->dtype;
   std::vector<Variant> vs = fast_path_variants(g.config, wt, fast_config_of(fast), arch);
@@ -881,38 +881,15 @@ std::vector<PlanKernelBinary> cuda_plan_kernels(const Graph& g, const PlanCudaFa
 }
 
 std::string carveout_region_of(const std::string& region) {
-  for (const Slot& s : kSlots)
-    if (region_kind_name(s.kind) == region) return s.name;
-  return region == region_kind_name(RegionKind::Attention) ? "attention" : "";
+  for (const GemvSlotField& s : kGemvSlots)
+    if (s.region == region) return s.name;
+  return region == kAttentionRegion ? kAttentionRegion : "";
 }
 
-PlanCudaFast cuda_fast_from_routes(const std::vector<PlanRoute>& routes) {
-  FastConfig cfg;
-  for (const auto& r : routes) {
-    if (r.phase != "decode") continue;
-    // The route's own carveout, fallback routes (the engine's default point) included.
-    if (r.smem_carveout)
-      if (const std::string slot = carveout_region_of(r.region); !slot.empty()) cfg.region_carveout[slot] = *r.smem_carveout;
-    if (r.params.empty()) continue;
-    if (r.family == "cuda:gemv.fused") {
-      const GemvChoice ch{r.params.at("BLOCK"), r.params.at("ROWS"), r.params.at("UNROLL"), r.params.at("SPLITK")};
-      for (const Slot& s : kSlots)
-        if (region_kind_name(s.kind) == r.region) cfg.*gemv_slot(s.name).gemv = ch;
-    } else if (r.family == "cuda:gemv.mma") {
-      const MmaChoice ch{r.params.at("BLOCK"), r.params.at("MT"), r.params.at("UNROLL"), r.params.at("SPLITK")};
-      for (const Slot& s : kSlots)
-        if (region_kind_name(s.kind) == r.region) cfg.*gemv_slot(s.name).mma = ch;
-    } else if (r.family == "cuda:attn_decode.cluster") {
-      cfg.attn_block = r.params.at("BLOCK");
-      cfg.attn_cluster = r.params.at("CLUSTER");
-    } else if (r.family == "cuda:attn_decode.fused" || r.family == "cuda:attn_decode.split") {
-      cfg.attn_block = r.params.at("BLOCK");
-      if (r.params.count("TILE")) cfg.attn_tile = r.params.at("TILE");
-      cfg.attn_split = r.params.at("SPLIT");
-      if (r.params.count("ILP")) cfg.attn_ilp = r.params.at("ILP");
-    }
-  }
-  return plan_fast_of(cfg);
+KnobValues cuda_fast_from_routes(const std::vector<PlanRoute>& routes) {
+  KnobValues v = plan_fast_of(FastConfig{});
+  v.take_routes(routes, "decode");  // the knobs' search bindings (fast_knobs.cpp) say which params
+  return v;
 }
 
 }  // namespace ac

@@ -40,11 +40,13 @@ std::unique_ptr<Evaluator> make_cuda_attention_evaluator(const Graph& g, int bat
 // The fast path's kernel binaries for a plan: every variant it launches (all batch sizes),
 // compiled by NVRTC in parallel (the kernel cache first) for `arch`; no GPU needed. BadInput when
 // one does not compile.
-std::vector<PlanKernelBinary> cuda_plan_kernels(const Graph& g, const PlanCudaFast& fast, const std::string& arch);
+std::vector<PlanKernelBinary> cuda_plan_kernels(const Graph& g, const KnobValues& fast, const std::string& arch);
 
-// The plan's cuda_fast block from its decode routes (families cuda:gemv.fused and
-// cuda:attn_decode.fused (or .split, in older records); the fallback keeps the default).
-PlanCudaFast cuda_fast_from_routes(const std::vector<PlanRoute>& routes);
+// The plan's cuda_fast block from its decode routes: each knob the search picks (fast_knobs.cpp:
+// gemv.fused / gemv.mma points by region, attn_decode.fused / .cluster (or .split, in older
+// records) parameters, a route's own carveout) from the routes that bind it, the rest FastConfig's
+// defaults (a fallback route keeps the default point).
+KnobValues cuda_fast_from_routes(const std::vector<PlanRoute>& routes);
 // The FastConfig::region_carveout key of a decode region ("attn_in" -> "qkv", ..., "attention");
 // "" for a region without one.
 std::string carveout_region_of(const std::string& region);

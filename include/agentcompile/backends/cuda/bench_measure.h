@@ -45,7 +45,7 @@ struct KernelBenchOptions {
   std::vector<int64_t> batches = {1};
   int repeats = 7;
   double copy_GBps = 0.0, read_GBps = 0.0, gemm_tflops = 0.0;  // ceilings for the percentages (0: none)
-  std::optional<PlanCudaFast> plan;            // a compiled plan's choices instead of the defaults
+  std::optional<KnobValues> plan;              // a compiled plan's choices instead of the defaults
 };
 
 // Every decode region of a model with this config (qkv, attention, o, gate_up, down, lm_head):

@@ -19,7 +19,7 @@ struct CudaExecutorOptions {
   // "reference": reference kernels only; "auto": fast where the model allows it, else library.
   std::string route = "auto";
   // The fast path's parameters from a compiled plan (route "fast"); defaults when absent.
-  std::optional<PlanCudaFast> fast;
+  std::optional<KnobValues> fast;
   // Kernel binaries shipped with the plan (bytes loaded by Plan::load): loaded instead of
   // compiled where their source key still matches this engine's (kernel_loader.h).
   std::vector<PlanKernel> kernels;

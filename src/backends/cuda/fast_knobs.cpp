@@ -1,0 +1,188 @@
+// The fast path's knob declarations. Adding a knob: its FastConfig member (the default is the
+// initialiser), one declaration here, and the kernel code that reads it; plan.json, the override
+// and the plan's values from its routes follow from the declaration. Plain data: no CUDA header,
+// so the plan fuzzer reads cuda_fast blocks with these very declarations.
+#include "backends/cuda/fast_knobs.h"
+
+namespace ac::cuda {
+
+namespace {
+
+using K = BoundKnob<FastConfig>;
+constexpr KnobInPlan kRequired = KnobInPlan::Required, kOptional = KnobInPlan::Optional, kWithParent = KnobInPlan::WithParent;
+
+// The search picks the knob as `param` of family op.name's routes in `region`, from its domain.
+KnobSearch picked_as(const FamilyDomain& domain, const std::string& op, const std::string& name, const std::string& param,
+                     const std::string& region) {
+  return {"cuda:" + op + "." + name, param, region, domain(op, name, param)};
+}
+
+// A GEMV slot's points. gemv.<slot>.{block,rows,unroll,splitk}: gemv.fused's (batch 1), required in
+// plans, override <slot>=block:rows:unroll:splitk; gemv_mma.<slot>.*: gemv.mma's (batches from
+// mma_min_batch on; rows are its 16-row tiles, MT), absent from older plans, override
+// <slot>_mma=block:mt:unroll:splitk. The search picks each as its family's parameter in the slot's region.
+void gemv_knobs(std::vector<K>& out, const GemvSlotField& s, const FamilyDomain& domain) {
+  const std::string slot = s.name;
+  std::vector<std::string> readers = {"gemv.fused"};
+  if (slot == "o") readers.push_back("gemv.merged");  // attn_merge_o's output projection runs o's point
+  struct Field {
+    const char *leaf, *param;          // plan key, gemv.fused's parameter (and the override's part)
+    const char *mma_part, *mma_param;  // gemv.mma's: rows are its 16-row tiles, MT
+    long long lo, hi;
+    int GemvChoice::*gemv;
+    int MmaChoice::*mma;
+  };
+  const Field fields[] = {{"block", "BLOCK", "block", "BLOCK", 32, 1024, &GemvChoice::block, &MmaChoice::block},
+                          {"rows", "ROWS", "mt", "MT", 1, 64, &GemvChoice::rows, &MmaChoice::mt},
+                          {"unroll", "UNROLL", "unroll", "UNROLL", 1, 64, &GemvChoice::unroll, &MmaChoice::unroll},
+                          {"splitk", "SPLITK", "splitk", "SPLITK", 1, 64, &GemvChoice::splitk, &MmaChoice::splitk}};
+  for (const Field& f : fields)
+    out.push_back(bind(Knob("gemv." + slot + "." + f.leaf)
+                           .range(f.lo, f.hi)
+                           .in_plan(kRequired)
+                           .override_as(slot, f.leaf)
+                           .read_by(readers)
+                           .picked_by(picked_as(domain, "gemv", "fused", f.param, s.region))
+                           .described(slot + " projection's gemv.fused " + f.param + " (batch 1)"),
+                       s.gemv, f.gemv));
+  for (const Field& f : fields)
+    out.push_back(bind(Knob("gemv_mma." + slot + "." + f.leaf)
+                           .range(f.lo, f.hi)
+                           .in_plan(kWithParent)
+                           .override_as(slot + "_mma", f.mma_part)
+                           .read_by({"gemv.mma"})
+                           .picked_by(picked_as(domain, "gemv", "mma", f.mma_param, s.region))
+                           .described(slot + " projection's gemv.mma " + f.mma_param + " (batches from mma_min_batch on)"),
+                       s.mma, f.mma));
+}
+
+// A region's own carveout (FastConfig::region_carveout, -1: the step's): plan region_carveout.<region>,
+// override carveout.<region>; the decode-step tuning sets it as the region's route's carveout.
+K region_carveout_knob(const std::string& region, const std::string& route_region) {
+  return {Knob("region_carveout." + region)
+              .range(0, 100)
+              .none_at(-1)
+              .in_plan(kOptional)
+              .override_as("carveout." + region)
+              .picked_by({"", "smem_carveout", route_region, {}})
+              .described("the " + region + " kernels' shared-memory carveout (percent) instead of smem_carveout"),
+          [region](const FastConfig& c) {
+            auto it = c.region_carveout.find(region);
+            return it == c.region_carveout.end() || it->second < 0 ? -1 : it->second;
+          },
+          [region](FastConfig& c, int v) {
+            if (v < 0) c.region_carveout.erase(region);
+            else c.region_carveout[region] = v;
+          }};
+}
+
+}  // namespace
+
+std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& domain) {
+  std::vector<K> k;
+  for (const GemvSlotField& s : kGemvSlots) gemv_knobs(k, s, domain);
+  const std::string attn = kAttentionRegion;
+  k.push_back(bind(Knob("qkv_post_block").range(32, 1024).in_plan(kRequired).read_by({"qkv_post.fused"})
+                       .described("block of the q/k norm, rope and cache-write kernel"),
+                   &FastConfig::qkv_post_block));
+  k.push_back(bind(Knob("attn_block").range(32, 1024).in_plan(kRequired)
+                       .read_by({"attn_decode.fused", "attn_decode.split", "attn_decode.cluster"})
+                       .picked_by(picked_as(domain, "attn_decode", "fused", "BLOCK", attn))
+                       .picked_by(picked_as(domain, "attn_decode", "cluster", "BLOCK", attn))
+                       .picked_by(picked_as(domain, "attn_decode", "split", "BLOCK", attn))  // older records
+                       .described("decode attention's block (shrunk until the group's outputs divide among it)"),
+                   &FastConfig::attn_block));
+  k.push_back(bind(Knob("attn_tile").range(1, 1024).in_plan(kRequired).read_by({"attn_decode.split"})
+                       .picked_by(picked_as(domain, "attn_decode", "split", "TILE", attn))
+                       .described("attn_decode.split's tile of positions"),
+                   &FastConfig::attn_tile));
+  k.push_back(bind(Knob("attn_split").range(1, 1 << 20).in_plan(kRequired)
+                       .read_by({"attn_decode.fused", "attn_decode.split", "attn_combine.split"})
+                       .picked_by(picked_as(domain, "attn_decode", "fused", "SPLIT", attn))
+                       .picked_by(picked_as(domain, "attn_decode", "split", "SPLIT", attn))
+                       .described("positions per split of the short-context decode attention"),
+                   &FastConfig::attn_split));
+  k.push_back(bind(Knob("attn_ilp").one_of({1, 4}).in_plan(kOptional).read_by({"attn_decode.fused"})
+                       .picked_by(picked_as(domain, "attn_decode", "fused", "ILP", attn))
+                       .described("attn_decode.fused's instruction-level parallelism"),
+                   &FastConfig::attn_ilp));
+  k.push_back(bind(Knob("attn_split_long").range(1, 1 << 20).in_plan(kOptional).read_by({"attn_decode.fused"})
+                       .described("positions per split past attn_long_from"),
+                   &FastConfig::attn_split_long));
+  k.push_back(bind(Knob("attn_long_from").range(0, 1 << 30).in_plan(kOptional).read_by({"attn_decode.fused", "attn_decode.cluster"})
+                       .described("positions past which a step runs the long-context attention (0: never)"),
+                   &FastConfig::attn_long_from));
+  k.push_back(bind(Knob("attn_cluster").one_of({0, 2, 4, 8, 16}).in_plan(kOptional)
+                       .read_by({"attn_decode.cluster", "attn_o.cluster", "attn_decode.parts"})
+                       .picked_by(picked_as(domain, "attn_decode", "cluster", "CLUSTER", attn))
+                       .described("blocks per KV head of the batch-1 short-context cluster attention (0: the splits)"),
+                   &FastConfig::attn_cluster));
+  k.push_back(bind(Knob("attn_cluster_long").one_of({0, 2, 4, 8, 16}).in_plan(kOptional).read_by({"attn_decode.cluster"})
+                       .described("blocks per KV head of the batch-1 cluster attention past attn_long_from (0: the long splits)"),
+                   &FastConfig::attn_cluster_long));
+  k.push_back(bind(Knob("persistent").range(0, 1).none_at(0).in_plan(kOptional).read_by({"decode_layers.persistent"})
+                       .described("batch-1 decode steps as one persistent kernel instead of the kernel chain"),
+                   &FastConfig::persistent));
+  k.push_back(bind(Knob("attn_o").one_of({0, 1, 2, 4}).none_at(0).in_plan(kOptional).read_by({"attn_o.cluster"})
+                       .described("clusters per KV head of the fused attention and output projection (0: two kernels)"),
+                   &FastConfig::attn_o));
+  k.push_back(bind(Knob("attn_merge_o").range(0, 1).none_at(0).in_plan(kOptional).read_by({"attn_decode.parts", "gemv.merged"})
+                       .described("the output projection merges the attention's partials (attn_decode.parts + gemv.merged)"),
+                   &FastConfig::attn_merge_o));
+  k.push_back(bind(Knob("smem_carveout").range(0, 100).none_at(-1).in_plan(kOptional)
+                       .described("every kernel's preferred shared-memory carveout, percent (-1: the driver's choice)"),
+                   &FastConfig::smem_carveout));
+  for (const GemvSlotField& s : kGemvSlots) k.push_back(region_carveout_knob(s.name, s.region));
+  k.push_back(region_carveout_knob(attn, attn));
+  k.push_back(bind(Knob("cuda_graph").in_plan(kOptional).described("decode steps replay a captured CUDA graph"), &FastConfig::cuda_graph));
+  k.push_back(bind(Knob("pdl").in_plan(kOptional).described("programmatic dependent launch between the step's kernels"), &FastConfig::pdl));
+  // Developer overrides only (no plan sets them).
+  k.push_back(bind(Knob("batched_mma").read_by({"gemv.mma"}).described("batches run gemv.mma where it can"), &FastConfig::batched_mma));
+  k.push_back(bind(Knob("mma_min_batch").read_by({"gemv.mma"}).described("the smallest batch that runs gemv.mma"),
+                   &FastConfig::mma_min_batch));
+  k.push_back(bind(Knob("mma_terms").read_by({"gemv.mma"}).described("gemv.mma's TERMS"), &FastConfig::mma_terms));
+  k.push_back(bind(Knob("mlp_fused_batch").read_by({"mlp.fused"})
+                       .described("batch templates up to this run a layer's MLP as one mlp.fused kernel (0: none)"),
+                   &FastConfig::mlp_fused_batch));
+  for (auto [part, m] : {std::pair{"block", &MlpChoice::block}, std::pair{"kc", &MlpChoice::kc}, std::pair{"rows", &MlpChoice::rows},
+                         std::pair{"unroll", &MlpChoice::unroll}, std::pair{"bps", &MlpChoice::bps}})
+    k.push_back(bind(Knob(std::string("mlp.") + part).override_as("mlp", part).read_by({"mlp.fused"})
+                         .described(std::string("mlp.fused's ") + part),
+                     &FastConfig::mlp, m));
+  std::vector<int> long_splits = domain("attn_decode", "cluster", "SPLIT");
+  long_splits.insert(long_splits.begin(), 0);
+  k.push_back(bind(Knob("attn_cluster_long_split").one_of(long_splits).read_by({"attn_decode.cluster"})
+                       .described("rows per block of the first long-context cluster range (0: 256, halved until they fit)"),
+                   &FastConfig::attn_cluster_long_split));
+  k.push_back(bind(Knob("attn_o_late").one_of({0, 1, 2}).read_by({"attn_o.cluster"})
+                       .described("attn_o.cluster's LATE: where its W_o tile is copied"),
+                   &FastConfig::attn_o_late));
+  for (auto [name, m] : {std::pair{"persistent_block", &FastConfig::persistent_block},
+                         std::pair{"persistent_stages", &FastConfig::persistent_stages},
+                         std::pair{"persistent_splits", &FastConfig::persistent_splits},
+                         std::pair{"persistent_stage_kb", &FastConfig::persistent_stage_kb}})
+    k.push_back(bind(Knob(name).read_by({"decode_layers.persistent"}).described(std::string("decode_layers.persistent's ") + name), m));
+  k.push_back(bind(Knob("gpu_top_k").read_by({"topk.radix"}).described("top-k sampling selects its candidates on the device"),
+                   &FastConfig::gpu_top_k));
+  k.push_back(bind(Knob("top_k_block").one_of({256, 512, 1024}).read_by({"topk.radix"}).described("topk.radix's block"),
+                   &FastConfig::top_k_block));
+  k.push_back(bind(Knob("decode_ahead").described("greedy decode steps are enqueued one ahead of the host"), &FastConfig::decode_ahead));
+  k.push_back(bind(Knob("device_chain").described("a chained decode-ahead step takes its inputs from the device"),
+                   &FastConfig::device_chain));
+  return k;
+}
+
+const GemvSlotField& gemv_slot(const std::string& name) {
+  for (const GemvSlotField& s : kGemvSlots)
+    if (name == s.name) return s;
+  throw_internal("fast path", "no GEMV region named " + name);
+}
+
+bool valid_carveout_region(const std::string& name) {
+  if (name == kAttentionRegion) return true;
+  for (const GemvSlotField& s : kGemvSlots)
+    if (name == s.name) return true;
+  return false;
+}
+
+}  // namespace ac::cuda
