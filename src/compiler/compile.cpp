@@ -13,13 +13,12 @@
 #include "agentcompile/compiler/spans.h"
 #include "agentcompile/compiler/timing_noise.h"
 #include "agentcompile/tuning/backend.h"
+#include "agentcompile/tuning/greedy.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/rng.h"
 #include "agentcompile/core/stats.h"
 #include "agentcompile/ir/decoder_layers.h"
 #include "agentcompile/model/model.h"
-#include "agentcompile/runtime/engine.h"
-#include "agentcompile/runtime/sampler.h"
 #include "compiler/db_records.h"
 #include "compiler/step_tuning.h"
 
@@ -324,14 +323,11 @@ class E2eStage {
 
   // Median prefill time and decode time per token of three generations.
   void latency(Executor& e, double& pre, double& dec) {
-    GenerateOptions go;
-    go.max_tokens = o_.e2e_tokens;
-    go.ignore_eos = true;
     std::vector<double> p, d;
     for (int rep = 0; rep < 3; ++rep) {
-      GenerateResult gr = generate(e, m_.config, prompt_, go, {});
+      const GreedyRun gr = greedy_generate(e, prompt_, 0, o_.e2e_tokens, {}, {});
       p.push_back(gr.prefill_ms);
-      d.push_back(gr.decode_ms_per_token);
+      d.push_back(median(gr.decode_ms));
     }
     pre = median(p);
     dec = median(d);
@@ -381,10 +377,7 @@ class E2eStage {
     ExecutorLimits lim = lim_;
     lim.max_seq = prompt_len_ + tokens + 2;
     auto ex = make_plan_executor(plan, g_, lim, &timing_share_);
-    GenerateOptions go;
-    go.max_tokens = tokens;
-    go.ignore_eos = true;
-    return generate(*ex, m_.config, prompt_, go, {}).decode_ms_per_token;
+    return median(greedy_generate(*ex, prompt_, 0, tokens, {}, {}).decode_ms);
   }
 
  private:

@@ -5,6 +5,7 @@
 
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/stats.h"
+#include "agentcompile/tuning/greedy.h"
 
 namespace ac {
 
@@ -37,35 +38,38 @@ GenerateResult generate(Executor& ex, const ModelConfig& cfg, const std::vector<
     return !opts.ignore_eos && std::find(opts.stop_ids.begin(), opts.stop_ids.end(), int64_t(t)) != opts.stop_ids.end();
   };
 
-  StepBatch step;
   const int32_t n = int32_t(prompt.size());
   if (opts.cached_prefix < 0 || opts.cached_prefix >= n)
     throw_internal("generate", "a cached prefix of " + std::to_string(opts.cached_prefix) + " tokens for a prompt of " +
                                    std::to_string(n));
   const int32_t from = int32_t(opts.cached_prefix);
-  step.tokens.assign(prompt.begin() + from, prompt.end());
-  for (int32_t i = from; i < n; ++i) step.positions.push_back(i);
-  step.slots.assign(size_t(n - from), 0);
-  step.logit_rows = {n - from - 1};
-  // Greedy decoding uses the backend's own argmax where it has one (no logits copy).
   const bool greedy = opts.sampling.temperature == 0.0f;
-  std::vector<int32_t> picked;
+  if (greedy) {  // the loop the compiler times plans with (tuning/greedy.h)
+    GreedyRun g = greedy_generate(ex, prompt, from, opts.max_tokens, is_stop, on_token);
+    r.tokens = std::move(g.tokens);
+    r.prefill_ms = g.prefill_ms;
+    r.decode_ms = std::move(g.decode_ms);
+    if (g.stopped) r.finish_reason = "stop";
+    r.decode_ms_per_token = median(r.decode_ms);
+    return r;
+  }
+  // Top-k sampling draws among the k candidates the backend selects where it can (the same draw
+  // as from the whole row: Sampler::sample_candidates).
   std::vector<LogitCandidate> candidates;
   auto choose = [&]() -> int32_t {
-    if (greedy && ex.argmax_rows(picked)) {
-      if (picked.at(0) < 0) throw_internal("sampler", "the logits hold NaN or Inf; generation stopped");
-      return picked[0];
-    }
-    // Top-k sampling draws among the k candidates the backend selects where it can (the same
-    // draw as from the whole row: Sampler::sample_candidates).
     const int k = opts.sampling.top_k;
-    if (!greedy && k > 0 && k < ex.vocab_size() && ex.top_k_rows(k, candidates)) {
+    if (k > 0 && k < ex.vocab_size() && ex.top_k_rows(k, candidates)) {
       if (candidates.at(0).second < 0) throw_internal("sampler", "the logits hold NaN or Inf; generation stopped");
       candidates.resize(size_t(k));  // the first row: generate runs one sequence
       return sampler.sample_candidates(std::move(candidates));
     }
     return sampler.sample(ex.logits(), ex.vocab_size());
   };
+  StepBatch step;
+  step.tokens.assign(prompt.begin() + from, prompt.end());
+  for (int32_t i = from; i < n; ++i) step.positions.push_back(i);
+  step.slots.assign(size_t(n - from), 0);
+  step.logit_rows = {n - from - 1};
   auto t0 = Clock::now();
   ex.forward(step);
   int32_t tok = choose();
@@ -74,35 +78,7 @@ GenerateResult generate(Executor& ex, const ModelConfig& cfg, const std::vector<
   if (on_token) on_token(tok);
 
   int32_t pos = n;
-  if (greedy && !is_stop(tok) && int64_t(r.tokens.size()) < opts.max_tokens) {
-    // The host stays one step behind the device: step t + 1 is enqueued, its token to be taken
-    // from step t's argmax where the logits live, before step t's token is read back.
-    DecodeAheadScope ahead(ex);
-    step.tokens = {tok};
-    step.positions = {pos++};
-    step.slots = {0};
-    step.logit_rows = {0};
-    auto t1 = Clock::now();
-    ex.decode_ahead(step, false);
-    int64_t in_flight = 1;
-    while (in_flight > 0) {
-      if (int64_t(r.tokens.size()) + in_flight < opts.max_tokens) {  // another token may be wanted
-        step.positions = {pos++};
-        ex.decode_ahead(step, true);
-        ++in_flight;
-      }
-      ex.next_greedy(picked);
-      --in_flight;
-      tok = picked.at(0);
-      if (tok < 0) throw_internal("sampler", "the logits hold NaN or Inf; generation stopped");
-      r.decode_ms.push_back(ms_since(t1));
-      t1 = Clock::now();
-      r.tokens.push_back(tok);
-      if (on_token) on_token(tok);
-      if (is_stop(tok)) break;  // a step still in flight computed a token nobody reads
-    }
-  }
-  while (!greedy && !is_stop(tok) && int64_t(r.tokens.size()) < opts.max_tokens) {
+  while (!is_stop(tok) && int64_t(r.tokens.size()) < opts.max_tokens) {
     step.tokens = {tok};
     step.positions = {pos++};
     step.slots = {0};
