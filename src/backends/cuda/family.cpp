@@ -107,8 +107,13 @@ std::vector<Family> build_families() {
     f.constraint = [](const std::map<std::string, int>& v) -> std::string {
       const int mats = v.at("EPI") == 2 ? 2 : 1;
       if (v.at("SPLITK") > 1 && v.at("EPI") != 1) return "split-K needs the residual epilogue (atomic adds)";
-      if (v.at("ROWS") * v.at("UNROLL") * mats > 8) return "more than 8 rows x chunks in flight per lane (registers)";
-      if (v.at("ROWS") * v.at("BATCH") * mats > 16) return "more than 16 accumulators per lane";
+      // The register budget the fast path binds a point under (fast_gemv_variant adapts a point
+      // chosen at a smaller batch to it): at most 8 accumulators per lane and 8 loads x batch
+      // columns in flight, or else one row and no unroll (batch 8 with two matrices: 16).
+      const int rows = v.at("ROWS"), unroll = v.at("UNROLL"), batch = v.at("BATCH");
+      if (rows > 1 && rows * batch * mats > 8) return "more than 8 accumulators per lane (registers)";
+      if (unroll > 1 && rows * unroll * mats * batch > 8)
+        return "more than 8 rows x chunks x batch columns in flight per lane (registers)";
       return "";
     };
     v.push_back(std::move(f));

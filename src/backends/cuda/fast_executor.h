@@ -98,8 +98,10 @@ std::optional<PersistentPlan> persistent_plan(const ModelConfig& c, const FastCo
 constexpr int kEpiStore = 0, kEpiResidual = 1, kEpiSwiglu = 2, kEpiArgmax = 3;
 
 // The gemv.fused variant the fast path launches for a region's choice at a batch template
-// (1, 2, 4, 8): at batch > 1 rows per warp, then the unroll, shrink until accumulators and loads
-// in flight fit the registers; split-K only with the residual epilogue.
+// (1, 2, 4, 8). A point searched at that batch satisfies gemv.fused's constraint there and runs
+// as written; a point chosen at a smaller batch (a latency plan serving a batch) is adapted: rows
+// per warp, then the unroll, halve until the constraint's register budget holds (split-K stays
+// with the residual epilogue only).
 Variant fast_gemv_variant(const GemvChoice& ch, int epi, int batch, DType wt, const std::string& arch);
 
 // Grid, block and dynamic shared memory of a gemv.fused or gemv.mma variant for an [N, K] weight.
