@@ -8,6 +8,7 @@
 
 #include "agentcompile/core/error.h"
 #include "agentcompile/plan/plan.h"
+#include "agentcompile/tuning/backend.h"
 #include "backends/cuda/family.h"
 #include "backends/cuda/fast_knobs.h"
 #include "backends/cuda/plan_config.h"
@@ -241,6 +242,25 @@ TEST(FastKnobs, ANewKnobIsOneDeclaration) {
   v.take_routes(routes, "decode");
   EXPECT_EQ(ext.config(v).attn_new, 5);
   EXPECT_EQ(ext.config(v).attn_split, 64);
+}
+
+// The compile's whole-step settings for the CUDA backend are the knobs declared with the values
+// to try (tried_per_step), and a route's own carveouts the values its carveout knob is picked from.
+TEST(FastKnobs, StepSettingsAreDeclaredWithTheirKnobs) {
+  const Backend* cuda = find_backend("cuda");
+  ASSERT_NE(cuda, nullptr);
+  const KnobTable& t = cuda::fast_knobs().table();
+  std::set<std::string> declared, settings;
+  for (const Knob& k : t.knobs())
+    if (!k.step_values.empty()) declared.insert(k.name);
+  for (const StepSetting& st : cuda->step_settings()) {
+    settings.insert(st.name);
+    EXPECT_EQ(st.values, t.knob(st.name).step_values) << st.name;
+    for (int v : st.values) EXPECT_TRUE(t.knob(st.name).domain.contains(v)) << st.name << " " << v;
+  }
+  EXPECT_EQ(settings, declared);
+  for (const cuda::GemvSlotField& s : cuda::kGemvSlots)
+    EXPECT_EQ(cuda->route_carveouts(), t.knob("region_carveout." + std::string(s.name)).search.at(0).values) << s.name;
 }
 
 }  // namespace

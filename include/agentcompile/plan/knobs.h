@@ -65,6 +65,9 @@ struct Knob {
   std::string override_key, part;
   std::vector<std::string> readers;  // the kernel families that read it ("gemv.fused"); none: a launch setting
   std::vector<KnobSearch> search;
+  // The values the compile's whole-step stage times for it against the plan's kernel chain (a
+  // backend's StepSetting); empty: not a whole-step setting.
+  std::vector<int> step_values;
   std::string doc;  // one line
   int def = 0;      // the engine's default (KnobBinding takes it from the configuration struct's initialiser)
 
@@ -80,6 +83,7 @@ struct Knob {
   }
   Knob& read_by(std::vector<std::string> families) { return readers = std::move(families), *this; }
   Knob& picked_by(KnobSearch s) { return search.push_back(std::move(s)), *this; }
+  Knob& tried_per_step(std::vector<int> values) { return step_values = std::move(values), *this; }
   Knob& described(std::string line) { return doc = std::move(line), *this; }
   Knob& defaults_to(int v) { return def = v, *this; }
 

@@ -12,15 +12,13 @@
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/tuning/backend.h"
 #include "backends/cuda/fast_executor.h"
+#include "backends/cuda/fast_knobs.h"
 #include "backends/cuda/plan_config.h"
 #include "backends/cuda/search_eval.h"
 
 namespace ac {
 
 namespace {
-
-// The shared-memory carveouts (percent) the whole-step stages try: the step's, then each route's own.
-const std::vector<int> kCarveouts = {25, 40, 60, 80};
 
 class CudaBackend final : public Backend {
  public:
@@ -113,31 +111,17 @@ class CudaBackend final : public Backend {
   bool tunes_whole_steps() const override { return true; }
 
   std::vector<StepSetting> step_settings() const override {
-    // One preferred shared-memory carveout for every kernel of the step (FastConfig::smem_carveout)
-    // against the driver's choice per kernel, a few values in turn; it runs before the routes'
-    // tuning, which then times its points under the kept value. On the H200 the best value
-    // differed by model (Qwen3-1.7B 40, Llama-3.2-1B 25, Qwen3-4B 60: 1.3-1.7% faster W2 decode;
-    // 100 was 3-9% slower: bench/results/2026-12-01-smem-carveout/). The driver rounds the
-    // preference to a split per kernel, at kernel-dependent thresholds, and each kernel runs well
-    // only under some splits (Qwen3-1.7B's attention and down projection at 100 KiB, its output and
-    // gate/up projections at 132+): 40 was the one value giving all of them a good one, 1.5-2.5%
-    // faster than 30-38 and 41-50, and no per-kernel carveout beat it
-    // (bench/results/2026-12-03-carveout-map/), so the trials are few and uniform.
-    StepSetting carveout{"smem_carveout", "smem_carveout", "smem-carveout/2|", "carveout", kCarveouts, true,
+    // The knobs the fast path declares as whole-step settings, with the values it tries
+    // (fast_knobs.cpp says why each). The carveout goes before the routes' tuning, which then
+    // times its points under the kept value.
+    const KnobTable& t = cuda::fast_knobs().table();
+    StepSetting carveout{"smem_carveout", "smem_carveout", "smem-carveout/2|", "carveout",
+                         t.knob("smem_carveout").step_values, true,
                          "one shared-memory carveout for every kernel (timed before the tuning)"};
-    // Batch-1 short-context steps with the attention and the output projection as one kernel
-    // (attn_o.cluster, one cluster per KV head) against the plan's chain. On the H200 it lost on
-    // the target models (+0.9 to +2.0% at W2; two or four clusters per KV head lost more:
-    // bench/results/2026-12-01-attn-o/), so only the one-cluster form is measured, where its
-    // tiles fit.
-    StepSetting attn_o{"attn_o", "attention_output", "attention-output/1|", "fused", {1}, false,
+    StepSetting attn_o{"attn_o", "attention_output", "attention-output/1|", "fused", t.knob("attn_o").step_values, false,
                        "attention and output projection in one kernel"};
-    // Batch-1 decode steps as one persistent kernel (decode_layers.persistent) against the plan's
-    // kernel chain. On the H200 it won where a layer's weights are large (Qwen3-4B, -6%) and lost
-    // where they are small (Llama-3.2-1B, Qwen3-1.7B, +6%: bench/results/2026-12-01-persistent/),
-    // so each model measures it.
-    StepSetting persistent{"persistent", "persistent_layers", "persistent-layers/1|", "persistent", {1}, false,
-                           "every layer in one persistent kernel"};
+    StepSetting persistent{"persistent", "persistent_layers", "persistent-layers/1|", "persistent",
+                           t.knob("persistent").step_values, false, "every layer in one persistent kernel"};
     return {carveout, attn_o, persistent};
   }
 
@@ -186,10 +170,10 @@ class CudaBackend final : public Backend {
     return with;
   }
 
-  // A route's own carveouts: the step's values (80 for the routes: Qwen3-1.7B's output projection
-  // and gate/up under their own 80 were 0.26% faster together than under 60 and the step's 40,
-  // bench/results/2026-12-03-region-carveout/).
-  std::vector<int> route_carveouts() const override { return kCarveouts; }
+  // A route's own carveouts: the values its region's carveout knob is picked from.
+  std::vector<int> route_carveouts() const override {
+    return cuda::fast_knobs().table().knob("region_carveout.qkv").search.at(0).values;
+  }
 
   std::vector<PlanKernelBinary> plan_kernels(const Graph& g, const Plan& plan) const override {
     if (!plan.cuda_fast) return {};

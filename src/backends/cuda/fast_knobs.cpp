@@ -9,6 +9,18 @@ namespace ac::cuda {
 namespace {
 
 using K = BoundKnob<FastConfig>;
+
+// The carveouts the compile tries, percent: one for every kernel of the step, then each route's
+// own. On the H200 the best step value differed by model (Qwen3-1.7B 40, Llama-3.2-1B 25, Qwen3-4B
+// 60: 1.3-1.7% faster W2 decode; 100 was 3-9% slower: bench/results/2026-12-01-smem-carveout/).
+// The driver rounds the preference to a split per kernel, at kernel-dependent thresholds, and each
+// kernel runs well only under some splits: 40 was the one value giving all of Qwen3-1.7B's a good
+// one, 1.5-2.5% faster than 30-38 and 41-50 (bench/results/2026-12-03-carveout-map/), so the
+// trials are few. 80 for the routes: Qwen3-1.7B's output projection and gate/up under their own
+// 80 were 0.26% faster together than under 60 and the step's 40
+// (bench/results/2026-12-03-region-carveout/).
+const std::vector<int> kCarveouts = {25, 40, 60, 80};
+
 constexpr KnobInPlan kRequired = KnobInPlan::Required, kOptional = KnobInPlan::Optional, kWithParent = KnobInPlan::WithParent;
 
 // The search picks the knob as `param` of family op.name's routes in `region`, from its domain.
@@ -64,7 +76,7 @@ K region_carveout_knob(const std::string& region, const std::string& route_regio
               .none_at(-1)
               .in_plan(kOptional)
               .override_as("carveout." + region)
-              .picked_by({"", "smem_carveout", route_region, {}})
+              .picked_by({"", "smem_carveout", route_region, kCarveouts})
               .described("the " + region + " kernels' shared-memory carveout (percent) instead of smem_carveout"),
           [region](const FastConfig& c) {
             auto it = c.region_carveout.find(region);
@@ -120,16 +132,24 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("attn_cluster_long").one_of({0, 2, 4, 8, 16}).in_plan(kOptional).read_by({"attn_decode.cluster"})
                        .described("blocks per KV head of the batch-1 cluster attention past attn_long_from (0: the long splits)"),
                    &FastConfig::attn_cluster_long));
+  // Batch-1 decode steps as one persistent kernel: on the H200 it won where a layer's weights are
+  // large (Qwen3-4B, -6%) and lost where they are small (Llama-3.2-1B, Qwen3-1.7B, +6%:
+  // bench/results/2026-12-01-persistent/), so each model measures it.
   k.push_back(bind(Knob("persistent").range(0, 1).none_at(0).in_plan(kOptional).read_by({"decode_layers.persistent"})
+                       .tried_per_step({1})
                        .described("batch-1 decode steps as one persistent kernel instead of the kernel chain"),
                    &FastConfig::persistent));
+  // The attention and the output projection as one kernel: on the H200 it lost on the target
+  // models (+0.9 to +2.0% at W2; two or four clusters per KV head lost more:
+  // bench/results/2026-12-01-attn-o/), so only the one-cluster form is measured, where its tiles fit.
   k.push_back(bind(Knob("attn_o").one_of({0, 1, 2, 4}).none_at(0).in_plan(kOptional).read_by({"attn_o.cluster"})
+                       .tried_per_step({1})
                        .described("clusters per KV head of the fused attention and output projection (0: two kernels)"),
                    &FastConfig::attn_o));
   k.push_back(bind(Knob("attn_merge_o").range(0, 1).none_at(0).in_plan(kOptional).read_by({"attn_decode.parts", "gemv.merged"})
                        .described("the output projection merges the attention's partials (attn_decode.parts + gemv.merged)"),
                    &FastConfig::attn_merge_o));
-  k.push_back(bind(Knob("smem_carveout").range(0, 100).none_at(-1).in_plan(kOptional)
+  k.push_back(bind(Knob("smem_carveout").range(0, 100).none_at(-1).in_plan(kOptional).tried_per_step(kCarveouts)
                        .described("every kernel's preferred shared-memory carveout, percent (-1: the driver's choice)"),
                    &FastConfig::smem_carveout));
   for (const GemvSlotField& s : kGemvSlots) k.push_back(region_carveout_knob(s.name, s.region));
