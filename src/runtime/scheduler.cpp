@@ -142,7 +142,7 @@ void Scheduler::run() {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return quit_ || !waiting_.empty() || !running_.empty(); });
       if (quit_) break;
-      admit(lock);
+      admit();
     }
     step();
     cv_.notify_all();  // drain() waits for the last request to leave
@@ -154,9 +154,8 @@ void Scheduler::run() {
   running_.clear();
 }
 
-// Moves waiting requests into free slots (cancelled ones just leave). Holds mu_.
-bool Scheduler::admit(std::unique_lock<std::mutex>&) {
-  bool any = false;
+// Moves waiting requests into free slots (cancelled ones just leave). Called holding mu_.
+void Scheduler::admit() {
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     if (it->first->cancel_requested()) {
       it->first->finish("cancelled");
@@ -179,10 +178,8 @@ bool Scheduler::admit(std::unique_lock<std::mutex>&) {
     running_.push_back(std::move(r));
     ++counters_.running;
     it = waiting_.erase(it);
-    any = true;
   }
   counters_.waiting = int64_t(waiting_.size());
-  return any;
 }
 
 void Scheduler::finish(Running& r, const std::string& reason, const std::string& error) {

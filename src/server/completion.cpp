@@ -112,7 +112,6 @@ void serve_completion(ServedModel& m, const CompletionRequest& r, HttpResponder&
   const std::vector<int32_t> prompt = prompt_ids(m, r);
   const int64_t n = int64_t(prompt.size());
   if (n == 0) throw ApiError(400, "the prompt is empty (no tokens)", r.chat ? "messages" : "prompt");
-  const char* max_param = "max_tokens";
   const int64_t max_tokens = r.max_tokens.value_or(m.context - n);
   if (n + std::max<int64_t>(max_tokens, 1) > m.context)
     throw ApiError(400,
@@ -120,7 +119,7 @@ void serve_completion(ServedModel& m, const CompletionRequest& r, HttpResponder&
                        std::to_string(n + std::max<int64_t>(max_tokens, 1)) + " (" + std::to_string(n) +
                        " in the prompt, " + std::to_string(std::max<int64_t>(max_tokens, 1)) +
                        " for the completion): shorten the prompt or lower max_tokens",
-                   r.max_tokens ? max_param : (r.chat ? "messages" : "prompt"), "context_length_exceeded");
+                   r.max_tokens ? "max_tokens" : (r.chat ? "messages" : "prompt"), "context_length_exceeded");
 
   RequestSpec spec;
   spec.prompt = prompt;

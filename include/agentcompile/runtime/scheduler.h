@@ -114,7 +114,7 @@ class Scheduler {
  private:
   struct Running;
   void run();
-  bool admit(std::unique_lock<std::mutex>& lock);
+  void admit();
   void step();
   void finish(Running& r, const std::string& reason, const std::string& error = "");
 
