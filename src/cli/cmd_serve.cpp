@@ -70,6 +70,12 @@ int run_serve(const ServeCliOptions& o) {
   http_options.host = o.host;
   http_options.port = o.port;
   http_options.max_body_bytes = size_t(o.max_body);
+  http_options.access_log = [](const server::HttpRequest& req, int status, double seconds, bool client_left) {
+    char took[32];
+    std::snprintf(took, sizeof took, "%.3f s", seconds);
+    log_line(req.method + " " + req.path + " " + std::to_string(status) + " " + took +
+             (client_left ? " (the client left)" : ""));
+  };
   server::HttpServer http(
       http_options, [&app](const server::HttpRequest& req, server::HttpResponder& out) { app.handle(req, out); },
       [](int status, const std::string& message) { return server::error_body(status, message); });

@@ -87,6 +87,8 @@ class Connection : public HttpResponder {
       keep_alive_ = req.version == "HTTP/1.1" ? !has_token(req.header("connection"), "close")
                                              : has_token(req.header("connection"), "keep-alive");
       responded_ = streaming_ = false;
+      status_ = 0;
+      const auto started = Clock::now();
       try {
         handler(req, *this);
       } catch (const std::exception& e) {
@@ -97,6 +99,8 @@ class Connection : public HttpResponder {
       }
       if (!responded_) send(500, "application/json", error_body_(500, "the handler gave no response"));
       if (streaming_ && !broken_) send_all("0\r\n\r\n");
+      if (o_.access_log)
+        o_.access_log(req, status_, std::chrono::duration<double>(Clock::now() - started).count(), broken_);
       if (broken_ || !keep_alive_ || stopping_.load()) return;
     }
   }
@@ -104,6 +108,7 @@ class Connection : public HttpResponder {
   void send(int status, std::string_view content_type, std::string_view body, const HttpHeaders& extra) override {
     if (responded_) return;
     responded_ = true;
+    status_ = status;
     std::string head = status_line(status, content_type, extra);
     head += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
     if (send_all(head)) send_all(body);
@@ -113,6 +118,7 @@ class Connection : public HttpResponder {
   bool start_stream(int status, std::string_view content_type, const HttpHeaders& extra) override {
     if (responded_) return false;
     responded_ = streaming_ = true;
+    status_ = status;
     std::string head = status_line(status, content_type, extra);
     head += "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n";
     return send_all(head);
@@ -280,6 +286,7 @@ class Connection : public HttpResponder {
   const HttpErrorBody& error_body_;
   std::string buf_;
   bool keep_alive_ = true, responded_ = false, streaming_ = false, broken_ = false;
+  int status_ = 0;  // of the response to the current request
 };
 
 }  // namespace

@@ -46,6 +46,10 @@ pid=""
 [ $rc -eq 0 ] || fail "the server exited $rc after SIGTERM: $(cat "$tmp/serve.log")"
 grep -q "SIGTERM: no new connections" "$tmp/serve.log" || fail "no drain line: $(cat "$tmp/serve.log")"
 grep -q "serve: stopped" "$tmp/serve.log" || fail "no stop line: $(cat "$tmp/serve.log")"
+# One access-log line per response; the dropped streams are marked.
+grep -q "serve: POST /v1/chat/completions 200 " "$tmp/serve.log" || fail "no access log: $(cat "$tmp/serve.log")"
+grep -q "serve: POST /v1/chat/completions 503 " "$tmp/serve.log" || fail "no 503 in the access log"
+[ "$(grep -c "(the client left)" "$tmp/serve.log")" -ge 4 ] || fail "the dropped streams are not in the access log"
 
 # The command's errors: one line, exit 2, nothing left listening.
 expect_error() {  # expect_error NEEDLE ARGS...

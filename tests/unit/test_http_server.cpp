@@ -11,7 +11,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "agentcompile/server/http_server.h"
 
@@ -60,12 +62,22 @@ struct HttpServerTest : ::testing::Test {
     HttpServerOptions o;
     o.port = 0;
     o.max_body_bytes = max_body;
+    o.access_log = [this](const HttpRequest& r, int status, double, bool left) {
+      std::lock_guard<std::mutex> lock(log_mu);
+      log.push_back(r.method + " " + r.path + " " + std::to_string(status) + (left ? " left" : ""));
+    };
     server = std::make_unique<HttpServer>(o, std::move(h), [](int status, const std::string& m) {
       return "{\"status\":" + std::to_string(status) + ",\"message\":\"" + m + "\"}";
     });
     server->start();
   }
+  std::vector<std::string> logged() {
+    std::lock_guard<std::mutex> lock(log_mu);
+    return log;
+  }
   std::unique_ptr<HttpServer> server;
+  std::mutex log_mu;
+  std::vector<std::string> log;  // the access log's lines
 };
 
 HttpHandler echo() {
@@ -101,6 +113,7 @@ TEST_F(HttpServerTest, BodiesByLengthAndChunksOnOnePersistentConnection) {
   got = read_until(fd, "body=abcde");
   EXPECT_NE(got.find("POST /b q= x= body=abcde"), std::string::npos) << got;
   ::close(fd);
+  EXPECT_EQ(logged(), (std::vector<std::string>{"POST /a 200", "POST /b 200"}));
 }
 
 TEST_F(HttpServerTest, BodyOverTheLimitIs413BeforeItIsRead) {
@@ -145,6 +158,9 @@ TEST_F(HttpServerTest, StreamsChunksAndSeesTheClientLeave) {
   const auto until = std::chrono::steady_clock::now() + 3s;
   while (!saw_gone && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(10ms);
   EXPECT_TRUE(saw_gone);
+  server->stop();
+  server->wait();  // the log line is written once the connection ends
+  EXPECT_EQ(logged(), (std::vector<std::string>{"GET /s 200 left"}));
 }
 
 TEST_F(HttpServerTest, StopFinishesTheResponseInFlightAndRefusesNewConnections) {

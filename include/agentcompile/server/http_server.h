@@ -58,6 +58,9 @@ struct HttpServerOptions {
   int max_connections = 256;
   int read_timeout_ms = 30000;        // for the rest of a request once it started
   int idle_timeout_ms = 60000;        // between requests of a persistent connection
+  // Called after each response: the request, its status, seconds from the request to the end of
+  // the response, and whether the client left before the end.
+  std::function<void(const HttpRequest&, int, double, bool)> access_log;
 };
 
 class HttpServer {
