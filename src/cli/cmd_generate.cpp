@@ -8,11 +8,11 @@
 #include "agentcompile/core/error.h"
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/model/model.h"
+#include "agentcompile/runtime/chat_prompt.h"
 #include "agentcompile/runtime/engine.h"
 #include "agentcompile/tokenizer/stream_decoder.h"
 #include "agentcompile/tokenizer/tokenizer.h"
 #include "cli/chat_input.h"
-#include "cli/chat_prompt.h"
 #include "cli/cli_common.h"
 #include "cli/generation_flags.h"
 

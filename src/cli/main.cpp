@@ -22,6 +22,7 @@ constexpr ac::cli::AddCommand kCommands[] = {
     ac::cli::add_advise,
     ac::cli::add_compile,
     ac::cli::add_bench,
+    ac::cli::add_serve,
 };
 
 // CLI11 error text is multi-line in places; keep the first line.

@@ -1,13 +1,14 @@
-#include "cli/chat_prompt.h"
+#include "agentcompile/runtime/chat_prompt.h"
 
 #include <algorithm>
 
 #include "agentcompile/core/error.h"
+#include "agentcompile/core/json.h"
 #include "agentcompile/model/hf_config.h"
 #include "agentcompile/tokenizer/tokenizer.h"
 #include "agentcompile/tokenizer/utf8.h"
 
-namespace ac::cli {
+namespace ac {
 
 namespace {
 
@@ -101,4 +102,4 @@ void check_last_turn(const chat::OrderedJson& messages, const std::string& subje
                              json_brief(Json::parse(role.dump())) + ": the reply opens a new assistant turn");
 }
 
-}  // namespace ac::cli
+}  // namespace ac

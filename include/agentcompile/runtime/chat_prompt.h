@@ -1,5 +1,6 @@
 #pragma once
-// A conversation as the prompt token ids a chat model is given, and where its replies stop.
+// A conversation as the prompt token ids a chat model is given, and where its replies stop
+// (shared by the chat commands and the server).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -7,11 +8,9 @@
 #include "agentcompile/chat/chat_template.h"
 
 namespace ac {
+
 class Tokenizer;
 struct ModelConfig;
-}  // namespace ac
-
-namespace ac::cli {
 
 struct ChatPromptOptions {
   // --no-special-in-prompt: special-token text inside the messages stays text (see chat_prompt_ids).
@@ -40,4 +39,4 @@ std::vector<int64_t> chat_stop_ids(const ModelConfig& config, const Tokenizer& t
 // a "tool" result.
 void check_last_turn(const chat::OrderedJson& messages, const std::string& subject);
 
-}  // namespace ac::cli
+}  // namespace ac
