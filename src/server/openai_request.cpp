@@ -170,6 +170,10 @@ CompletionRequest parse_completion_request(std::string_view text, bool chat) {
   }
   if (auto v = integer(body, "seed")) r.seed = uint64_t(*v);
   if (auto n = integer(body, "n"); n && *n != 1) bad("n", "must be 1 (one choice per request)");
+  // Not built yet: refused rather than ignored, so that a client never reads a missing field as empty.
+  for (const char* name : {"logprobs", "top_logprobs", "echo", "suffix"})
+    if (const OJ* f = field(body, name); f && !f->is_null() && *f != false && *f != 0)
+      bad(name, "is not supported yet by this server");
   if (const OJ* s = field(body, "stop")) {
     if (s->is_string()) r.stop.push_back(s->get<std::string>());
     else if (s->is_array()) {

@@ -46,6 +46,12 @@ TEST(OpenAiRequest, CompletionPromptAsTextOrIds) {
   EXPECT_EQ(error_of(R"({"prompt": ["a", "b"]})", false).param, "prompt");
   EXPECT_EQ(error_of(R"({"prompt": [1, -2]})", false).param, "prompt");
   EXPECT_EQ(error_of(R"({})", false).param, "prompt");
+  EXPECT_EQ(error_of(R"({"prompt": "hi", "logprobs": 3})", false).param, "logprobs");
+  EXPECT_EQ(error_of(R"({"prompt": "hi", "echo": true})", false).param, "echo");
+  EXPECT_EQ(error_of(R"({"prompt": "hi", "suffix": "x"})", false).param, "suffix");
+  // Their "off" values are accepted (clients send them by default).
+  parse_completion_request(R"({"prompt": "hi", "logprobs": null, "echo": false})", false);
+  parse_completion_request(R"({"messages": [{"role": "user", "content": "x"}], "logprobs": false})", true);
 }
 
 TEST(OpenAiRequest, EveryMalformedFieldIsA400NamingIt) {
@@ -73,6 +79,9 @@ TEST(OpenAiRequest, EveryMalformedFieldIsA400NamingIt) {
       {R"({"messages": "hi"})", "messages"},
       {R"({"model": "m"})", "messages"},
       {R"({"messages": [{"role": "user", "content": "x"}], "model": 3})", "model"},
+      // not built yet: refused, never ignored
+      {R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true})", "logprobs"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})", "top_logprobs"},
   };
   for (const auto& [body, param] : cases) {
     const ApiError e = error_of(body);
