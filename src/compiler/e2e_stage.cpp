@@ -101,13 +101,7 @@ void E2eStage::measure_reference() {
     }
   }
   const auto t0 = Clock::now();
-  if (o_.objective == "latency") {
-    latency(*ref_exec_, ref_.prefill_ms, ref_.decode_ms);
-    ref_.cost_us = 1000 * (ref_.prefill_ms + o_.workload_decode_tokens * ref_.decode_ms);
-  } else {
-    ref_.per_token_us = batched(*ref_exec_);
-    ref_.cost_us = ref_.per_token_us;
-  }
+  objective_profile(*ref_exec_, ref_);
   ref_.profile_s = seconds_since(t0);
   ref_.noise = probe_ ? noise_now_.worst(probe_()) : noise_now_;
   if (!why_not.empty()) ref_source_ = "measured now (the tuning DB's profile of " + created + " was not reused: " + why_not + ")";
@@ -168,13 +162,7 @@ E2e E2eStage::run(const Plan& plan, bool profile) {
 
 void E2eStage::profile(Executor& ex, E2e& r) {
   measure_reference();
-  if (o_.objective == "latency") {
-    latency(ex, r.prefill_ms, r.decode_ms);
-    r.cost_us = 1000 * (r.prefill_ms + o_.workload_decode_tokens * r.decode_ms);
-  } else {
-    r.per_token_us = batched(ex);
-    r.cost_us = r.per_token_us;
-  }
+  objective_profile(ex, r);
   r.ref_prefill_ms = ref_.prefill_ms;
   r.ref_decode_ms = ref_.decode_ms;
   r.ref_per_token_us = ref_.per_token_us;

@@ -88,6 +88,18 @@ class E2eStage {
  private:
   void latency(Executor& e, double& pre, double& dec);
   double batched(Executor& e);
+  // The executor's profile under the objective into p (an E2e or the ReferenceProfile, same field
+  // names): prefill_ms and decode_ms (latency) or per_token_us (throughput), and cost_us.
+  template <class P>
+  void objective_profile(Executor& e, P& p) {
+    if (o_.objective == "latency") {
+      latency(e, p.prefill_ms, p.decode_ms);
+      p.cost_us = 1000 * (p.prefill_ms + o_.workload_decode_tokens * p.decode_ms);
+    } else {
+      p.per_token_us = batched(e);
+      p.cost_us = p.per_token_us;
+    }
+  }
   StepBatch prompt_step() const;
   std::string route_name(const PlanRoute& r) const;
 

@@ -34,15 +34,11 @@ int32_t argmax(const float* logits, int64_t vocab) {
   return int32_t(best);
 }
 
-namespace {
-// The greedy token of one row of logits on the host: the sampler's argmax (the first maximum);
-// -1 when any logit is NaN or infinite (as argmax_rows reports it).
 int32_t host_greedy(const float* row, int64_t vocab) {
   for (int64_t i = 0; i < vocab; ++i)
     if (!std::isfinite(row[i])) return -1;
   return argmax(row, vocab);
 }
-}  // namespace
 
 void Executor::decode_ahead(const StepBatch& batch, bool chained) {
   if (ahead_.size() >= 2) throw_internal("decode ahead", "more than two steps in flight");

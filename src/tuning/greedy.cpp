@@ -1,7 +1,6 @@
 #include "agentcompile/tuning/greedy.h"
 
 #include <chrono>
-#include <cmath>
 
 #include "agentcompile/core/error.h"
 
@@ -37,15 +36,7 @@ GreedyRun greedy_generate(Executor& ex, const std::vector<int32_t>& prompt, int3
   std::vector<int32_t> picked;
   const auto t0 = Clock::now();
   ex.forward(step);
-  int32_t tok = 0;
-  if (ex.argmax_rows(picked)) {
-    tok = checked(picked.at(0));
-  } else {
-    const float* row = ex.logits();
-    for (int64_t i = 0; i < ex.vocab_size(); ++i)
-      if (!std::isfinite(row[i])) checked(-1);
-    tok = argmax(row, ex.vocab_size());
-  }
+  int32_t tok = checked(ex.argmax_rows(picked) ? picked.at(0) : host_greedy(ex.logits(), ex.vocab_size()));
   r.prefill_ms = ms_since(t0);
   take(tok);
   if (r.stopped || int64_t(r.tokens.size()) >= max_tokens) return r;

@@ -94,6 +94,9 @@ class DecodeAheadScope {
 
 // Index of the largest logit (the first on ties, like torch.argmax).
 int32_t argmax(const float* logits, int64_t vocab);
+// The greedy token of one row of logits on the host: argmax, or -1 when any logit is NaN or
+// infinite (as argmax_rows reports it).
+int32_t host_greedy(const float* row, int64_t vocab);
 
 void validate_step(const StepBatch& b, const ExecutorLimits& lim, int64_t vocab);
 
