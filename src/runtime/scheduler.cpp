@@ -22,13 +22,14 @@ RequestStats RequestHandle::stats() const {
   return stats_;
 }
 
-void RequestHandle::deliver(int32_t token, int64_t step) {
+void RequestHandle::deliver(int32_t token, int64_t step, const TokenLogprobs* logprobs) {
   const double s = std::chrono::duration<double>(Clock::now() - submitted_).count();
   {
     std::lock_guard<std::mutex> lock(mu_);
     pending_.tokens.push_back(token);
     pending_.token_seconds.push_back(s);
     pending_.token_steps.push_back(step);
+    if (logprobs) pending_.logprobs.push_back(*logprobs);
     ++stats_.generated_tokens;
   }
   cv_.notify_all();
@@ -97,6 +98,8 @@ std::shared_ptr<RequestHandle> Scheduler::submit(RequestSpec spec) {
     throw_input("prompt", std::to_string(n) + " prompt tokens + " + std::to_string(spec.max_tokens) +
                               " new tokens exceed the context of " + std::to_string(opts_.max_seq) + " positions");
   validate_sampling(spec.sampling);
+  if (spec.logprobs > kMaxTopLogprobs)
+    throw_input("logprobs", "at most " + std::to_string(kMaxTopLogprobs) + " alternatives, got " + std::to_string(spec.logprobs));
   auto h = std::make_shared<RequestHandle>();
   h->stats_.prompt_tokens = n;
   {
@@ -249,8 +252,11 @@ void Scheduler::step() {
     counters_.prefilled_tokens += chunk_tokens;
   }
 
-  // Greedy rows take the backend's argmax where it has one (no logits copy), as generate does.
-  const bool all_greedy = std::all_of(rows.begin(), rows.end(), [](const Running* r) { return r->spec.sampling.temperature == 0.0f; });
+  // Greedy rows take the backend's argmax where it has one (no logits copy), as generate does,
+  // unless a row wants log-probabilities, which need its logits.
+  const bool all_greedy = std::all_of(rows.begin(), rows.end(), [](const Running* r) {
+    return r->spec.sampling.temperature == 0.0f && r->spec.logprobs < 0;
+  });
   std::vector<int32_t> picked;
   const bool have_picked = all_greedy && ex_->argmax_rows(picked);
   const int64_t vocab = ex_->vocab_size();
@@ -258,6 +264,7 @@ void Scheduler::step() {
   for (size_t row = 0; row < rows.size(); ++row) {
     Running& r = *rows[row];
     int32_t tok = -1;
+    TokenLogprobs lp;
     try {
       if (have_picked) {
         tok = picked.at(row);
@@ -265,12 +272,14 @@ void Scheduler::step() {
       } else {
         tok = r.sampler.sample(ex_->logits() + int64_t(row) * vocab, vocab);
       }
+      if (r.spec.logprobs >= 0)
+        lp = token_logprobs(ex_->logits() + int64_t(row) * vocab, vocab, tok, int(std::min<int64_t>(r.spec.logprobs, vocab)));
     } catch (const std::exception& e) {
       finish(r, "error", e.what());
       continue;
     }
     r.generated.push_back(tok);
-    r.handle->deliver(tok, step_no);
+    r.handle->deliver(tok, step_no, r.spec.logprobs >= 0 ? &lp : nullptr);
     ++generated;
     const bool stop = std::find(r.spec.stop_ids.begin(), r.spec.stop_ids.end(), int64_t(tok)) != r.spec.stop_ids.end();
     if (stop) finish(r, "stop");

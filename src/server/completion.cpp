@@ -11,6 +11,7 @@
 #include "agentcompile/server/sse.h"
 #include "agentcompile/server/stop_strings.h"
 #include "agentcompile/tokenizer/stream_decoder.h"
+#include "server/logprobs_json.h"
 
 namespace ac::server {
 
@@ -52,8 +53,8 @@ struct Shape {
   std::string id, model;
   int64_t created;
   Json base(const char* object) const { return {{"id", id}, {"object", object}, {"created", created}, {"model", model}}; }
-  Json choice_delta(const std::string& text, const Json& finish, bool first) const {
-    Json c = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish}};
+  Json choice_delta(const std::string& text, const Json& finish, bool first, const Json& logprobs) const {
+    Json c = {{"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish}};
     if (chat) {
       Json delta = Json::object();
       if (first) delta["role"] = "assistant";
@@ -64,15 +65,16 @@ struct Shape {
     }
     return c;
   }
-  Json chunk(const std::string& text, const Json& finish, bool first, bool with_usage_field) const {
+  Json chunk(const std::string& text, const Json& finish, bool first, bool with_usage_field,
+             const Json& logprobs = nullptr) const {
     Json j = base(chat ? "chat.completion.chunk" : "text_completion");
-    j["choices"] = Json::array({choice_delta(text, finish, first)});
+    j["choices"] = Json::array({choice_delta(text, finish, first, logprobs)});
     if (with_usage_field) j["usage"] = nullptr;
     return j;
   }
-  Json whole(const std::string& text, const std::string& finish, const Json& usage) const {
+  Json whole(const std::string& text, const std::string& finish, const Json& usage, const Json& logprobs) const {
     Json j = base(chat ? "chat.completion" : "text_completion");
-    Json c = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish}};
+    Json c = {{"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish}};
     if (chat) c["message"] = {{"role", "assistant"}, {"content", text}};
     else c["text"] = text;
     j["choices"] = Json::array({c});
@@ -126,6 +128,7 @@ void serve_completion(ServedModel& m, const CompletionRequest& r, HttpResponder&
   spec.max_tokens = max_tokens;
   spec.sampling = sampling_of(m, r);
   spec.stop_ids = r.chat ? m.chat_stop_ids : m.eos_ids;
+  spec.logprobs = r.logprobs.value_or(-1);
   std::shared_ptr<RequestHandle> h;
   try {
     h = m.scheduler->submit(std::move(spec));
@@ -147,6 +150,10 @@ void serve_completion(ServedModel& m, const CompletionRequest& r, HttpResponder&
   int64_t generated = 0;
   double last_seconds = 0;
   std::string finish;  // "stop" or "length" once decided
+  // Log-probabilities wait for the chunk that carries text (or the last one).
+  LogprobsJson logprobs(*m.tokenizer, r.chat);
+  int64_t decoded_chars = 0;  // characters the decoder gave so far (text_offset)
+  const auto take_logprobs = [&]() -> Json { return r.logprobs ? logprobs.take() : Json(nullptr); };
 
   // Sends a streamed piece; false when the client is gone.
   bool first_chunk = true;
@@ -156,7 +163,8 @@ void serve_completion(ServedModel& m, const CompletionRequest& r, HttpResponder&
       return true;
     }
     if (piece.empty() && !(r.chat && first_chunk)) return true;  // the chat stream opens with the role
-    const bool ok = out.write(sse_event(shape.chunk(piece, nullptr, first_chunk, r.include_usage)));
+    const Json lp = piece.empty() ? Json(nullptr) : take_logprobs();
+    const bool ok = out.write(sse_event(shape.chunk(piece, nullptr, first_chunk, r.include_usage, lp)));
     first_chunk = false;
     return ok;
   };
@@ -176,7 +184,10 @@ void serve_completion(ServedModel& m, const CompletionRequest& r, HttpResponder&
       if (generated == 1) metrics.first_token(s);
       else metrics.next_token(s - last_seconds);
       last_seconds = s;
-      const std::string piece = stops.push(decoder.push(u.tokens[i]));
+      const std::string decoded = decoder.push(u.tokens[i]);
+      if (r.logprobs && i < u.logprobs.size()) logprobs.add(u.logprobs[i], decoded_chars);
+      for (unsigned char c : decoded) decoded_chars += (c & 0xC0) != 0x80;
+      const std::string piece = stops.push(decoded);
       if (!emit(piece)) return give_up();
       if (stops.stopped()) {
         h->cancel();  // the rest is not wanted
@@ -204,10 +215,11 @@ void serve_completion(ServedModel& m, const CompletionRequest& r, HttpResponder&
   metrics.request_done(finish, n, generated);
   const Json usage = usage_json(n, generated, h->stats().reused_tokens);
   if (!r.stream) {
-    out.send(200, "application/json", shape.whole(text, finish, usage).dump(-1, ' ', false, Json::error_handler_t::replace));
+    out.send(200, "application/json",
+             shape.whole(text, finish, usage, take_logprobs()).dump(-1, ' ', false, Json::error_handler_t::replace));
     return;
   }
-  Json last = shape.chunk("", finish, false, r.include_usage);
+  Json last = shape.chunk("", finish, false, r.include_usage, logprobs.empty() ? Json(nullptr) : take_logprobs());
   if (r.chat) last["choices"][0]["delta"] = Json::object();
   out.write(sse_event(last));
   if (r.include_usage) {

@@ -5,6 +5,7 @@
 
 #include "agentcompile/core/error.h"
 #include "agentcompile/jinja/template.h"
+#include "agentcompile/runtime/logprobs.h"
 #include "agentcompile/server/api_error.h"
 
 namespace ac::server {
@@ -170,10 +171,28 @@ CompletionRequest parse_completion_request(std::string_view text, bool chat) {
   }
   if (auto v = integer(body, "seed")) r.seed = uint64_t(*v);
   if (auto n = integer(body, "n"); n && *n != 1) bad("n", "must be 1 (one choice per request)");
-  // Not built yet: refused rather than ignored, so that a client never reads a missing field as empty.
-  for (const char* name : {"logprobs", "top_logprobs", "echo", "suffix"})
-    if (const OJ* f = field(body, name); f && !f->is_null() && *f != false && *f != 0)
-      bad(name, "is not supported yet by this server");
+  // Chat: "logprobs": true, "top_logprobs": n. Completions: "logprobs": n (the alternatives).
+  const auto alternatives = [&](const char* name) {
+    const int64_t v = *integer(body, name);
+    if (v < 0 || v > kMaxTopLogprobs) bad(name, "must be in [0, " + std::to_string(kMaxTopLogprobs) + "], got " + std::to_string(v));
+    return int(v);
+  };
+  if (chat) {
+    const bool want = boolean(body, "logprobs").value_or(false);
+    if (field(body, "top_logprobs")) {
+      const int top = alternatives("top_logprobs");
+      if (!want) bad("top_logprobs", "needs \"logprobs\": true");
+      r.logprobs = top;
+    } else if (want) {
+      r.logprobs = 0;
+    }
+  } else if (field(body, "logprobs")) {
+    r.logprobs = alternatives("logprobs");
+  }
+  // Not built: refused rather than ignored, so that a client never reads a missing field as empty.
+  for (const char* name : {"echo", "suffix"})
+    if (const OJ* f = field(body, name); f && !f->is_null() && *f != false && *f != "")
+      bad(name, "is not supported by this server");
   if (const OJ* s = field(body, "stop")) {
     if (s->is_string()) r.stop.push_back(s->get<std::string>());
     else if (s->is_array()) {

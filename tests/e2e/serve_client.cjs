@@ -150,6 +150,44 @@ async function main() {
   assert.equal(ctext, cref.text);
   assert.equal(cusage.completion_tokens, cref.tokens.length);
 
+  // Log-probabilities. Chat, greedy: one entry per generated token, the chosen token the most
+  // likely of its alternatives; the tokens' bytes spell the reply; streamed entries are the same.
+  const lpAsk = { model: MODEL, messages: conv, max_tokens: 24, temperature: 0, logprobs: true, top_logprobs: 3 };
+  const lpWhole = await client.chat.completions.create(lpAsk);
+  assert.equal(lpWhole.choices[0].message.content, ref.text, 'asking for logprobs changed the reply');
+  const entries = lpWhole.choices[0].logprobs.content;
+  assert.equal(entries.length, lpWhole.usage.completion_tokens);
+  for (const e of entries) {
+    assert.equal(e.top_logprobs.length, 3);
+    assert.ok(e.logprob <= 0);
+    assert.equal(e.top_logprobs[0].token, e.token);
+    assert.ok(Math.abs(e.top_logprobs[0].logprob - e.logprob) < 1e-6);
+    for (let k = 1; k < 3; k++) assert.ok(e.top_logprobs[k - 1].logprob >= e.top_logprobs[k].logprob);
+    assert.ok(e.top_logprobs.reduce((sum, t) => sum + Math.exp(t.logprob), 0) <= 1 + 1e-5);
+  }
+  const spelled = Buffer.from(entries.flatMap((e) => e.bytes)).toString('utf8');
+  assert.ok(spelled.startsWith(ref.text), `the tokens spell ${JSON.stringify(spelled)}`);
+  const lpStream = await client.chat.completions.create({ ...lpAsk, stream: true });
+  const streamedEntries = [];
+  for await (const chunk of lpStream) streamedEntries.push(...(chunk.choices[0]?.logprobs?.content ?? []));
+  assert.deepEqual(streamedEntries.map((e) => [e.token, e.logprob]), entries.map((e) => [e.token, e.logprob]));
+  assert.equal(whole.choices[0].logprobs, null, 'logprobs sent unasked');
+  // Completions: the legacy shape, each map holding the alternatives and the chosen token.
+  const lpComp = await client.completions.create({ model: MODEL, prompt: 'The capital of France is', max_tokens: 20,
+                                                   temperature: 0, logprobs: 2 });
+  assert.equal(lpComp.choices[0].text, cref.text);
+  const clp = lpComp.choices[0].logprobs;
+  assert.equal(clp.tokens.length, lpComp.usage.completion_tokens);
+  assert.equal(clp.token_logprobs.length, clp.tokens.length);
+  assert.equal(clp.text_offset[0], 0);
+  clp.tokens.forEach((t, i) => {
+    assert.ok(Object.keys(clp.top_logprobs[i]).length <= 3 && t in clp.top_logprobs[i]);
+    assert.ok(Math.max(...Object.values(clp.top_logprobs[i])) <= clp.token_logprobs[i] + 1e-6, 'greedy took a less likely token');
+    if (i > 0) assert.ok(clp.text_offset[i] >= clp.text_offset[i - 1]);
+  });
+  const tooMany = await clientError(client.chat.completions.create({ ...lpAsk, top_logprobs: 21 }));
+  assert.equal(tooMany.status, 400);
+
   // Stop strings, on a sampled reply (varied text): the text up to the stop string, never the stop
   // string, in no chunk; the streamed pieces join into the same text (no character split).
   const story = { model: MODEL, messages: user('Tell a story.'), max_tokens: 60, temperature: 1, seed: 99 };

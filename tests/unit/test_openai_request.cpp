@@ -46,12 +46,26 @@ TEST(OpenAiRequest, CompletionPromptAsTextOrIds) {
   EXPECT_EQ(error_of(R"({"prompt": ["a", "b"]})", false).param, "prompt");
   EXPECT_EQ(error_of(R"({"prompt": [1, -2]})", false).param, "prompt");
   EXPECT_EQ(error_of(R"({})", false).param, "prompt");
-  EXPECT_EQ(error_of(R"({"prompt": "hi", "logprobs": 3})", false).param, "logprobs");
+  EXPECT_EQ(error_of(R"({"prompt": "hi", "logprobs": 21})", false).param, "logprobs");
+  EXPECT_EQ(error_of(R"({"prompt": "hi", "logprobs": -1})", false).param, "logprobs");
+  EXPECT_EQ(error_of(R"({"prompt": "hi", "logprobs": true})", false).param, "logprobs");
   EXPECT_EQ(error_of(R"({"prompt": "hi", "echo": true})", false).param, "echo");
   EXPECT_EQ(error_of(R"({"prompt": "hi", "suffix": "x"})", false).param, "suffix");
   // Their "off" values are accepted (clients send them by default).
-  parse_completion_request(R"({"prompt": "hi", "logprobs": null, "echo": false})", false);
-  parse_completion_request(R"({"messages": [{"role": "user", "content": "x"}], "logprobs": false})", true);
+  EXPECT_FALSE(parse_completion_request(R"({"prompt": "hi", "logprobs": null, "echo": false, "suffix": ""})", false).logprobs);
+  EXPECT_FALSE(parse_completion_request(R"({"messages": [{"role": "user", "content": "x"}], "logprobs": false})", true).logprobs);
+}
+
+TEST(OpenAiRequest, LogprobsAsEachEndpointSpellsThem) {
+  const auto chat = [](const char* extra) {
+    return parse_completion_request(std::string(R"({"messages": [{"role": "user", "content": "x"}], )") + extra + "}", true).logprobs;
+  };
+  EXPECT_EQ(chat(R"("logprobs": true)"), 0);
+  EXPECT_EQ(chat(R"("logprobs": true, "top_logprobs": 5)"), 5);
+  EXPECT_EQ(chat(R"("logprobs": true, "top_logprobs": 20)"), 20);
+  EXPECT_EQ(chat(R"("logprobs": false, "top_logprobs": null)"), std::nullopt);
+  EXPECT_EQ(parse_completion_request(R"({"prompt": "hi", "logprobs": 0})", false).logprobs, 0);
+  EXPECT_EQ(parse_completion_request(R"({"prompt": "hi", "logprobs": 3})", false).logprobs, 3);
 }
 
 TEST(OpenAiRequest, EveryMalformedFieldIsA400NamingIt) {
@@ -79,9 +93,10 @@ TEST(OpenAiRequest, EveryMalformedFieldIsA400NamingIt) {
       {R"({"messages": "hi"})", "messages"},
       {R"({"model": "m"})", "messages"},
       {R"({"messages": [{"role": "user", "content": "x"}], "model": 3})", "model"},
-      // not built yet: refused, never ignored
-      {R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true})", "logprobs"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "logprobs": 1})", "logprobs"},
       {R"({"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})", "top_logprobs"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true, "top_logprobs": 21})", "top_logprobs"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true, "top_logprobs": "2"})", "top_logprobs"},
   };
   for (const auto& [body, param] : cases) {
     const ApiError e = error_of(body);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "agentcompile/core/error.h"
@@ -24,6 +25,7 @@ struct Done {
   std::vector<int32_t> tokens;
   std::vector<int64_t> steps;
   std::vector<double> seconds;
+  std::vector<TokenLogprobs> logprobs;
   std::string reason;
 };
 
@@ -36,6 +38,7 @@ Done collect(RequestHandle& h, std::chrono::seconds limit = 60s) {
     d.tokens.insert(d.tokens.end(), u.tokens.begin(), u.tokens.end());
     d.steps.insert(d.steps.end(), u.token_steps.begin(), u.token_steps.end());
     d.seconds.insert(d.seconds.end(), u.token_seconds.begin(), u.token_seconds.end());
+    d.logprobs.insert(d.logprobs.end(), u.logprobs.begin(), u.logprobs.end());
     if (u.finished) {
       d.reason = u.finish_reason;
       return d;
@@ -124,6 +127,60 @@ TEST_F(SchedulerTest, BatchedEqualsGenerateAlone) {
   const SchedulerCounters c = s->counters();
   EXPECT_EQ(c.waiting, 0);
   EXPECT_EQ(c.running, 0);
+}
+
+// Log-probabilities are the log-softmax of the logits a teacher-forced pass gives at each
+// generated position; asking for them changes no token, greedy or sampled.
+TEST_F(SchedulerTest, LogprobsAreTheLogSoftmaxOfTheLogits) {
+  auto s = scheduler({.max_batch = 2, .max_seq = 128, .prefill_chunk = 8, .max_queue = 4});
+  RequestSpec greedy;
+  greedy.prompt = prompt_of(11, 3, vocab);
+  greedy.max_tokens = 6;
+  greedy.logprobs = 4;
+  RequestSpec samp = greedy;
+  samp.sampling = sampled(7);
+  samp.logprobs = 0;
+  auto hg = s->submit(greedy);
+  auto hs = s->submit(samp);
+  ASSERT_TRUE(hg && hs);
+  const Done dg = collect(*hg), ds = collect(*hs);
+  EXPECT_EQ(dg.tokens, alone(greedy).tokens);
+  EXPECT_EQ(ds.tokens, alone(samp).tokens);
+
+  for (const auto& [spec, d] : {std::pair{greedy, dg}, std::pair{samp, ds}}) {
+    ASSERT_EQ(d.logprobs.size(), d.tokens.size());
+    // Teacher forcing: the prompt and every generated token but the last, logits at each position
+    // from the prompt's last on.
+    const int64_t n = int64_t(spec.prompt.size());
+    auto ex = make_executor("cpu", *graph, ExecutorLimits{1, 128, 128, 128});
+    StepBatch b;
+    b.tokens = spec.prompt;
+    b.tokens.insert(b.tokens.end(), d.tokens.begin(), d.tokens.end() - 1);
+    for (size_t i = 0; i < b.tokens.size(); ++i) {
+      b.positions.push_back(int32_t(i));
+      b.slots.push_back(0);
+      if (int64_t(i) >= n - 1) b.logit_rows.push_back(int32_t(i));
+    }
+    ex->forward(b);
+    for (size_t t = 0; t < d.tokens.size(); ++t) {
+      const float* row = ex->logits() + int64_t(t) * vocab;
+      double z = 0;
+      for (int v = 0; v < vocab; ++v) z += std::exp(double(row[v]));
+      const auto ref = [&](int32_t id) { return double(row[id]) - std::log(z); };
+      const TokenLogprobs& lp = d.logprobs[t];
+      EXPECT_EQ(lp.token, d.tokens[t]);
+      EXPECT_NEAR(lp.logprob, ref(d.tokens[t]), 2e-3) << "token " << t;
+      ASSERT_EQ(lp.top.size(), size_t(spec.logprobs));
+      for (size_t k = 0; k < lp.top.size(); ++k) {
+        EXPECT_NEAR(lp.top[k].second, ref(lp.top[k].first), 2e-3);
+        if (k > 0) EXPECT_GE(lp.top[k - 1].second, lp.top[k].second);
+      }
+      if (spec.sampling.temperature == 0.0f) EXPECT_EQ(lp.top.at(0).first, d.tokens[t]) << "greedy picks the most likely";
+    }
+  }
+  RequestSpec too_many = greedy;
+  too_many.logprobs = kMaxTopLogprobs + 1;
+  EXPECT_THROW(s->submit(too_many), Error);
 }
 
 TEST_F(SchedulerTest, RequestJoiningMidStream) {

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "agentcompile/runtime/logprobs.h"
 #include "agentcompile/runtime/prefix_cache.h"
 #include "agentcompile/runtime/sampler.h"
 #include "agentcompile/tuning/executor.h"
@@ -36,6 +37,9 @@ struct RequestSpec {
   int64_t max_tokens = 16;  // at least 1
   SamplingParams sampling;  // with its seed
   std::vector<int64_t> stop_ids;
+  // < 0: none; n >= 0: each token's log-probability and the n most likely alternatives'
+  // (at most kMaxTopLogprobs). Rows that want them read the step's logits on the host.
+  int logprobs = -1;
 };
 
 // What a request produced since the last take().
@@ -43,6 +47,7 @@ struct RequestUpdate {
   std::vector<int32_t> tokens;
   std::vector<double> token_seconds;  // for each token: seconds from submit() to its delivery
   std::vector<int64_t> token_steps;   // for each token: the step that computed it
+  std::vector<TokenLogprobs> logprobs;  // for each token, when the request asked for them
   bool finished = false;
   std::string finish_reason;  // when finished: "stop", "length", "cancelled" or "error"
   std::string error;          // for "error"
@@ -67,7 +72,7 @@ class RequestHandle {
  private:
   friend class Scheduler;
   using Clock = std::chrono::steady_clock;
-  void deliver(int32_t token, int64_t step);
+  void deliver(int32_t token, int64_t step, const TokenLogprobs* logprobs);
   void finish(std::string reason, std::string error = "");
 
   std::atomic<bool> cancelled_{false};

@@ -31,11 +31,15 @@ struct CompletionRequest {
   std::optional<int> top_k;
   std::optional<uint64_t> seed;
   std::vector<std::string> stop;
+  // Each token's log-probability with this many alternatives (chat: logprobs/top_logprobs,
+  // completions: logprobs); none when absent.
+  std::optional<int> logprobs;
   bool stream = false, include_usage = false;
 };
 
 // ApiError 400 on malformed JSON, wrong types, unknown roles, missing messages or prompt, n != 1,
-// max_tokens < 1, more than 4 stop strings or an empty one.
+// max_tokens < 1, more than 4 stop strings or an empty one, more than 20 logprobs alternatives
+// (or top_logprobs without logprobs), and echo or suffix.
 CompletionRequest parse_completion_request(std::string_view body, bool chat);
 
 // The body of /tokenize ({"prompt": text} or {"messages": [...]}, "add_special_tokens") and
