@@ -13,9 +13,9 @@ BUILD=${FUZZ_BUILD:-build-fuzz}
 JOBS=${JOBS:-$(nproc)}
 command -v clang++ >/dev/null || { echo "fuzz-smoke: clang++ not found (scripts/install-deps.sh installs it)" >&2; exit 1; }
 
-targets=(fuzz_safetensors fuzz_config fuzz_shard_index fuzz_model fuzz_plan fuzz_tuning_db fuzz_advisor_reply fuzz_tokenizer fuzz_jinja)
-declare -A corpus=([fuzz_safetensors]=safetensors [fuzz_config]=config [fuzz_shard_index]=shard_index [fuzz_model]=model [fuzz_plan]=plan [fuzz_tuning_db]=tuning_db [fuzz_advisor_reply]=advisor_reply [fuzz_tokenizer]=tokenizer [fuzz_jinja]=jinja)
-declare -A dict=([fuzz_safetensors]=safetensors [fuzz_config]=config [fuzz_shard_index]=config [fuzz_model]=config [fuzz_plan]=plan [fuzz_tuning_db]=tuning_db [fuzz_advisor_reply]=advisor_reply [fuzz_tokenizer]=tokenizer [fuzz_jinja]=jinja)
+targets=(fuzz_safetensors fuzz_config fuzz_shard_index fuzz_model fuzz_plan fuzz_tuning_db fuzz_advisor_reply fuzz_tokenizer fuzz_jinja fuzz_openai_request)
+declare -A corpus=([fuzz_safetensors]=safetensors [fuzz_config]=config [fuzz_shard_index]=shard_index [fuzz_model]=model [fuzz_plan]=plan [fuzz_tuning_db]=tuning_db [fuzz_advisor_reply]=advisor_reply [fuzz_tokenizer]=tokenizer [fuzz_jinja]=jinja [fuzz_openai_request]=openai_request)
+declare -A dict=([fuzz_safetensors]=safetensors [fuzz_config]=config [fuzz_shard_index]=config [fuzz_model]=config [fuzz_plan]=plan [fuzz_tuning_db]=tuning_db [fuzz_advisor_reply]=advisor_reply [fuzz_tokenizer]=tokenizer [fuzz_jinja]=jinja [fuzz_openai_request]=openai_request)
 
 t0=$(date +%s)
 # Configure once (only the library sources the targets need get built); reconfigure if the
