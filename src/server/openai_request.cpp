@@ -207,6 +207,7 @@ CompletionRequest parse_completion_request(std::string_view text, bool chat) {
     for (const auto& s2 : r.stop)
       if (s2.empty()) bad("stop", "may not hold an empty string");
   }
+  r.ignore_eos = boolean(body, "ignore_eos").value_or(false);
   r.stream = boolean(body, "stream").value_or(false);
   if (const OJ* o = field(body, "stream_options")) {
     if (!o->is_object()) bad("stream_options", "must be an object");

@@ -56,6 +56,12 @@ TEST(OpenAiRequest, CompletionPromptAsTextOrIds) {
   EXPECT_FALSE(parse_completion_request(R"({"messages": [{"role": "user", "content": "x"}], "logprobs": false})", true).logprobs);
 }
 
+TEST(OpenAiRequest, IgnoreEosAsVllmSpellsIt) {
+  EXPECT_TRUE(parse_completion_request(R"({"prompt": "hi", "ignore_eos": true})", false).ignore_eos);
+  EXPECT_FALSE(parse_completion_request(R"({"prompt": "hi"})", false).ignore_eos);
+  EXPECT_EQ(error_of(R"({"prompt": "hi", "ignore_eos": 1})", false).param, "ignore_eos");
+}
+
 TEST(OpenAiRequest, LogprobsAsEachEndpointSpellsThem) {
   const auto chat = [](const char* extra) {
     return parse_completion_request(std::string(R"({"messages": [{"role": "user", "content": "x"}], )") + extra + "}", true).logprobs;

@@ -35,6 +35,7 @@ struct CompletionRequest {
   // completions: logprobs); none when absent.
   std::optional<int> logprobs;
   bool stream = false, include_usage = false;
+  bool ignore_eos = false;  // vLLM's extension: generate max_tokens whatever the model emits (benchmarks)
 };
 
 // ApiError 400 on malformed JSON, wrong types, unknown roles, missing messages or prompt, n != 1,
