@@ -44,6 +44,12 @@ void select_top_k(const float* logits, int64_t vocab, int k, std::vector<LogitCa
 }
 }  // namespace
 
+std::vector<LogitCandidate> best_candidates(std::vector<LogitCandidate> cand, int k) {
+  std::sort(cand.begin(), cand.end(), by_logit);
+  if (k >= 0 && size_t(k) < cand.size()) cand.resize(size_t(k));
+  return cand;
+}
+
 std::vector<LogitCandidate> top_k_candidates(const float* logits, int64_t vocab, int k) {
   std::vector<LogitCandidate> c;
   select_top_k(logits, vocab, k, c);

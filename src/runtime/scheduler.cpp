@@ -260,6 +260,17 @@ void Scheduler::step() {
   std::vector<int32_t> picked;
   const bool have_picked = all_greedy && ex_->argmax_rows(picked);
   const int64_t vocab = ex_->vocab_size();
+  // Else, when every row is greedy (its top 1) or samples among its top k, the backend may select
+  // the K largest logits of each row where they live, which spares copying whole rows.
+  int K = 0;
+  bool all_top_k = !have_picked;
+  for (const Running* r : rows) {
+    const SamplingParams& sp = r->spec.sampling;
+    if (r->spec.logprobs >= 0 || (sp.temperature != 0.0f && sp.top_k <= 0)) all_top_k = false;
+    else K = std::max(K, sp.temperature == 0.0f ? 1 : sp.top_k);
+  }
+  std::vector<LogitCandidate> cands;
+  const bool have_cands = all_top_k && K > 0 && K < vocab && ex_->top_k_rows(K, cands);
   int64_t generated = 0;
   for (size_t row = 0; row < rows.size(); ++row) {
     Running& r = *rows[row];
@@ -269,6 +280,12 @@ void Scheduler::step() {
       if (have_picked) {
         tok = picked.at(row);
         if (tok < 0) throw_internal("sampler", "the logits hold NaN or Inf; generation stopped");
+      } else if (have_cands) {
+        const auto first = cands.begin() + std::ptrdiff_t(row) * K;
+        if (first->second < 0) throw_internal("sampler", "the logits hold NaN or Inf; generation stopped");
+        const SamplingParams& sp = r.spec.sampling;
+        std::vector<LogitCandidate> mine = best_candidates({first, first + K}, sp.temperature == 0.0f ? 1 : sp.top_k);
+        tok = sp.temperature == 0.0f ? mine.at(0).second : r.sampler.sample_candidates(std::move(mine));
       } else {
         tok = r.sampler.sample(ex_->logits() + int64_t(row) * vocab, vocab);
       }

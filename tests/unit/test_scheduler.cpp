@@ -4,6 +4,7 @@
 // is bounded; a prompt sharing a prefix with a slot's cache prefills only the rest.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -181,6 +182,72 @@ TEST_F(SchedulerTest, LogprobsAreTheLogSoftmaxOfTheLogits) {
   RequestSpec too_many = greedy;
   too_many.logprobs = kMaxTopLogprobs + 1;
   EXPECT_THROW(s->submit(too_many), Error);
+}
+
+// An executor that selects each row's k largest logits "where the logits live" (here from the
+// wrapped CPU executor's rows, in reverse order: any order is allowed), as the CUDA backend does,
+// and counts the reads of whole rows.
+class CandidateExecutor : public Executor {
+ public:
+  explicit CandidateExecutor(std::unique_ptr<Executor> in) : in_(std::move(in)) {}
+  std::string name() const override { return in_->name(); }
+  void forward(const StepBatch& b) override {
+    rows_ = int64_t(b.logit_rows.size());
+    in_->forward(b);
+  }
+  const float* logits() const override {
+    ++row_reads;
+    return in_->logits();
+  }
+  bool top_k_rows(int k, std::vector<std::pair<float, int32_t>>& out) override {
+    ++top_k_calls;
+    out.clear();
+    for (int64_t r = 0; r < rows_; ++r) {
+      auto c = top_k_candidates(in_->logits() + r * vocab_size(), vocab_size(), k);
+      out.insert(out.end(), c.rbegin(), c.rend());
+    }
+    return true;
+  }
+  int64_t vocab_size() const override { return in_->vocab_size(); }
+  const ExecutorLimits& limits() const override { return in_->limits(); }
+  mutable std::atomic<int> row_reads{0};
+  std::atomic<int> top_k_calls{0};
+
+ private:
+  std::unique_ptr<Executor> in_;
+  int64_t rows_ = 0;
+};
+
+// Greedy and top-k rows draw from the backend's candidates without reading whole rows, and give
+// the tokens of the whole-row path; a row sampling from the whole vocabulary reads its row.
+TEST_F(SchedulerTest, TopKRowsSampleFromTheBackendsCandidates) {
+  CandidateExecutor* ex = nullptr;
+  Scheduler s(
+      [&](const ExecutorLimits& lim) {
+        auto e = std::make_unique<CandidateExecutor>(make_executor("cpu", *graph, lim));
+        ex = e.get();
+        return e;
+      },
+      {.max_batch = 3, .max_seq = 128, .prefill_chunk = 8, .max_queue = 4});
+  s.wait_ready();
+  std::vector<RequestSpec> specs(3);
+  for (int i = 0; i < 3; ++i) {
+    specs[size_t(i)].prompt = prompt_of(9 + 4 * i, 20 + i, vocab);
+    specs[size_t(i)].max_tokens = 12;
+  }
+  specs[1].sampling = sampled(5);  // top_k 40, top_p 0.95
+  specs[2].sampling = sampled(6);
+  specs[2].sampling.top_k = 3;
+  std::vector<std::shared_ptr<RequestHandle>> hs;
+  for (const auto& r : specs) hs.push_back(s.submit(r));
+  for (size_t i = 0; i < specs.size(); ++i) EXPECT_EQ(collect(*hs[i]).tokens, alone(specs[i]).tokens) << "request " << i;
+  EXPECT_GT(ex->top_k_calls.load(), 0);
+  EXPECT_EQ(ex->row_reads.load(), 0);
+
+  RequestSpec whole = specs[1];
+  whole.sampling.top_k = 0;
+  EXPECT_EQ(collect(*s.submit(whole)).tokens, alone(whole).tokens);
+  EXPECT_GT(ex->row_reads.load(), 0);
 }
 
 TEST_F(SchedulerTest, RequestJoiningMidStream) {

@@ -28,6 +28,9 @@ using LogitCandidate = std::pair<float, int32_t>;
 // The k largest logits (ties to the lower id), sorted by value descending, then id; all of them
 // when k <= 0 or k >= vocab. What top-k keeps, on any backend.
 std::vector<LogitCandidate> top_k_candidates(const float* logits, int64_t vocab, int k);
+// The k best of a backend's candidates for one row (its K >= k largest logits, any order), sorted
+// as top_k_candidates sorts them: for k <= K, what top_k_candidates(row, k) gives.
+std::vector<LogitCandidate> best_candidates(std::vector<LogitCandidate> cand, int k);
 
 class Sampler {
  public:
