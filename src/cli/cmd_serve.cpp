@@ -149,7 +149,7 @@ Subcommand add_serve(CLI::App& root) {
   app->add_option("--ctx", o->ctx, "Positions per request, prompt + completion (default 4096, at most the model's)")
       ->check(in_range(2, ConfigLimits::kMaxPositions));
   app->add_option("--prefill-chunk", o->prefill_chunk,
-                  "Prompt tokens prefilled per step, so running streams wait at most one chunk (default 256)")
+                  "Prompt tokens prefilled per step, of one prompt or several (oldest first), so running streams wait at most one chunk (default 256)")
       ->check(in_range(1, ConfigLimits::kMaxPositions));
   app->add_option("--max-queue", o->max_queue, "Requests waiting for a slot before 503 (default 64)")
       ->check(in_range(1, 1 << 20));

@@ -200,7 +200,7 @@ void Scheduler::step() {
     if (r->handle->cancel_requested()) finish(*r, "cancelled");
   std::erase_if(running_, [](const auto& r) { return r->done; });
 
-  // Every running request's next token, then one chunk of the oldest prompt still prefilling.
+  // Every running request's next token.
   StepBatch b;
   std::vector<Running*> rows;  // the request of each logit row
   for (auto& r : running_) {
@@ -211,24 +211,25 @@ void Scheduler::step() {
     b.logit_rows.push_back(int32_t(b.tokens.size() - 1));
     rows.push_back(r.get());
   }
-  Running* prefill = nullptr;
-  int64_t chunk_tokens = 0;
+  // Then prompt tokens, at most prefill_chunk of them, from the prompts still prefilling in
+  // admission order: a long prompt takes the whole budget a step; short ones share it.
+  std::vector<std::pair<Running*, int64_t>> chunks;  // the request, the prompt tokens it feeds
+  int64_t budget = opts_.prefill_chunk;
   for (auto& r : running_) {
-    if (!r->prefilling()) continue;
-    prefill = r.get();
+    if (!r->prefilling() || budget == 0) continue;
     const int64_t n = int64_t(r->spec.prompt.size());
-    const int64_t end = std::min(n, r->fed + opts_.prefill_chunk);
+    const int64_t end = std::min(n, r->fed + budget);
     for (int64_t i = r->fed; i < end; ++i) {
       b.tokens.push_back(r->spec.prompt[size_t(i)]);
       b.positions.push_back(int32_t(i));
       b.slots.push_back(r->slot);
     }
-    chunk_tokens = end - r->fed;
+    chunks.emplace_back(r.get(), end - r->fed);
+    budget -= end - r->fed;
     if (end == n) {
       b.logit_rows.push_back(int32_t(b.tokens.size() - 1));
       rows.push_back(r.get());
     }
-    break;
   }
   if (b.tokens.empty()) return;
 
@@ -246,10 +247,14 @@ void Scheduler::step() {
   }
   // What each slot's cache now holds.
   for (size_t i = 0; i < b.tokens.size(); ++i) slots_->append(b.slots[i], &b.tokens[i], 1);
-  if (prefill) prefill->fed += chunk_tokens;
+  int64_t prefilled = 0;
+  for (auto& [r, n] : chunks) {
+    r->fed += n;
+    prefilled += n;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    counters_.prefilled_tokens += chunk_tokens;
+    counters_.prefilled_tokens += prefilled;
   }
 
   // Greedy rows take the backend's argmax where it has one (no logits copy), as generate does,

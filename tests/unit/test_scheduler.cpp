@@ -289,6 +289,31 @@ TEST_F(SchedulerTest, LongPromptIsChunkedWhileAnotherStreams) {
   EXPECT_EQ(c.prefilled_tokens, 124);
 }
 
+// Short prompts that arrive together share one step's prefill budget: their first tokens come
+// from the same step (before, one prompt a step). A long prompt ahead of them uses the budget first.
+TEST_F(SchedulerTest, PromptsArrivingTogetherArePrefilledTogether) {
+  auto s = scheduler({.max_batch = 5, .max_seq = 256, .prefill_chunk = 64, .max_queue = 4});
+  RequestSpec longer{prompt_of(192, 9, vocab), 4, {}, {}};  // three steps of 64
+  auto hl = s->submit(longer);
+  std::vector<RequestSpec> shorts;
+  std::vector<std::shared_ptr<RequestHandle>> hs;
+  for (int i = 0; i < 4; ++i) {
+    shorts.push_back({prompt_of(5 + i, 30 + i, vocab), 6, {}, {}});
+    hs.push_back(s->submit(shorts.back()));
+  }
+  const Done dl = collect(*hl);
+  EXPECT_EQ(dl.tokens, alone(longer).tokens);
+  std::vector<int64_t> first_steps;
+  for (size_t i = 0; i < hs.size(); ++i) {
+    const Done d = collect(*hs[i]);
+    EXPECT_EQ(d.tokens, alone(shorts[i]).tokens) << "request " << i;
+    ASSERT_FALSE(d.steps.empty());
+    first_steps.push_back(d.steps.front());
+  }
+  for (int64_t st : first_steps) EXPECT_EQ(st, first_steps.front());
+  EXPECT_GE(first_steps.front(), dl.steps.front()) << "the long prompt, ahead in the queue, came first";
+}
+
 TEST_F(SchedulerTest, CancellationFreesTheSlot) {
   auto s = scheduler({.max_batch = 1, .max_seq = 512, .prefill_chunk = 16, .max_queue = 4});
   RequestSpec a{prompt_of(6, 5, vocab), 450, {}, {}};

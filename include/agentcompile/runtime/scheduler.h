@@ -3,8 +3,9 @@
 // queue, take a free KV slot at a step boundary (the one whose cache shares the longest prefix
 // with their prompt: only the rest is prefilled) and give it back when they stop, reach their
 // token limit or are cancelled. A step carries the next token of every running request plus at
-// most one chunk of one prompt still being prefilled, so a long prompt holds the running streams
-// back by one chunk at most. Each request samples with its own generator, so its tokens are the
+// most prefill_chunk prompt tokens (of one long prompt, or of several short ones, oldest first),
+// so a long prompt holds the running streams back by one chunk at most, and requests arriving
+// together are prefilled together. Each request samples with its own generator, so its tokens are the
 // ones `generate` gives for it alone.
 #include <atomic>
 #include <chrono>
@@ -28,7 +29,7 @@ namespace ac {
 struct SchedulerOptions {
   int max_batch = 8;            // KV slots: requests running at once
   int64_t max_seq = 4096;       // positions per slot (prompt + generated)
-  int64_t prefill_chunk = 256;  // prompt tokens prefilled per step
+  int64_t prefill_chunk = 256;  // prompt tokens prefilled per step (of one prompt or several)
   size_t max_queue = 64;        // requests waiting for a slot
 };
 
