@@ -59,6 +59,9 @@ Json describe(const Model& m) {
       {"tokenizer", m.has_tokenizer()},
   };
   j["bos_token_id"] = c.bos_token_id ? Json(*c.bos_token_id) : Json(nullptr);
+  // FP8 checkpoints: what the files hold, beside the dequantized weights that "bytes" counts.
+  j["quantization"] = m.quant.describe();
+  j["stored_bytes"] = m.weights.bytes - m.dequant.loaded_bytes + m.dequant.stored_bytes;
   return j;
 }
 
@@ -85,6 +88,10 @@ void print_text(const Json& j) {
   for (auto it = j["dtypes"].begin(); it != j["dtypes"].end(); ++it)
     dt += (dt.empty() ? "" : ", ") + it.key() + " x" + std::to_string(it->get<int64_t>());
   std::printf("tensors       %lld (%s)\n", static_cast<long long>(j["tensors"].get<int64_t>()), dt.c_str());
+  if (j["quantization"] != "none")
+    std::printf("quantization  %s; %s stored, %s loaded\n", j["quantization"].get<std::string>().c_str(),
+                (human_count(double(j["stored_bytes"].get<uint64_t>())) + "B").c_str(),
+                (human_count(double(j["bytes"].get<uint64_t>())) + "B").c_str());
   std::printf("eos ids       %s\n", j["eos_token_ids"].dump().c_str());
   std::printf("tokenizer     %s\n", j["tokenizer"].get<bool>() ? "tokenizer.json present" : "none");
 }

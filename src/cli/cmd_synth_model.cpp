@@ -9,7 +9,7 @@ namespace ac::cli {
 
 namespace {
 struct SynthCliOptions {
-  std::string preset, out, dtype = "bf16", tokenizer;
+  std::string preset, out, dtype = "bf16", tokenizer, weights;
   uint64_t seed = 0;
   bool quiet = false;
 };
@@ -24,6 +24,9 @@ Subcommand add_synth_model(CLI::App& root) {
   app->add_option("--out", o->out, "Output folder: new, empty, or one synth-model wrote (replaced atomically when complete)")->required();
   app->add_option("--seed", o->seed, "Random seed (default 0)")->check(in_range(0, 18446744073709551615.0L));
   app->add_option("--dtype", o->dtype, "Weight dtype: bf16 (default), f16, f32");
+  app->add_option("--weights", o->weights,
+                  "FP8 linear-layer weights, the --dtype model quantized: fp8-block (128x128 scales, as Qwen's *-FP8) or "
+                  "fp8-channel (per-channel scales, as llm-compressor's FP8)");
   app->add_option("--tokenizer", o->tokenizer, "Folder with tokenizer.json (+ tokenizer_config.json) to copy in");
   app->add_flag("--quiet", o->quiet, "No progress output");
   return {app, [o]() {
@@ -36,11 +39,13 @@ Subcommand add_synth_model(CLI::App& root) {
             if (!dt) throw_input("--dtype", "\"" + o->dtype + "\" is not one of bf16, f16, f32");
             so.dtype = *dt;
             so.tokenizer_dir = o->tokenizer;
+            so.weights = o->weights;
             so.quiet = o->quiet;
             SynthResult r = synth_model(so);
             std::printf("wrote %s: preset %s, %lld parameters, %llu bytes of %s weights\n", o->out.c_str(),
                         o->preset.c_str(), static_cast<long long>(r.parameters),
-                        static_cast<unsigned long long>(r.bytes), std::string(dtype_user_name(so.dtype)).c_str());
+                        static_cast<unsigned long long>(r.bytes),
+                        (std::string(dtype_user_name(so.dtype)) + (so.weights.empty() ? "" : " and " + so.weights)).c_str());
             return 0;
           }};
 }

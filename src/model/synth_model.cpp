@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "agentcompile/core/error.h"
+#include "agentcompile/core/fp8.h"
 #include "agentcompile/core/rng.h"
 #include "agentcompile/core/threads.h"
 #include "agentcompile/model/architecture.h"
@@ -52,6 +53,47 @@ inline float approx_normal(Rng& r) {
   return (s * (1.0f / 65536.0f) - 2.0f) * 1.7320508f;
 }
 
+// Values [base, base + n) of a tensor (base a multiple of kChunk): one RNG stream per kChunk
+// elements, so the values do not depend on the thread count or on how the tensor is cut.
+void generate(const Init& init, uint64_t tensor_seed, int64_t base, size_t n, float* out) {
+  const size_t chunks = (n + kChunk - 1) / kChunk;
+  parallel_for(chunks, 1, [&](size_t cb, size_t ce) {
+    for (size_t c = cb; c < ce; ++c) {
+      size_t first = c * kChunk, last = std::min(n, first + kChunk);
+      Rng rng(tensor_seed + (uint64_t(base) + first) / kChunk * 0xd1b54a32d192ed03ull);
+      for (size_t i = first; i < last; ++i) out[i] = init.mean + init.std * approx_normal(rng);
+    }
+  });
+}
+
+// FP8 checkpoints quantize the linear layers' weights; embeddings, norms, routers and lm_head
+// stay 16-bit, as Qwen's FP8 releases and llm-compressor's defaults keep them.
+bool quantized_in_fp8(const std::string& name, const std::vector<int64_t>& shape) {
+  return shape.size() == 2 && name.ends_with(".weight") && name.starts_with("model.layers.") &&
+         !name.ends_with("norm.weight") && !name.ends_with(".gate.weight");
+}
+
+// Round-to-nearest e4m3 with amax scales: per block of [bo, bi] (channel: [1, in]). `w` holds the
+// weight as the 16-bit model stores it; `scale_dtype` is the scales' stored dtype, and the weight
+// is divided by the stored (rounded) scale so that fp8 x scale is what a reader computes.
+void quantize_fp8(const std::vector<float>& w, int64_t out, int64_t in, int64_t bo, int64_t bi, DType scale_dtype,
+                  std::vector<uint8_t>& q, std::vector<uint8_t>& scales) {
+  const int64_t so = (out + bo - 1) / bo, si = (in + bi - 1) / bi;
+  q.assign(size_t(out * in), 0);
+  scales.assign(size_t(so * si) * dtype_size(scale_dtype), 0);
+  for (int64_t a = 0; a < so; ++a)
+    for (int64_t b = 0; b < si; ++b) {
+      float amax = 0.0f;
+      for (int64_t i = a * bo; i < std::min(out, (a + 1) * bo); ++i)
+        for (int64_t j = b * bi; j < std::min(in, (b + 1) * bi); ++j) amax = std::max(amax, std::fabs(w[size_t(i * in + j)]));
+      store_from_f32(scales.data(), scale_dtype, size_t(a * si + b), amax > 0.0f ? amax / kFp8E4M3Max : 1.0f);
+      const float scale = load_as_f32(scales.data(), scale_dtype, size_t(a * si + b));
+      for (int64_t i = a * bo; i < std::min(out, (a + 1) * bo); ++i)
+        for (int64_t j = b * bi; j < std::min(in, (b + 1) * bi); ++j)
+          q[size_t(i * in + j)] = f32_to_fp8_e4m3(w[size_t(i * in + j)] / scale);
+    }
+}
+
 void write_all(std::FILE* f, const void* data, size_t n, const fs::path& path) {
   if (n != 0 && std::fwrite(data, 1, n, f) != n) throw_input(path.string(), "write failed (disk full?)");
 }
@@ -87,6 +129,27 @@ SynthResult synth_model(const SynthOptions& opts) {
   if (!dtype_is_compute(opts.dtype)) throw_input("--dtype", "must be bf16, f16 or f32");
   Json config = preset->config;
   config["torch_dtype"] = std::string(dtype_torch_name(opts.dtype));
+  // FP8 weights: the 16-bit model's values, quantized (so the same seed gives the model it quantizes).
+  const bool fp8_block = opts.weights == "fp8-block", fp8_channel = opts.weights == "fp8-channel";
+  if (!opts.weights.empty() && !fp8_block && !fp8_channel)
+    throw_input("--weights", "\"" + opts.weights + "\" is not one of fp8-block, fp8-channel");
+  if ((fp8_block || fp8_channel) && opts.dtype == DType::F32) throw_input("--weights", "FP8 weights go with a 16-bit --dtype");
+  const DType scale_dtype = fp8_block ? DType::F32 : DType::BF16;
+  const std::string scale_suffix = fp8_block ? "weight_scale_inv" : "weight_scale";
+  if (fp8_block)
+    config["quantization_config"] = {{"quant_method", "fp8"}, {"fmt", "e4m3"}, {"activation_scheme", "dynamic"},
+                                     {"weight_block_size", {128, 128}}};
+  if (fp8_channel)
+    config["quantization_config"] = {
+        {"quant_method", "compressed-tensors"},
+        {"format", "float-quantized"},
+        {"quantization_status", "compressed"},
+        {"config_groups",
+         {{"group_0",
+           {{"targets", {"Linear"}},
+            {"weights", {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}, {"symmetric", true}, {"dynamic", false}}},
+            {"input_activations", nullptr}}}}},
+        {"ignore", {"lm_head"}}};
   const ModelConfig cfg = parse_model_config(config, "preset " + preset->name);
 
   static const char* kTokenizerFiles[] = {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
@@ -116,7 +179,15 @@ SynthResult synth_model(const SynthOptions& opts) {
   // Header first (all shapes are known), then each tensor's data generated chunk by chunk.
   std::vector<ExpectedTensor> tensors = expected_tensors(cfg);
   std::vector<TensorToWrite> descr;
-  for (const auto& t : tensors) descr.push_back({t.name, opts.dtype, t.shape, nullptr});
+  const auto fp8 = [&](const ExpectedTensor& t) { return (fp8_block || fp8_channel) && quantized_in_fp8(t.name, t.shape); };
+  const auto scale_shape = [&](const ExpectedTensor& t) {
+    return fp8_block ? std::vector<int64_t>{(t.shape[0] + 127) / 128, (t.shape[1] + 127) / 128} : std::vector<int64_t>{t.shape[0], 1};
+  };
+  const auto scale_name = [&](const ExpectedTensor& t) { return t.name.substr(0, t.name.size() - 6) + scale_suffix; };
+  for (const auto& t : tensors) {
+    descr.push_back({t.name, fp8(t) ? DType::F8_E4M3 : opts.dtype, t.shape, nullptr});
+    if (fp8(t)) descr.push_back({scale_name(t), scale_dtype, scale_shape(t), nullptr});
+  }
   std::string header = safetensors_header_bytes(descr, {{"format", "pt"}});
 
   fs::path st_path = out.path() / "model.safetensors";
@@ -128,24 +199,35 @@ SynthResult synth_model(const SynthOptions& opts) {
     const size_t es = dtype_size(opts.dtype);
     const size_t buf_elems = kChunk * 16;
     std::vector<uint8_t> buf(buf_elems * es);
+    std::vector<float> values(buf_elems);
     for (const auto& t : tensors) {
       int64_t numel = 1;
       for (int64_t d : t.shape) numel *= d;
       result.parameters += numel;
-      result.bytes += uint64_t(numel) * es;
       const Init init = init_for(t.name, cfg);
       const uint64_t tensor_seed = opts.seed * 0x9e3779b97f4a7c15ull ^ fnv1a(t.name);
+      if (fp8(t)) {  // the whole weight: its scales' blocks span rows
+        std::vector<float> w(static_cast<size_t>(numel));
+        for (int64_t base = 0; base < numel; base += int64_t(buf_elems)) {
+          const size_t n = size_t(std::min<int64_t>(int64_t(buf_elems), numel - base));
+          generate(init, tensor_seed, base, n, w.data() + base);
+        }
+        for (auto& v : w) {  // as the 16-bit model stores it
+          store_from_f32(buf.data(), opts.dtype, 0, v);
+          v = load_as_f32(buf.data(), opts.dtype, 0);
+        }
+        std::vector<uint8_t> q, scales;
+        quantize_fp8(w, t.shape[0], t.shape[1], fp8_block ? 128 : 1, fp8_block ? 128 : t.shape[1], scale_dtype, q, scales);
+        write_all(f, q.data(), q.size(), st_path);
+        write_all(f, scales.data(), scales.size(), st_path);
+        result.bytes += q.size() + scales.size();
+        continue;
+      }
+      result.bytes += uint64_t(numel) * es;
       for (int64_t base = 0; base < numel; base += int64_t(buf_elems)) {
         size_t n = size_t(std::min<int64_t>(int64_t(buf_elems), numel - base));
-        size_t chunks = (n + kChunk - 1) / kChunk;
-        parallel_for(chunks, 1, [&](size_t cb, size_t ce) {
-          for (size_t c = cb; c < ce; ++c) {
-            size_t first = c * kChunk, last = std::min(n, first + kChunk);
-            Rng rng(tensor_seed + (uint64_t(base) + first) / kChunk * 0xd1b54a32d192ed03ull);
-            for (size_t i = first; i < last; ++i)
-              store_from_f32(buf.data(), opts.dtype, i, init.mean + init.std * approx_normal(rng));
-          }
-        });
+        generate(init, tensor_seed, base, n, values.data());
+        for (size_t i = 0; i < n; ++i) store_from_f32(buf.data(), opts.dtype, i, values[i]);
         write_all(f, buf.data(), n * es, st_path);
       }
       if (!opts.quiet && numel > (int64_t(1) << 24)) std::fprintf(stderr, "\r  wrote %s        ", t.name.c_str());

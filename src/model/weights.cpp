@@ -72,6 +72,18 @@ WeightStore WeightStore::open(const fs::path& dir) {
   return ws;
 }
 
+void WeightStore::replace(TensorInfo info, std::vector<float> data) {
+  auto o = std::make_unique<Owned>(Owned{std::move(info), std::move(data)});
+  o->info.dtype = DType::F32;
+  o->info.begin = 0;
+  o->info.end = o->data.size() * sizeof(float);
+  o->info.data = reinterpret_cast<const uint8_t*>(o->data.data());
+  by_name_[o->info.name] = &o->info;
+  owned_.push_back(std::move(o));
+}
+
+void WeightStore::drop(const std::string& name) { by_name_.erase(name); }
+
 const TensorInfo* WeightStore::find(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;

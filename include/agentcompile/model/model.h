@@ -6,6 +6,7 @@
 
 #include "agentcompile/model/architecture.h"
 #include "agentcompile/model/hf_config.h"
+#include "agentcompile/model/quantization.h"
 #include "agentcompile/model/weights.h"
 
 namespace ac {
@@ -13,7 +14,9 @@ namespace ac {
 struct Model {
   fs::path dir;
   ModelConfig config;
-  WeightStore store;
+  WeightStore store;     // FP8 weights already dequantized (quantization.h)
+  QuantConfig quant;     // config.json's quantization_config
+  DequantStats dequant;  // what loading dequantized
   ModelWeights weights;
   bool has_tokenizer() const;  // dir/tokenizer.json exists
 };

@@ -28,6 +28,9 @@ struct SynthOptions {
   DType dtype = DType::BF16;
   fs::path tokenizer_dir;  // empty: no tokenizer files
   bool quiet = false;
+  // "" (16-bit weights), "fp8-block" (Qwen's FP8 format: 128x128 F32 weight_scale_inv) or
+  // "fp8-channel" (llm-compressor's compressed-tensors: per-channel BF16 weight_scale).
+  std::string weights;
 };
 
 struct SynthResult {

@@ -31,8 +31,18 @@ class WeightStore {
   // The file that says which tensors exist: the index when sharded, else model.safetensors.
   const fs::path& source() const { return source_; }
 
+  // Tensors made at load (dequantized weights): `info` takes the place of the stored tensor of
+  // its name, its data held by the store; drop() removes a stored tensor (a consumed scale).
+  void replace(TensorInfo info, std::vector<float> data);
+  void drop(const std::string& name);
+
  private:
   void add_file(const fs::path& path, const std::set<std::string>* only);
+  struct Owned {
+    TensorInfo info;
+    std::vector<float> data;
+  };
+  std::vector<std::unique_ptr<Owned>> owned_;
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
   std::vector<fs::path> paths_;
   fs::path source_;

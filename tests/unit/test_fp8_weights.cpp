@@ -1,0 +1,239 @@
+// FP8 checkpoints: e4m3 codes decoded and rounded as the format defines (checked against a
+// decoder written here from the format's definition), block-scaled ("fp8") and per-channel
+// ("compressed-tensors") weights dequantized to fp8 x scale on load, with partial edge blocks,
+// and one-line errors for a missing or mis-shaped scale, FP8 without quantization_config, another
+// FP8 format, and quantization methods that are not supported. synth-model's FP8 folders hold
+// the 16-bit model quantized.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "agentcompile/core/fp8.h"
+#include "agentcompile/model/model.h"
+#include "agentcompile/model/synth_model.h"
+#include "unit/model_test_util.h"
+
+using namespace ac;
+
+namespace {
+
+// e4m3fn from its definition: (-1)^s * 2^(e-7) * (1 + m/8), subnormal 2^-6 * m/8, S.1111.111 NaN.
+double e4m3_value(int code) {
+  const int s = code >> 7, e = (code >> 3) & 15, m = code & 7;
+  if (e == 15 && m == 7) return NAN;
+  const double mag = e == 0 ? std::pow(2.0, -6) * m / 8.0 : std::pow(2.0, e - 7) * (1.0 + m / 8.0);
+  return s ? -mag : mag;
+}
+
+// Codes that are finite: a pattern over the whole range, NaN codes skipped.
+uint8_t code_at(const std::string& name, size_t i) {
+  uint8_t c = uint8_t((i * 37 + name.size() * 11) & 0xff);
+  return (c & 0x7f) == 0x7f ? uint8_t(c - 1) : c;
+}
+
+test::TestTensor fp8_weight(const std::string& name, std::vector<int64_t> shape) {
+  std::string bytes(size_t(test::numel_of(shape)), '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = char(code_at(name, i));
+  return {name, "F8_E4M3", std::move(shape), bytes};
+}
+
+float scale_at(size_t i) { return 0.25f + 0.125f * float(i % 7); }  // exact in bf16
+
+test::TestTensor scale_tensor(const std::string& name, const std::string& dtype, std::vector<int64_t> shape) {
+  const DType dt = *dtype_from_safetensors_name(dtype);
+  std::string bytes(size_t(test::numel_of(shape)) * dtype_size(dt), '\0');
+  for (size_t i = 0; i < size_t(test::numel_of(shape)); ++i) store_from_f32(bytes.data(), dt, i, scale_at(i));
+  return {name, dtype, std::move(shape), bytes};
+}
+
+const test::TinyShape kShape{.model_type = "qwen3", .hidden = 8, .intermediate = 12, .layers = 1, .heads = 2,
+                             .kv_heads = 1, .head_dim = 4, .vocab = 16};
+
+bool is_linear(const std::string& n) { return n.find("_proj.weight") != std::string::npos; }
+
+// A tiny qwen3 folder whose linear weights are FP8 with scales of [bo, bi] blocks (bi 0: per row).
+// `edit` may change the tensors before they are written.
+void write_fp8_model(const fs::path& dir, const Json& quant, int64_t bo, int64_t bi, const std::string& suffix,
+                     const std::string& scale_dtype, const std::function<void(std::vector<test::TestTensor>&)>& edit = {}) {
+  Json cfg = test::tiny_config(kShape);
+  cfg["quantization_config"] = quant;
+  std::vector<test::TestTensor> out;
+  for (auto& t : test::tiny_tensors(kShape)) {
+    if (!is_linear(t.name)) {
+      out.push_back(t);
+      continue;
+    }
+    const int64_t rows = t.shape[0], cols = t.shape[1];
+    const int64_t so = (rows + bo - 1) / bo, si = bi ? (cols + bi - 1) / bi : 1;
+    out.push_back(fp8_weight(t.name, t.shape));
+    out.push_back(scale_tensor(t.name.substr(0, t.name.size() - 6) + suffix, scale_dtype, {so, si}));
+  }
+  if (edit) edit(out);
+  test::write_bytes(dir / "config.json", cfg.dump());
+  test::write_bytes(dir / "model.safetensors", test::st_file(out));
+}
+
+// Every linear weight of the loaded model equals code x scale of its block, from the test's decoder.
+void expect_dequantized(const Model& m, int64_t bo, int64_t bi) {
+  int checked = 0;
+  for (const auto& [name, t] : m.store.all()) {
+    if (!is_linear(name)) continue;
+    ASSERT_EQ(t->dtype, DType::F32) << name;
+    const int64_t rows = t->shape[0], cols = t->shape[1];
+    const int64_t b_in = bi ? bi : cols, si = (cols + b_in - 1) / b_in;
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        const size_t k = size_t(i * cols + j);
+        const double want = e4m3_value(code_at(name, k)) * scale_at(size_t((i / bo) * si + j / b_in));
+        ASSERT_EQ(double(load_as_f32(t->data, t->dtype, k)), double(float(want))) << name << " [" << i << ", " << j << "]";
+      }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 7);
+  EXPECT_EQ(m.dequant.tensors, 7);
+}
+
+}  // namespace
+
+TEST(Fp8, EveryCodeDecodesAsTheFormatDefines) {
+  for (int c = 0; c < 256; ++c) {
+    const double want = e4m3_value(c);
+    if (std::isnan(want)) EXPECT_TRUE(std::isnan(fp8_e4m3_to_f32(uint8_t(c)))) << c;
+    else EXPECT_EQ(double(fp8_e4m3_to_f32(uint8_t(c))), want) << c;
+  }
+  EXPECT_EQ(fp8_e4m3_to_f32(0x7e), 448.0f);
+}
+
+TEST(Fp8, RoundsToNearestEvenAndSaturates) {
+  std::vector<std::pair<double, int>> pos;  // positive finite values and their codes, ascending
+  for (int c = 0; c < 127; ++c) pos.emplace_back(e4m3_value(c), c);
+  for (size_t k = 0; k + 1 < pos.size(); ++k) {
+    const auto [a, ca] = pos[k];
+    const auto [b, cb] = pos[k + 1];
+    EXPECT_EQ(f32_to_fp8_e4m3(float(a)), ca);
+    EXPECT_EQ(f32_to_fp8_e4m3(float(-a)), ca | 0x80) << a;
+    const double mid = (a + b) / 2;
+    EXPECT_EQ(f32_to_fp8_e4m3(float(mid)), (ca % 2 == 0) ? ca : cb) << "halfway between " << a << " and " << b;
+    EXPECT_EQ(f32_to_fp8_e4m3(std::nextafter(float(mid), 1e9f)), cb) << mid;
+    EXPECT_EQ(f32_to_fp8_e4m3(std::nextafter(float(mid), 0.0f)), ca) << mid;
+  }
+  EXPECT_EQ(f32_to_fp8_e4m3(1000.0f), 0x7e);
+  EXPECT_EQ(f32_to_fp8_e4m3(-1e30f), 0xfe);
+  EXPECT_TRUE(std::isnan(fp8_e4m3_to_f32(f32_to_fp8_e4m3(NAN))));
+}
+
+TEST(Fp8Weights, BlockScaledWithPartialEdgeBlocks) {
+  test::TempDir dir;
+  const Json quant = {{"quant_method", "fp8"}, {"fmt", "e4m3"}, {"activation_scheme", "dynamic"}, {"weight_block_size", {3, 5}}};
+  write_fp8_model(dir.path(), quant, 3, 5, "weight_scale_inv", "F32");
+  auto m = load_model(dir.path());
+  EXPECT_EQ(m->quant.scheme, "block 3x5");
+  expect_dequantized(*m, 3, 5);
+  // BF16 scales read the same way.
+  test::TempDir dir2;
+  write_fp8_model(dir2.path(), quant, 3, 5, "weight_scale_inv", "BF16");
+  expect_dequantized(*load_model(dir2.path()), 3, 5);
+}
+
+TEST(Fp8Weights, PerChannelCompressedTensors) {
+  test::TempDir dir;
+  const Json quant = {{"quant_method", "compressed-tensors"},
+                      {"format", "float-quantized"},
+                      {"config_groups",
+                       {{"group_0",
+                         {{"targets", {"Linear"}},
+                          {"weights", {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}, {"symmetric", true}}}}}}},
+                      {"ignore", {"lm_head"}}};
+  // A static activation scale beside one weight: dropped (activations stay unquantized).
+  write_fp8_model(dir.path(), quant, 1, 0, "weight_scale", "BF16", [](std::vector<test::TestTensor>& ts) {
+    ts.push_back(scale_tensor("model.layers.0.self_attn.q_proj.input_scale", "F32", {1}));
+  });
+  auto m = load_model(dir.path());
+  EXPECT_EQ(m->quant.scheme, "channel");
+  expect_dequantized(*m, 1, 0);
+  EXPECT_EQ(m->store.find("model.layers.0.self_attn.q_proj.input_scale"), nullptr);
+}
+
+TEST(Fp8Weights, BadFp8FoldersGetOneLineErrors) {
+  const Json block = {{"quant_method", "fp8"}, {"weight_block_size", {4, 4}}};
+  const auto attempt = [](const std::function<void(const fs::path&)>& write, std::initializer_list<std::string> needles) {
+    test::TempDir dir;
+    write(dir.path());
+    test::expect_bad_input([&] { load_model(dir.path()); }, needles);
+  };
+  const std::string q = "model.layers.0.self_attn.q_proj.";
+  attempt([&](const fs::path& d) {
+    write_fp8_model(d, block, 4, 4, "weight_scale_inv", "F32", [&](auto& ts) {
+      std::erase_if(ts, [&](const test::TestTensor& t) { return t.name == q + "weight_scale_inv"; });
+    });
+  }, {"no scale tensor", q + "weight_scale_inv"});
+  attempt([&](const fs::path& d) {
+    write_fp8_model(d, block, 4, 4, "weight_scale_inv", "F32", [&](auto& ts) {
+      for (auto& t : ts)
+        if (t.name == q + "weight_scale_inv") t = scale_tensor(t.name, "F32", {3, 2});
+    });
+  }, {q + "weight_scale_inv", "[3, 2]", "expected [2, 2]"});
+  attempt([&](const fs::path& d) {
+    write_fp8_model(d, block, 4, 4, "weight_scale_inv", "F32", [&](auto& ts) {
+      for (auto& t : ts)
+        if (t.name == q + "weight_scale_inv") t = {t.name, "I32", t.shape, std::string(size_t(test::numel_of(t.shape)) * 4, '\0')};
+    });
+  }, {q + "weight_scale_inv", "I32"});
+  attempt([&](const fs::path& d) { write_fp8_model(d, nullptr, 4, 4, "weight_scale_inv", "F32"); },
+          {"_proj.weight", "is F8_E4M3 but config.json has no quantization_config"});
+  attempt([&](const fs::path& d) {
+    write_fp8_model(d, block, 4, 4, "weight_scale_inv", "F32", [&](auto& ts) {
+      for (auto& t : ts)
+        if (t.name == q + "weight") t.dtype = "F8_E5M2";
+    });
+  }, {q + "weight", "F8_E5M2"});
+  attempt([&](const fs::path& d) {
+    write_fp8_model(d, {{"quant_method", "fp8"}, {"weight_block_size", {4, 4}}, {"modules_to_not_convert", {"q_proj"}}}, 4, 4,
+                    "weight_scale_inv", "F32");
+  }, {q + "weight", "unquantized"});
+  for (const char* method : {"awq", "gptq", "bitsandbytes", "hqq"})
+    attempt([&](const fs::path& d) { write_fp8_model(d, {{"quant_method", method}}, 4, 4, "weight_scale_inv", "F32"); },
+            {"quant_method", std::string("\"") + method + "\" is not supported"});
+  attempt([&](const fs::path& d) {
+    write_fp8_model(d, {{"quant_method", "compressed-tensors"}, {"format", "pack-quantized"},
+                        {"config_groups", {{"g", {{"weights", {{"num_bits", 4}, {"type", "int"}}}}}}}}, 4, 4, "weight_scale", "F32");
+  }, {"pack-quantized", "not supported"});
+}
+
+// synth-model --weights: the 16-bit model of the same seed, quantized; loads and dequantizes to
+// within e4m3's rounding of it (half a step: 1/16 of the value, or of the scale near zero).
+TEST(Fp8Weights, SynthModelWritesTheSixteenBitModelQuantized) {
+  test::TempDir dir;
+  SynthOptions o;
+  o.preset = "tiny-qwen3";
+  o.seed = 4;
+  o.quiet = true;
+  o.out = dir / "bf16";
+  synth_model(o);
+  auto ref = load_model(o.out);
+  for (const char* kind : {"fp8-block", "fp8-channel"}) {
+    o.weights = kind;
+    o.out = dir / kind;
+    synth_model(o);
+    auto m = load_model(o.out);
+    EXPECT_GT(m->dequant.tensors, 0) << kind;
+    int64_t compared = 0;
+    for (const auto& [name, t] : ref->store.all()) {
+      const TensorInfo* d = m->store.find(name);
+      ASSERT_NE(d, nullptr) << name;
+      const bool quantized = name.find("_proj.weight") != std::string::npos;
+      ASSERT_EQ(d->dtype, quantized ? DType::F32 : t->dtype) << kind << " " << name;
+      if (!quantized) continue;
+      float amax = 0.0f;
+      for (int64_t i = 0; i < t->numel(); ++i) amax = std::max(amax, std::fabs(load_as_f32(t->data, t->dtype, size_t(i))));
+      for (int64_t i = 0; i < t->numel(); ++i) {
+        const float w = load_as_f32(t->data, t->dtype, size_t(i)), q = load_as_f32(d->data, d->dtype, size_t(i));
+        ASSERT_LE(std::fabs(q - w), std::fabs(w) / 16 + amax / 448 / 512 + 1e-12f) << kind << " " << name << "[" << i << "]";
+        ++compared;
+      }
+    }
+    EXPECT_GT(compared, 1000) << kind;
+  }
+  o.weights = "int4";
+  test::expect_bad_input([&] { synth_model(o); }, {"--weights", "int4"});
+}
