@@ -23,6 +23,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "agentcompile/core/error.h"
@@ -76,6 +77,27 @@ http::response<http::string_body> whole_response(int status, std::string_view co
   res.prepare_payload();
   return res;
 }
+
+// A message's bytes as they go on the wire.
+template <class Message>
+std::string serialized(const Message& m) {
+  std::ostringstream out;
+  out << m;
+  return out.str();
+}
+
+// The completion handler of every operation on a connection: one type, so that each Asio and
+// Beast operation is compiled once (their templates are most of this file's compile time).
+struct Done {
+  bool* done;
+  error_code* ec;
+  size_t* transferred;
+  void operator()(error_code e, size_t n) const {
+    *ec = e;
+    *transferred = n;
+    *done = true;
+  }
+};
 
 // A failed request that ends the connection: answered with `status`, then closed.
 struct Refusal {
@@ -133,8 +155,7 @@ class Connection : public HttpResponder {
     if (responded_) return;
     responded_ = true;
     status_ = status;
-    auto res = whole_response(status, content_type, body, extra, keep_alive());
-    write_op([&](auto done) { http::async_write(link_.socket, res, done); });
+    write_bytes(serialized(whole_response(status, content_type, body, extra, keep_alive())));
   }
 
   bool start_stream(int status, std::string_view content_type, const HttpHeaders& extra) override {
@@ -144,8 +165,7 @@ class Connection : public HttpResponder {
     auto res = response_head<http::empty_body>(status, content_type, extra, keep_alive());
     res.set(http::field::cache_control, "no-cache");
     res.chunked(true);
-    http::response_serializer<http::empty_body> head(res);
-    return write_op([&](auto done) { http::async_write_header(link_.socket, head, done); });
+    return write_bytes(serialized(res.base()));
   }
 
   bool write(std::string_view data) override {
@@ -171,15 +191,20 @@ class Connection : public HttpResponder {
     return keep_alive_;
   }
 
+  // Beast's chunk framing around a piece, copied out whole.
   template <class Buffers>
   bool write_out(const Buffers& buffers) {
-    return write_op([&](auto done) { net::async_write(link_.socket, buffers, done); });
+    std::string bytes(net::buffer_size(buffers), '\0');
+    net::buffer_copy(net::buffer(bytes), buffers);
+    return write_bytes(bytes);
   }
 
-  // A write; once one fails, the client is gone and nothing more is sent.
-  template <class Start>
-  bool write_op(Start&& start) {
-    if (!broken_ && !complete(Clock::now() + kWriteTimeout, false, std::forward<Start>(start))) broken_ = true;
+  // Once a write fails, the client is gone and nothing more is sent.
+  bool write_bytes(std::string_view bytes) {
+    if (!broken_ && !complete(Clock::now() + kWriteTimeout, false, [&](Done done) {
+          net::async_write(link_.socket, net::buffer(bytes.data(), bytes.size()), done);
+        }))
+      broken_ = true;
     return !broken_;
   }
 
@@ -191,11 +216,8 @@ class Connection : public HttpResponder {
     bool done = false;
     error_ = {};
     timed_out_ = false;
-    start([&](error_code ec, size_t n) {
-      error_ = ec;
-      if (transferred) *transferred = n;
-      done = true;
-    });
+    size_t unused = 0;
+    start(Done{&done, &error_, transferred ? transferred : &unused});
     link_.ioc.restart();
     bool cancelled = false;
     while (!done) {
@@ -218,7 +240,7 @@ class Connection : public HttpResponder {
       if (stopping_.load()) return false;
       size_t n = 0;
       const auto idle_until = Clock::now() + std::chrono::milliseconds(o_.idle_timeout_ms);
-      if (!complete(idle_until, true, [&](auto done) { link_.socket.async_read_some(buffer_.prepare(kReadSize), done); }, &n))
+      if (!complete(idle_until, true, [&](Done done) { link_.socket.async_read_some(buffer_.prepare(kReadSize), done); }, &n))
         return false;  // closed, idle too long, or the server stops
       buffer_.commit(n);
       if (stopping_.load()) return false;  // a new request on a stopping server: not read
@@ -228,7 +250,7 @@ class Connection : public HttpResponder {
     http::request_parser<http::string_body> parser;
     parser.header_limit(std::uint32_t(std::min<size_t>(o_.max_head_bytes, UINT32_MAX)));
     parser.body_limit(std::uint64_t(o_.max_body_bytes));  // a larger Content-Length fails with the head
-    if (!complete(deadline, false, [&](auto done) { http::async_read_header(link_.socket, buffer_, parser, done); }))
+    if (!complete(deadline, false, [&](Done done) { http::async_read_header(link_.socket, buffer_, parser, done); }))
       throw refusal("head");
     const auto& head = parser.get();
     if (head.version() != 10 && head.version() != 11) throw Refusal{400, "unsupported HTTP version"};
@@ -254,9 +276,9 @@ class Connection : public HttpResponder {
     if (!parser.is_done()) {
       if (has_token(head, http::field::expect, "100-continue") && buffer_.size() == 0) {
         static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-        write_out(net::buffer(kContinue.data(), kContinue.size()));
+        write_bytes(kContinue);
       }
-      if (!complete(deadline, false, [&](auto done) { http::async_read(link_.socket, buffer_, parser, done); }))
+      if (!complete(deadline, false, [&](Done done) { http::async_read(link_.socket, buffer_, parser, done); }))
         throw refusal("body");
     }
     req.body = std::move(parser.get().body());
@@ -314,7 +336,7 @@ struct HttpServer::Impl {
         link->socket.non_blocking(true, ignored);
         auto res = whole_response(503, "application/json", error_body(503, "the server has too many open connections"),
                                   {{"Retry-After", "1"}}, false);
-        http::write(link->socket, res, ignored);
+        net::write(link->socket, net::buffer(serialized(res)), ignored);
         return;
       }
       ++open_connections;
