@@ -1,16 +1,30 @@
 #include "agentcompile/server/http_server.h"
 
 #include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/chunk_encode.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/rfc7230.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
 #include <chrono>
-#include <cstring>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <sstream>
+#include <thread>
 
 #include "agentcompile/core/error.h"
 
@@ -18,50 +32,72 @@ namespace ac::server {
 
 namespace {
 
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
-constexpr int kTickMs = 200;  // how often a waiting connection looks at the stop flag
 
-const char* reason_phrase(int status) {
-  switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 411: return "Length Required";
-    case 413: return "Content Too Large";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    default: return "Unknown";
-  }
-}
+constexpr auto kTick = std::chrono::milliseconds(200);  // how often a waiting connection looks at the stop flag
+constexpr auto kWriteTimeout = std::chrono::seconds(60);  // a client that stops reading cannot hold a thread forever
+constexpr size_t kReadSize = 16384;
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-  return true;
-}
+// Beast's string_view is Boost's.
+std::string text(beast::string_view s) { return std::string(s.data(), s.size()); }
+beast::string_view view(std::string_view s) { return {s.data(), s.size()}; }
 
-// Whether a comma-separated header value holds `token` (Connection: keep-alive, Upgrade).
-bool has_token(const std::string* value, std::string_view token) {
-  if (!value) return false;
-  std::string_view v = *value;
-  while (!v.empty()) {
-    const size_t comma = v.find(',');
-    std::string_view item = v.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (iequals(item, token)) return true;
-    if (comma == std::string_view::npos) break;
-    v.remove_prefix(comma + 1);
-  }
+// Whether a comma-separated header value holds `token` (Expect: 100-continue).
+bool has_token(const http::fields& f, http::field name, std::string_view token) {
+  const auto it = f.find(name);
+  if (it == f.end()) return false;
+  for (const auto item : http::token_list(it->value()))
+    if (beast::iequals(item, view(token))) return true;
   return false;
 }
+
+void close_on_exec(int fd) { ::fcntl(fd, F_SETFD, FD_CLOEXEC); }
+
+// The head of a response: Content-Type, Connection, then the handler's own fields.
+template <class Body>
+http::response<Body> response_head(int status, std::string_view content_type, const HttpHeaders& extra, bool keep_alive) {
+  http::response<Body> res;
+  res.version(11);
+  res.result(unsigned(status));
+  res.set(http::field::content_type, view(content_type));
+  res.set(http::field::connection, keep_alive ? "keep-alive" : "close");
+  for (const auto& [k, v] : extra) res.insert(k, v);
+  return res;
+}
+
+http::response<http::string_body> whole_response(int status, std::string_view content_type, std::string_view body,
+                                                 const HttpHeaders& extra, bool keep_alive) {
+  auto res = response_head<http::string_body>(status, content_type, extra, keep_alive);
+  res.body() = std::string(body);
+  res.prepare_payload();
+  return res;
+}
+
+// A message's bytes as they go on the wire.
+template <class Message>
+std::string serialized(const Message& m) {
+  std::ostringstream out;
+  out << m;
+  return out.str();
+}
+
+// The completion handler of every operation on a connection: one type, so that each Asio and
+// Beast operation is compiled once (their templates are most of this file's compile time).
+struct Done {
+  bool* done;
+  error_code* ec;
+  size_t* transferred;
+  void operator()(error_code e, size_t n) const {
+    *ec = e;
+    *transferred = n;
+    *done = true;
+  }
+};
 
 // A failed request that ends the connection: answered with `status`, then closed.
 struct Refusal {
@@ -69,10 +105,21 @@ struct Refusal {
   std::string message;
 };
 
+// One accepted connection: its own io_context and socket (declared after it, so closed first).
+struct Link {
+  net::io_context ioc{1};
+  tcp::socket socket{ioc};
+};
+
+// Serves the requests of one connection on its own thread. Beast's synchronous reads and writes
+// cannot time out, so each one is an asynchronous operation run here, on this thread, by the
+// connection's io_context (complete()): the run loop wakes at least every tick and cancels the
+// operation past its deadline (a timeout, answered 408 while a request is being read) or, while
+// waiting for a new request, once the server stops.
 class Connection : public HttpResponder {
  public:
-  Connection(int fd, const HttpServerOptions& o, const std::atomic<bool>& stopping, const HttpErrorBody& error_body)
-      : fd_(fd), o_(o), stopping_(stopping), error_body_(error_body) {}
+  Connection(Link& link, const HttpServerOptions& o, const std::atomic<bool>& stopping, const HttpErrorBody& error_body)
+      : link_(link), o_(o), stopping_(stopping), error_body_(error_body) {}
 
   // Serves requests until the client closes, an error, or the server stops.
   void run(const HttpHandler& handler) {
@@ -81,11 +128,10 @@ class Connection : public HttpResponder {
       try {
         if (!read_request(req)) return;
       } catch (const Refusal& r) {
-        refuse(r.status, r.message, {});
+        keep_alive_ = false;
+        send(r.status, "application/json", error_body_(r.status, r.message), {});
         return;
       }
-      keep_alive_ = req.version == "HTTP/1.1" ? !has_token(req.header("connection"), "close")
-                                             : has_token(req.header("connection"), "keep-alive");
       responded_ = streaming_ = false;
       status_ = 0;
       const auto started = Clock::now();
@@ -94,11 +140,11 @@ class Connection : public HttpResponder {
       } catch (const std::exception& e) {
         if (!responded_) {
           keep_alive_ = false;
-          send(500, "application/json", error_body_(500, e.what()));
+          send(500, "application/json", error_body_(500, e.what()), {});
         }
       }
-      if (!responded_) send(500, "application/json", error_body_(500, "the handler gave no response"));
-      if (streaming_ && !broken_) send_all("0\r\n\r\n");
+      if (!responded_) send(500, "application/json", error_body_(500, "the handler gave no response"), {});
+      if (streaming_ && !broken_) write_out(http::make_chunk_last());
       if (o_.access_log)
         o_.access_log(req, status_, std::chrono::duration<double>(Clock::now() - started).count(), broken_);
       if (broken_ || !keep_alive_ || stopping_.load()) return;
@@ -109,190 +155,225 @@ class Connection : public HttpResponder {
     if (responded_) return;
     responded_ = true;
     status_ = status;
-    std::string head = status_line(status, content_type, extra);
-    head += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
-    if (send_all(head)) send_all(body);
+    write_bytes(serialized(whole_response(status, content_type, body, extra, keep_alive())));
   }
-  void send(int status, std::string_view content_type, std::string_view body) { send(status, content_type, body, {}); }
 
   bool start_stream(int status, std::string_view content_type, const HttpHeaders& extra) override {
     if (responded_) return false;
     responded_ = streaming_ = true;
     status_ = status;
-    std::string head = status_line(status, content_type, extra);
-    head += "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n";
-    return send_all(head);
+    auto res = response_head<http::empty_body>(status, content_type, extra, keep_alive());
+    res.set(http::field::cache_control, "no-cache");
+    res.chunked(true);
+    return write_bytes(serialized(res.base()));
   }
 
   bool write(std::string_view data) override {
     if (!streaming_ || broken_) return false;
-    if (data.empty()) return true;
-    char size[32];
-    std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-    std::string chunk = size;
-    chunk.append(data);
-    chunk += "\r\n";
-    return send_all(chunk);
-  }
-
-  // Answers `status` and ends the connection (a refusal before any request was read).
-  void refuse(int status, const std::string& message, const HttpHeaders& extra) {
-    keep_alive_ = false;
-    send(status, "application/json", error_body_(status, message), extra);
+    if (data.empty()) return true;  // an empty chunk would end the body
+    return write_out(http::make_chunk(net::buffer(data.data(), data.size())));
   }
 
   bool client_gone() override {
     if (broken_) return true;
-    pollfd p{fd_, short(POLLIN | POLLRDHUP), 0};
+    const int fd = link_.socket.native_handle();
+    pollfd p{fd, short(POLLIN | POLLRDHUP), 0};
     if (::poll(&p, 1, 0) <= 0) return false;
     if (p.revents & (POLLHUP | POLLERR | POLLRDHUP)) return broken_ = true;
     char c;
-    if ((p.revents & POLLIN) && ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0) return broken_ = true;
+    if ((p.revents & POLLIN) && ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0) return broken_ = true;
     return false;
   }
 
  private:
-  std::string status_line(int status, std::string_view content_type, const HttpHeaders& extra) {
-    std::string h = "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status) + "\r\n";
-    h += "Content-Type: ";
-    h.append(content_type);
-    h += "\r\n";
+  bool keep_alive() {
     if (stopping_.load()) keep_alive_ = false;
-    h += keep_alive_ ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
-    for (const auto& [k, v] : extra) h += k + ": " + v + "\r\n";
-    return h;
+    return keep_alive_;
   }
 
-  bool send_all(std::string_view data) {
-    while (!data.empty() && !broken_) {
-      const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        broken_ = true;
-        break;
-      }
-      data.remove_prefix(size_t(n));
-    }
+  // Beast's chunk framing around a piece, copied out whole.
+  template <class Buffers>
+  bool write_out(const Buffers& buffers) {
+    std::string bytes(net::buffer_size(buffers), '\0');
+    net::buffer_copy(net::buffer(bytes), buffers);
+    return write_bytes(bytes);
+  }
+
+  // Once a write fails, the client is gone and nothing more is sent.
+  bool write_bytes(std::string_view bytes) {
+    if (!broken_ && !complete(Clock::now() + kWriteTimeout, false, [&](Done done) {
+          net::async_write(link_.socket, net::buffer(bytes.data(), bytes.size()), done);
+        }))
+      broken_ = true;
     return !broken_;
   }
 
-  // More bytes into buf_, waiting at most until `deadline`. False when the peer closed or an
-  // error; throws 408 at the deadline when `started`, else returns false (an idle connection ends).
-  bool fill(Clock::time_point deadline, bool started) {
-    for (;;) {
-      if (!started && stopping_.load()) return false;
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) {
-        if (started) throw Refusal{408, "the request was not received in time"};
-        return false;
+  // Runs the operation `start` begins (given its completion handler) until it completes. Past
+  // `deadline`, or once the server stops when `idle`, it is cancelled (timed_out_ tells which).
+  // True when the operation succeeded.
+  template <class Start>
+  bool complete(Clock::time_point deadline, bool idle, Start&& start, size_t* transferred = nullptr) {
+    bool done = false;
+    error_ = {};
+    timed_out_ = false;
+    size_t unused = 0;
+    start(Done{&done, &error_, transferred ? transferred : &unused});
+    link_.ioc.restart();
+    bool cancelled = false;
+    while (!done) {
+      const auto now = Clock::now();
+      if (!cancelled && (now >= deadline || (idle && stopping_.load()))) {
+        timed_out_ = now >= deadline;
+        cancelled = true;
+        error_code ignored;
+        link_.socket.cancel(ignored);
       }
-      pollfd p{fd_, POLLIN, 0};
-      const int r = ::poll(&p, 1, int(std::min<long long>(left, kTickMs)));
-      if (r < 0 && errno != EINTR) return false;
-      if (r <= 0) continue;
-      if (!started && stopping_.load()) return false;  // a new request on a stopping server: not read
-      char tmp[16384];
-      const ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      if (n <= 0) return false;
-      buf_.append(tmp, size_t(n));
-      return true;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+      link_.ioc.run_for(std::clamp<std::chrono::milliseconds>(left, std::chrono::milliseconds(1), kTick));
     }
-  }
-
-  // Exactly n more body bytes (taken from buf_ first).
-  bool read_exact(size_t n, std::string& out, Clock::time_point deadline) {
-    while (buf_.size() < n)
-      if (!fill(deadline, true)) return false;
-    out.append(buf_, 0, n);
-    buf_.erase(0, n);
-    return true;
-  }
-
-  bool read_line(std::string& line, Clock::time_point deadline) {
-    size_t eol;
-    while ((eol = buf_.find("\r\n")) == std::string::npos) {
-      if (buf_.size() > 4096) throw Refusal{400, "malformed chunked body"};
-      if (!fill(deadline, true)) return false;
-    }
-    line = buf_.substr(0, eol);
-    buf_.erase(0, eol + 2);
-    return true;
+    return !error_;
   }
 
   // False when the connection ended cleanly before a request; Refusal on a bad request.
   bool read_request(HttpRequest& req) {
-    size_t end;
-    auto deadline = Clock::now() + std::chrono::milliseconds(o_.idle_timeout_ms);
-    bool started = !buf_.empty();
-    if (started) deadline = Clock::now() + std::chrono::milliseconds(o_.read_timeout_ms);
-    while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
-      if (buf_.size() > o_.max_head_bytes) throw Refusal{431, "the request head is larger than " + std::to_string(o_.max_head_bytes) + " bytes"};
-      if (!fill(deadline, started)) {
-        if (started && !buf_.empty()) throw Refusal{400, "the connection closed inside the request head"};
-        return false;
-      }
-      if (!started) {
-        started = true;
-        deadline = Clock::now() + std::chrono::milliseconds(o_.read_timeout_ms);
-      }
+    if (buffer_.size() == 0) {  // idle between requests: wait for the next one's first bytes
+      if (stopping_.load()) return false;
+      size_t n = 0;
+      const auto idle_until = Clock::now() + std::chrono::milliseconds(o_.idle_timeout_ms);
+      if (!complete(idle_until, true, [&](Done done) { link_.socket.async_read_some(buffer_.prepare(kReadSize), done); }, &n))
+        return false;  // closed, idle too long, or the server stops
+      buffer_.commit(n);
+      if (stopping_.load()) return false;  // a new request on a stopping server: not read
     }
-    if (end > o_.max_head_bytes) throw Refusal{431, "the request head is larger than " + std::to_string(o_.max_head_bytes) + " bytes"};
-    std::string error;
-    if (!parse_request_head(std::string_view(buf_).substr(0, end), req, error)) throw Refusal{400, error};
-    buf_.erase(0, end + 4);
-
-    const std::string* te = req.header("transfer-encoding");
-    const std::string* cl = req.header("content-length");
-    if (te && cl) throw Refusal{400, "both Transfer-Encoding and Content-Length"};
-    const bool expects_continue = has_token(req.header("expect"), "100-continue");
-    if (te) {
-      if (!iequals(*te, "chunked")) throw Refusal{501, "unsupported Transfer-Encoding " + *te};
-      if (expects_continue) send_all("HTTP/1.1 100 Continue\r\n\r\n");
-      std::string line;
-      for (;;) {
-        if (!read_line(line, deadline)) throw Refusal{400, "the connection closed inside the body"};
-        const std::string hex = line.substr(0, line.find(';'));
-        if (hex.empty() || hex.size() > 15 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
-          throw Refusal{400, "malformed chunk size"};
-        const size_t n = std::stoull(hex, nullptr, 16);
-        if (n == 0) break;
-        if (req.body.size() + n > o_.max_body_bytes) throw Refusal{413, body_limit_message()};
-        if (!read_exact(n + 2, req.body, deadline)) throw Refusal{400, "the connection closed inside the body"};
-        if (req.body.compare(req.body.size() - 2, 2, "\r\n") != 0) throw Refusal{400, "malformed chunk"};
-        req.body.resize(req.body.size() - 2);
-      }
-      do {  // trailer fields, ignored
-        if (!read_line(line, deadline)) throw Refusal{400, "the connection closed inside the body"};
-      } while (!line.empty());
-    } else if (cl) {
-      if (cl->empty() || cl->size() > 18 || cl->find_first_not_of("0123456789") != std::string::npos)
-        throw Refusal{400, "malformed Content-Length"};
-      const size_t n = std::stoull(*cl);
-      if (n > o_.max_body_bytes) throw Refusal{413, body_limit_message()};
-      if (expects_continue && n > buf_.size()) send_all("HTTP/1.1 100 Continue\r\n\r\n");
-      if (!read_exact(n, req.body, deadline)) throw Refusal{400, "the connection closed inside the body"};
+    // The head and the body: one deadline from the request's first byte.
+    const auto deadline = Clock::now() + std::chrono::milliseconds(o_.read_timeout_ms);
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(std::uint32_t(std::min<size_t>(o_.max_head_bytes, UINT32_MAX)));
+    parser.body_limit(std::uint64_t(o_.max_body_bytes));  // a larger Content-Length fails with the head
+    if (!complete(deadline, false, [&](Done done) { http::async_read_header(link_.socket, buffer_, parser, done); }))
+      throw refusal("head");
+    const auto& head = parser.get();
+    if (head.version() != 10 && head.version() != 11) throw Refusal{400, "unsupported HTTP version"};
+    req.method = text(head.method_string());
+    req.target = text(head.target());
+    if (req.target.front() != '/') throw Refusal{400, "the target must be a path"};
+    for (unsigned char c : req.target)
+      if (c >= 0x7f) throw Refusal{400, "malformed target"};
+    const size_t q = req.target.find('?');
+    req.path = req.target.substr(0, q);
+    req.query = q == std::string::npos ? "" : req.target.substr(q + 1);
+    req.version = head.version() == 11 ? "HTTP/1.1" : "HTTP/1.0";
+    for (const auto& f : head) {
+      std::string name = text(f.name_string());
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+      req.headers.emplace_back(std::move(name), text(f.value()));
     }
+    keep_alive_ = head.keep_alive();
+    // Beast refuses Content-Length with Transfer-Encoding, but reads a Transfer-Encoding other
+    // than chunked as no body at all: what would follow is refused rather than taken for the next request.
+    if (const std::string* te = req.header("transfer-encoding"); te && !beast::iequals(*te, "chunked"))
+      throw Refusal{501, "unsupported Transfer-Encoding " + *te};
+    if (!parser.is_done()) {
+      if (has_token(head, http::field::expect, "100-continue") && buffer_.size() == 0) {
+        static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+        write_bytes(kContinue);
+      }
+      if (!complete(deadline, false, [&](Done done) { http::async_read(link_.socket, buffer_, parser, done); }))
+        throw refusal("body");
+    }
+    req.body = std::move(parser.get().body());
     return true;
   }
 
-  std::string body_limit_message() const {
-    return "the request body is larger than the server's limit of " + std::to_string(o_.max_body_bytes) + " bytes";
+  // The answer to a failed read of the request's `part` (error_).
+  Refusal refusal(const char* part) const {
+    if (timed_out_) return {408, "the request was not received in time"};
+    if (error_ == http::error::header_limit)
+      return {431, "the request head is larger than " + std::to_string(o_.max_head_bytes) + " bytes"};
+    if (error_ == http::error::body_limit)
+      return {413, "the request body is larger than the server's limit of " + std::to_string(o_.max_body_bytes) + " bytes"};
+    if (error_.category() == http::make_error_code(http::error::bad_method).category() &&
+        error_ != http::error::partial_message && error_ != http::error::end_of_stream)
+      return {400, std::string("malformed request ") + part + ": " + error_.message()};
+    return {400, std::string("the connection closed inside the request ") + part};
   }
 
-  int fd_;
+  Link& link_;
   const HttpServerOptions& o_;
   const std::atomic<bool>& stopping_;
   const HttpErrorBody& error_body_;
-  std::string buf_;
+  beast::flat_buffer buffer_;  // bytes read and not yet parsed (a pipelined request)
+  error_code error_;           // of the last operation
+  bool timed_out_ = false;
   bool keep_alive_ = true, responded_ = false, streaming_ = false, broken_ = false;
   int status_ = 0;  // of the response to the current request
 };
 
 }  // namespace
 
+struct HttpServer::Impl {
+  Impl(HttpServerOptions o, HttpHandler h, HttpErrorBody e)
+      : opts(std::move(o)), handler(std::move(h)), error_body(std::move(e)) {}
+
+  // Accepts the next connection (on the acceptor's thread), each into its own io_context.
+  void accept_next() {
+    auto link = std::make_shared<Link>();
+    acceptor.async_accept(link->socket, [this, link](error_code ec) {
+      if (ec == net::error::operation_aborted || !acceptor.is_open()) return;  // stop() closed it
+      if (!ec && !stopping.load()) admit(std::move(link));
+      accept_next();
+    });
+  }
+
+  void admit(std::shared_ptr<Link> link) {
+    error_code ignored;
+    close_on_exec(link->socket.native_handle());
+    link->socket.set_option(tcp::no_delay(true), ignored);  // stream pieces leave at once
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (open_connections >= opts.max_connections) {
+        // Answered here without waiting: a short response into a new socket's empty send buffer.
+        link->socket.non_blocking(true, ignored);
+        auto res = whole_response(503, "application/json", error_body(503, "the server has too many open connections"),
+                                  {{"Retry-After", "1"}}, false);
+        net::write(link->socket, net::buffer(serialized(res)), ignored);
+        return;
+      }
+      ++open_connections;
+    }
+    std::thread([this, link] { serve(*link); }).detach();
+  }
+
+  void serve(Link& link) {
+    {
+      Connection c(link, opts, stopping, error_body);
+      try {
+        c.run(handler);
+      } catch (...) {  // a connection's failure never takes the server down
+      }
+    }
+    error_code ignored;
+    link.socket.shutdown(tcp::socket::shutdown_send, ignored);
+    link.socket.close(ignored);
+    std::lock_guard<std::mutex> lock(mu);
+    --open_connections;
+    cv.notify_all();
+  }
+
+  HttpServerOptions opts;
+  HttpHandler handler;
+  HttpErrorBody error_body;
+  net::io_context ioc{1};  // the acceptor's
+  tcp::acceptor acceptor{ioc};
+  std::thread thread;
+  std::atomic<bool> stopping{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  int open_connections = 0;
+};
+
 HttpServer::HttpServer(HttpServerOptions options, HttpHandler handler, HttpErrorBody error_body)
-    : opts_(std::move(options)), handler_(std::move(handler)), error_body_(std::move(error_body)) {}
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler), std::move(error_body))) {}
 
 HttpServer::~HttpServer() {
   stop();
@@ -300,96 +381,46 @@ HttpServer::~HttpServer() {
 }
 
 void HttpServer::start() {
-  const std::string where = opts_.host + ":" + std::to_string(opts_.port);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  if (int rc = ::getaddrinfo(opts_.host.c_str(), std::to_string(opts_.port).c_str(), &hints, &found); rc != 0)
-    throw_input("--host " + opts_.host, std::string("cannot be resolved: ") + ::gai_strerror(rc));
+  const HttpServerOptions& o = impl_->opts;
+  const std::string where = o.host + ":" + std::to_string(o.port);
+  error_code ec;
+  tcp::resolver resolver(impl_->ioc);
+  const auto found = resolver.resolve(o.host, std::to_string(o.port),
+                                      tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  if (ec) throw_input("--host " + o.host, "cannot be resolved: " + ec.message());
+  tcp::acceptor& a = impl_->acceptor;
   std::string why = "no address";
-  for (addrinfo* a = found; a; a = a->ai_next) {
-    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
-    const int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 128) == 0) {
-      listen_fd_ = fd;
-      break;
-    }
-    why = std::strerror(errno);
-    ::close(fd);
+  for (const auto& entry : found) {
+    error_code ignored;
+    a.open(entry.endpoint().protocol(), ec);
+    if (!ec) a.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) a.bind(entry.endpoint(), ec);
+    if (!ec) a.listen(128, ec);
+    if (!ec) break;
+    why = ec.message();
+    a.close(ignored);
   }
-  ::freeaddrinfo(found);
-  if (listen_fd_ < 0) throw_input("--host/--port " + where, "cannot listen there: " + why);
-  sockaddr_storage addr{};
-  socklen_t len = sizeof addr;
-  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-  port_ = addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
-                                     : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-  if (::pipe2(wake_pipe_, O_CLOEXEC) != 0) throw_internal("http server", std::string("pipe: ") + std::strerror(errno));
-  acceptor_ = std::thread([this] { accept_loop(); });
+  if (!a.is_open()) throw_input("--host/--port " + where, "cannot listen there: " + why);
+  close_on_exec(a.native_handle());
+  port_ = a.local_endpoint().port();
+  impl_->accept_next();
+  impl_->thread = std::thread([this] { impl_->ioc.run(); });
 }
 
 void HttpServer::stop() {
-  if (stopping_.exchange(true)) return;
-  if (wake_pipe_[1] >= 0) (void)!::write(wake_pipe_[1], "x", 1);
+  if (impl_->stopping.exchange(true)) return;
+  // The listener closes now (on its own thread), so that new connections are refused while the
+  // open ones finish.
+  net::post(impl_->ioc, [a = &impl_->acceptor] {
+    error_code ignored;
+    a->close(ignored);
+  });
 }
 
 void HttpServer::wait() {
-  if (acceptor_.joinable()) acceptor_.join();
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return open_connections_ == 0; });
-  lock.unlock();
-  for (int* fd : {&listen_fd_, &wake_pipe_[0], &wake_pipe_[1]})
-    if (*fd >= 0) {
-      ::close(*fd);
-      *fd = -1;
-    }
-}
-
-void HttpServer::accept_loop() {
-  for (;;) {
-    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {wake_pipe_[0], POLLIN, 0}};
-    if (::poll(p, 2, -1) < 0 && errno != EINTR) break;
-    if (stopping_.load() || (p[1].revents & POLLIN)) break;
-    if (!(p[0].revents & POLLIN)) continue;
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    const int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // stream pieces leave at once
-    timeval send_timeout{60, 0};  // a client that stops reading cannot hold a thread forever
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (open_connections_ >= opts_.max_connections) {
-        Connection(fd, opts_, stopping_, error_body_).refuse(503, "the server has too many open connections", {{"Retry-After", "1"}});
-        ::close(fd);
-        continue;
-      }
-      ++open_connections_;
-    }
-    std::thread([this, fd] { serve(fd); }).detach();
-  }
-  // The listener closes now, so that new connections are refused while the open ones finish.
-  ::close(listen_fd_);
-  listen_fd_ = -1;
-}
-
-void HttpServer::serve(int fd) {
-  {
-    Connection c(fd, opts_, stopping_, error_body_);
-    try {
-      c.run(handler_);
-    } catch (...) {  // a connection's failure never takes the server down
-    }
-  }
-  ::shutdown(fd, SHUT_WR);
-  ::close(fd);
-  std::lock_guard<std::mutex> lock(mu_);
-  --open_connections_;
-  cv_.notify_all();
+  if (impl_->thread.joinable()) impl_->thread.join();
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  impl_->cv.wait(lock, [&] { return impl_->open_connections == 0; });
 }
 
 }  // namespace ac::server

@@ -1,17 +1,16 @@
 #pragma once
-// A small HTTP/1.1 server on POSIX sockets: one thread per connection, persistent connections,
-// Content-Length and chunked request bodies, whole or chunked (streamed) responses, a body size
-// limit, read timeouts, and a graceful stop (no new connections; each open one ends after the
-// response it is writing). The binary must run where Debian's shared cpp-httplib is absent (the
-// GPU machine), and the project links third-party code statically, so it speaks HTTP itself.
-#include <atomic>
-#include <condition_variable>
+// An HTTP/1.1 server on Boost.Beast (parsing, chunked coding) and Boost.Asio (sockets, timeouts):
+// one thread per connection, persistent connections, Content-Length and chunked request bodies,
+// whole or chunked (streamed) responses, a body size limit, read timeouts, and a graceful stop
+// (no new connections; each open one ends after the response it is writing). Both are
+// header-only, so the binary carried alone to the GPU machine needs no shared library for them;
+// Debian's cpp-httplib is only a shared library (libcpp-httplib.so, with brotli and libssl.so).
+// This header leaves Boost out: only http_server.cpp compiles it.
 #include <cstddef>
 #include <functional>
-#include <mutex>
+#include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -27,10 +26,6 @@ struct HttpRequest {
   // The first header of that (lower-case) name, or nullptr.
   const std::string* header(std::string_view name) const;
 };
-
-// Parses the request line and header fields of `head` (up to, not including, the blank line).
-// False with `error` set when they are malformed.
-bool parse_request_head(std::string_view head, HttpRequest& out, std::string& error);
 
 // The answering side of one request: send() once, or start_stream() and then write() pieces
 // (sent as HTTP chunks as they come).
@@ -79,20 +74,9 @@ class HttpServer {
   void wait();
 
  private:
-  void accept_loop();
-  void serve(int fd);
-
-  HttpServerOptions opts_;
-  HttpHandler handler_;
-  HttpErrorBody error_body_;
-  int listen_fd_ = -1;
-  int wake_pipe_[2] = {-1, -1};  // wakes the accept loop on stop()
+  struct Impl;  // the listener, its thread and the open connections' count, on Asio
+  std::unique_ptr<Impl> impl_;
   int port_ = 0;
-  std::atomic<bool> stopping_{false};
-  std::thread acceptor_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int open_connections_ = 0;
 };
 
 }  // namespace ac::server
