@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 packages=(
   make cmake ninja-build g++ pkg-config
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
-  libpcre2-dev libutf8proc-dev libsqlite3-dev libcpp-httplib-dev libssl-dev
+  libpcre2-dev libutf8proc-dev libsqlite3-dev libssl-dev
   libboost-dev               # Boost.Beast + Asio (header-only): serve's HTTP server, the advisor's client
   libgtest-dev libgmock-dev libbenchmark-dev
   clang                      # libFuzzer + sanitizers for the parser fuzzers (runtime package below)
