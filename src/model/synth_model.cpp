@@ -29,19 +29,17 @@ struct Init {
   float std;
 };
 
-// Scales keep activations in a realistic range at every size: projections have unit gain
-// (std 1/sqrt(fan_in)), norms sit near 1, and logits come out with a standard deviation of
-// about 3 (as in trained models), neither flat nor one-hot.
-Init init_for(const std::string& name, const ModelConfig& c) {
-  auto ends = [&](const char* suf) { return name.ends_with(suf); };
+// Scales keep activations in a realistic range at every size: projections (experts and routers
+// too) have unit gain (std 1/sqrt(fan_in)), norms sit near 1, and logits come out with a standard
+// deviation of about 3 (as in trained models), neither flat nor one-hot.
+Init init_for(const ExpectedTensor& t, const ModelConfig& c) {
+  auto ends = [&](const char* suf) { return t.name.ends_with(suf); };
   const float h = float(c.hidden_size);
-  if (name == "model.embed_tokens.weight") return {0.0f, c.tie_word_embeddings ? 3.0f / std::sqrt(h) : 1.0f};
-  if (name == "lm_head.weight") return {0.0f, 3.0f / std::sqrt(h)};
+  if (t.name == "model.embed_tokens.weight") return {0.0f, c.tie_word_embeddings ? 3.0f / std::sqrt(h) : 1.0f};
+  if (t.name == "lm_head.weight") return {0.0f, 3.0f / std::sqrt(h)};
   if (ends("norm.weight") || ends("layernorm.weight")) return {1.0f, 0.05f};
   if (ends(".bias")) return {0.0f, 0.1f};
-  if (ends("o_proj.weight")) return {0.0f, 1.0f / std::sqrt(float(c.q_dim()))};
-  if (ends("down_proj.weight")) return {0.0f, 1.0f / std::sqrt(float(c.intermediate_size))};
-  return {0.0f, 1.0f / std::sqrt(h)};  // q, k, v, gate, up
+  return {0.0f, 1.0f / std::sqrt(float(t.shape.back()))};  // [out, in]: fan_in = in
 }
 
 // Irwin-Hall with four 16-bit uniforms: mean 2, variance 1/3; rescaled to unit variance.
@@ -68,6 +66,98 @@ int64_t tokenizer_max_id(const fs::path& tokenizer_json) {
       if (a.is_object() && a.contains("id"))
         if (auto id = json_as_int(a["id"], 0, INT64_MAX)) max_id = std::max(max_id, *id);
   return max_id;
+}
+
+// Refuses a folder that cannot hold the weights (a 30B preset needs about 61 GB) before
+// anything is written.
+void check_free_space(const fs::path& staging, uint64_t bytes, const fs::path& out) {
+  std::error_code ec;
+  const fs::space_info sp = fs::space(staging, ec);
+  const uint64_t margin = uint64_t(64) << 20;  // headers, configs, the tokenizer
+  auto gb = [](uint64_t b) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f GB", double(b) / 1e9);
+    return std::string(buf);
+  };
+  if (!ec && sp.available < bytes + margin)
+    throw_input("--out " + out.string(),
+                "the weights need " + gb(bytes) + ", the disk has " + gb(sp.available) + " free");
+}
+
+// One safetensors file of `tensors`: the header first (all shapes are known), then each tensor's
+// values generated chunk by chunk from a stream seeded by its name, so a tensor's bytes do not
+// depend on the file it lands in or the thread count.
+void write_safetensors(const fs::path& st_path, const std::vector<ExpectedTensor>& tensors, const ModelConfig& cfg,
+                       const SynthOptions& opts) {
+  std::vector<TensorToWrite> descr;
+  for (const auto& t : tensors) descr.push_back({t.name, opts.dtype, t.shape, nullptr});
+  std::string header = safetensors_header_bytes(descr, {{"format", "pt"}});
+  std::FILE* f = std::fopen(st_path.c_str(), "wb");
+  if (f == nullptr) throw_input(st_path.string(), "cannot create");
+  try {
+    write_all(f, header.data(), header.size(), st_path);
+    const size_t es = dtype_size(opts.dtype);
+    const size_t buf_elems = kChunk * 16;
+    std::vector<uint8_t> buf(buf_elems * es);
+    for (const auto& t : tensors) {
+      int64_t numel = 1;
+      for (int64_t d : t.shape) numel *= d;
+      const Init init = init_for(t, cfg);
+      const uint64_t tensor_seed = opts.seed * 0x9e3779b97f4a7c15ull ^ fnv1a(t.name);
+      for (int64_t base = 0; base < numel; base += int64_t(buf_elems)) {
+        size_t n = size_t(std::min<int64_t>(int64_t(buf_elems), numel - base));
+        size_t chunks = (n + kChunk - 1) / kChunk;
+        parallel_for(chunks, 1, [&](size_t cb, size_t ce) {
+          for (size_t c = cb; c < ce; ++c) {
+            size_t first = c * kChunk, last = std::min(n, first + kChunk);
+            Rng rng(tensor_seed + (uint64_t(base) + first) / kChunk * 0xd1b54a32d192ed03ull);
+            for (size_t i = first; i < last; ++i)
+              store_from_f32(buf.data(), opts.dtype, i, init.mean + init.std * approx_normal(rng));
+          }
+        });
+        write_all(f, buf.data(), n * es, st_path);
+      }
+      if (!opts.quiet && numel > (int64_t(1) << 24)) std::fprintf(stderr, "\r  wrote %s        ", t.name.c_str());
+    }
+    if (!opts.quiet) std::fprintf(stderr, "\r");
+  } catch (...) {
+    std::fclose(f);
+    throw;
+  }
+  if (std::fclose(f) != 0) throw_input(st_path.string(), "write failed (disk full?)");
+}
+
+// model.safetensors, or with max_shard_bytes the shards and model.safetensors.index.json as HF's
+// save_pretrained writes them: tensors in order, a new shard when the next one would pass the
+// limit (a larger tensor gets a shard of its own).
+void write_weights(const fs::path& dir, const std::vector<ExpectedTensor>& tensors, const ModelConfig& cfg,
+                   const SynthOptions& opts) {
+  if (opts.max_shard_bytes == 0) {
+    write_safetensors(dir / "model.safetensors", tensors, cfg, opts);
+    return;
+  }
+  std::vector<std::vector<ExpectedTensor>> shards(1);
+  uint64_t in_shard = 0, total = 0;
+  for (const auto& t : tensors) {
+    uint64_t bytes = dtype_size(opts.dtype);
+    for (int64_t d : t.shape) bytes *= uint64_t(d);
+    if (!shards.back().empty() && in_shard + bytes > opts.max_shard_bytes) {
+      shards.emplace_back();
+      in_shard = 0;
+    }
+    shards.back().push_back(t);
+    in_shard += bytes;
+    total += bytes;
+  }
+  Json weight_map = Json::object();
+  for (size_t i = 0; i < shards.size(); ++i) {
+    char name[64];
+    std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", i + 1, shards.size());
+    write_safetensors(dir / name, shards[i], cfg, opts);
+    for (const auto& t : shards[i]) weight_map[t.name] = name;
+  }
+  Json index = {{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}};
+  write_file_atomic(dir / "model.safetensors.index.json", index.dump(2) + "\n");
 }
 
 }  // namespace
@@ -113,49 +203,18 @@ SynthResult synth_model(const SynthOptions& opts) {
       if (ec) throw_input(src.string(), "cannot copy: " + ec.message());
     }
 
-  // Header first (all shapes are known), then each tensor's data generated chunk by chunk.
-  std::vector<ExpectedTensor> tensors = expected_tensors(cfg);
-  std::vector<TensorToWrite> descr;
-  for (const auto& t : tensors) descr.push_back({t.name, opts.dtype, t.shape, nullptr});
-  std::string header = safetensors_header_bytes(descr, {{"format", "pt"}});
-
-  fs::path st_path = out.path() / "model.safetensors";
-  std::FILE* f = std::fopen(st_path.c_str(), "wb");
-  if (f == nullptr) throw_input(st_path.string(), "cannot create");
   SynthResult result;
-  try {
-    write_all(f, header.data(), header.size(), st_path);
-    const size_t es = dtype_size(opts.dtype);
-    const size_t buf_elems = kChunk * 16;
-    std::vector<uint8_t> buf(buf_elems * es);
-    for (const auto& t : tensors) {
-      int64_t numel = 1;
-      for (int64_t d : t.shape) numel *= d;
-      result.parameters += numel;
-      result.bytes += uint64_t(numel) * es;
-      const Init init = init_for(t.name, cfg);
-      const uint64_t tensor_seed = opts.seed * 0x9e3779b97f4a7c15ull ^ fnv1a(t.name);
-      for (int64_t base = 0; base < numel; base += int64_t(buf_elems)) {
-        size_t n = size_t(std::min<int64_t>(int64_t(buf_elems), numel - base));
-        size_t chunks = (n + kChunk - 1) / kChunk;
-        parallel_for(chunks, 1, [&](size_t cb, size_t ce) {
-          for (size_t c = cb; c < ce; ++c) {
-            size_t first = c * kChunk, last = std::min(n, first + kChunk);
-            Rng rng(tensor_seed + (uint64_t(base) + first) / kChunk * 0xd1b54a32d192ed03ull);
-            for (size_t i = first; i < last; ++i)
-              store_from_f32(buf.data(), opts.dtype, i, init.mean + init.std * approx_normal(rng));
-          }
-        });
-        write_all(f, buf.data(), n * es, st_path);
-      }
-      if (!opts.quiet && numel > (int64_t(1) << 24)) std::fprintf(stderr, "\r  wrote %s        ", t.name.c_str());
-    }
-    if (!opts.quiet) std::fprintf(stderr, "\r");
-  } catch (...) {
-    std::fclose(f);
-    throw;
+  std::vector<ExpectedTensor> tensors = expected_tensors(cfg);
+  for (const auto& t : tensors) {
+    int64_t numel = 1;
+    for (int64_t d : t.shape) numel *= d;
+    result.parameters += numel;
+    result.bytes += uint64_t(numel) * dtype_size(opts.dtype);
   }
-  if (std::fclose(f) != 0) throw_input(st_path.string(), "write failed (disk full?)");
+  if (!opts.config_only) {
+    check_free_space(out.path(), result.bytes, opts.out);
+    write_weights(out.path(), tensors, cfg, opts);
+  }
   out.commit();
   return result;
 }
