@@ -1,4 +1,5 @@
-// agentcompile synth-model --preset P --out DIR [--seed N] [--dtype D] [--tokenizer DIR]
+// agentcompile synth-model --preset P --out DIR [--seed N] [--dtype D] [--tokenizer DIR] [--max-shard-size BYTES]
+//                           [--config-only]
 #include <cstdio>
 
 #include "agentcompile/core/error.h"
@@ -11,7 +12,9 @@ namespace {
 struct SynthCliOptions {
   std::string preset, out, dtype = "bf16", tokenizer;
   uint64_t seed = 0;
+  uint64_t max_shard_bytes = 0;
   bool quiet = false;
+  bool config_only = false;
 };
 }  // namespace
 
@@ -25,6 +28,12 @@ Subcommand add_synth_model(CLI::App& root) {
   app->add_option("--seed", o->seed, "Random seed (default 0)")->check(in_range(0, 18446744073709551615.0L));
   app->add_option("--dtype", o->dtype, "Weight dtype: bf16 (default), f16, f32");
   app->add_option("--tokenizer", o->tokenizer, "Folder with tokenizer.json (+ tokenizer_config.json) to copy in");
+  app->add_option("--max-shard-size", o->max_shard_bytes,
+                  "Write the weights as shards of at most BYTES each and model.safetensors.index.json, as the Hub "
+                  "stores large models (default: one model.safetensors)")
+      ->check(in_range(1, 1e15));
+  app->add_flag("--config-only", o->config_only,
+                "Write config.json, generation_config.json and the tokenizer files but no weights (for inspect)");
   app->add_flag("--quiet", o->quiet, "No progress output");
   return {app, [o]() {
             check_replaceable(o->out, synth_model_folder_kind(), "--out " + o->out);
@@ -37,7 +46,15 @@ Subcommand add_synth_model(CLI::App& root) {
             so.dtype = *dt;
             so.tokenizer_dir = o->tokenizer;
             so.quiet = o->quiet;
+            so.max_shard_bytes = o->max_shard_bytes;
+            so.config_only = o->config_only;
             SynthResult r = synth_model(so);
+            if (so.config_only) {
+              std::printf("wrote %s: preset %s, config only (the weights would be %lld parameters, %llu bytes of %s)\n",
+                          o->out.c_str(), o->preset.c_str(), static_cast<long long>(r.parameters),
+                          static_cast<unsigned long long>(r.bytes), std::string(dtype_user_name(so.dtype)).c_str());
+              return 0;
+            }
             std::printf("wrote %s: preset %s, %lld parameters, %llu bytes of %s weights\n", o->out.c_str(),
                         o->preset.c_str(), static_cast<long long>(r.parameters),
                         static_cast<unsigned long long>(r.bytes), std::string(dtype_user_name(so.dtype)).c_str());
