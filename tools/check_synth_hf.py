@@ -14,7 +14,7 @@ import argparse, json, os, shutil, subprocess, tempfile, time
 import torch
 from transformers import AutoModelForCausalLM
 
-PRESETS = ["tiny-qwen3", "tiny-llama", "llama-3.2-1b", "qwen3-1.7b", "qwen3-4b"]
+PRESETS = ["tiny-qwen3", "tiny-llama", "tiny-qwen3-moe", "tiny-mixtral", "llama-3.2-1b", "qwen3-1.7b", "qwen3-4b"]
 
 
 def run(cmd):

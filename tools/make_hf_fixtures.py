@@ -107,6 +107,11 @@ def make_fixture(name, spec, seed, root):
 
     # Check HF reads back the folder exactly as we will.
     reloaded = AutoModelForCausalLM.from_pretrained(d, dtype=torch.float32, attn_implementation="eager")
+    record_expected(name, reloaded, cfg, spec, seed, d)
+
+
+def record_expected(name, reloaded, cfg, spec, seed, d):
+    """expected.safetensors and expected.json of a fixture folder `d`, from HF's reload of it."""
     reloaded.eval()
     g = torch.Generator().manual_seed(seed + 1)
     prompt = torch.randint(3, cfg.vocab_size, (1, PROMPT_LEN), generator=g)
@@ -134,20 +139,21 @@ def make_fixture(name, spec, seed, root):
           f"min margin {min(margins):.4f}", flush=True)
 
 
-def main():
+def write_archive(fixtures, make, first_seed, argv=None):
+    """Makes every fixture with make(name, spec, seed, root) and packs them into --out."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True, help="tar.gz to write")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     with tempfile.TemporaryDirectory() as root:
-        for i, (name, spec) in enumerate(FIXTURES.items()):
-            make_fixture(name, spec, 1000 + i, root)
+        for i, (name, spec) in enumerate(fixtures.items()):
+            make(name, spec, first_seed + i, root)
         with tarfile.open(args.out, "w:gz") as tar:
-            for name in FIXTURES:
+            for name in fixtures:
                 tar.add(os.path.join(root, name), arcname=name)
     print("wrote", args.out)
 
 
 if __name__ == "__main__":
-    main()
+    write_archive(FIXTURES, make_fixture, 1000)

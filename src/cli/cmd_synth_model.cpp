@@ -1,4 +1,5 @@
-// agentcompile synth-model --preset P --out DIR [--seed N] [--dtype D] [--tokenizer DIR]
+// agentcompile synth-model --preset P --out DIR [--seed N] [--dtype D] [--tokenizer DIR] [--max-shard-size BYTES]
+//                           [--config-only]
 #include <cstdio>
 
 #include "agentcompile/core/error.h"
@@ -11,7 +12,9 @@ namespace {
 struct SynthCliOptions {
   std::string preset, out, dtype = "bf16", tokenizer, weights;
   uint64_t seed = 0;
+  uint64_t max_shard_bytes = 0;
   bool quiet = false;
+  bool config_only = false;
 };
 }  // namespace
 
@@ -28,6 +31,12 @@ Subcommand add_synth_model(CLI::App& root) {
                   "FP8 linear-layer weights, the --dtype model quantized: fp8-block (128x128 scales, as Qwen's *-FP8) or "
                   "fp8-channel (per-channel scales, as llm-compressor's FP8)");
   app->add_option("--tokenizer", o->tokenizer, "Folder with tokenizer.json (+ tokenizer_config.json) to copy in");
+  app->add_option("--max-shard-size", o->max_shard_bytes,
+                  "Write the weights as shards of at most BYTES each and model.safetensors.index.json, as the Hub "
+                  "stores large models (default: one model.safetensors)")
+      ->check(in_range(1, 1e15));
+  app->add_flag("--config-only", o->config_only,
+                "Write config.json, generation_config.json and the tokenizer files but no weights (for inspect)");
   app->add_flag("--quiet", o->quiet, "No progress output");
   return {app, [o]() {
             check_replaceable(o->out, synth_model_folder_kind(), "--out " + o->out);
@@ -41,7 +50,15 @@ Subcommand add_synth_model(CLI::App& root) {
             so.tokenizer_dir = o->tokenizer;
             so.weights = o->weights;
             so.quiet = o->quiet;
+            so.max_shard_bytes = o->max_shard_bytes;
+            so.config_only = o->config_only;
             SynthResult r = synth_model(so);
+            if (so.config_only) {
+              std::printf("wrote %s: preset %s, config only (the weights would be %lld parameters, %llu bytes of %s)\n",
+                          o->out.c_str(), o->preset.c_str(), static_cast<long long>(r.parameters),
+                          static_cast<unsigned long long>(r.bytes), std::string(dtype_user_name(so.dtype)).c_str());
+              return 0;
+            }
             std::printf("wrote %s: preset %s, %lld parameters, %llu bytes of %s weights\n", o->out.c_str(),
                         o->preset.c_str(), static_cast<long long>(r.parameters),
                         static_cast<unsigned long long>(r.bytes),

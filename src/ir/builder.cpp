@@ -1,4 +1,5 @@
-// config + bound weights -> the decoder graph (HF's LlamaDecoderLayer / Qwen2 / Qwen3 order).
+// config + bound weights -> the decoder graph (HF's LlamaDecoderLayer / Qwen2 / Qwen3 order; a
+// sparse layer of qwen3_moe / mixtral has one MoeMlp op where a dense one has gate/up/SwiGLU/down).
 #include "agentcompile/ir/graph.h"
 
 namespace ac {
@@ -64,10 +65,22 @@ Graph build_decoder_graph(const ModelConfig& c, const ModelWeights& w) {
     b.last().heads = c.num_heads;
     b.last().kv_heads = c.num_kv_heads;
     b.last().head_dim = c.head_dim;
+    b.last().window = c.attention_window;
     int o = b.op(OpKind::Linear, p + "o_proj", l, {a}, c.hidden_size, {L.o, L.o_bias}, p + "attn_out");
     x = b.op(OpKind::Add, p + "attn_residual", l, {x, o}, c.hidden_size, {}, "hidden." + std::to_string(2 * li + 1));
     h = b.op(OpKind::RmsNorm, p + "post_attention_layernorm", l, {x}, c.hidden_size, {L.post_norm}, p + "mlp_in");
     b.last().eps = eps;
+    if (c.is_sparse_layer(li)) {
+      std::vector<const TensorInfo*> ws{L.router};
+      for (const ExpertWeights& e : L.experts) ws.insert(ws.end(), {e.gate, e.up, e.down});
+      int moe = b.op(OpKind::MoeMlp, p + "moe", l, {h}, c.hidden_size, ws, p + "mlp_out");
+      b.last().experts = c.moe.experts;
+      b.last().top_k = c.moe.experts_per_token;
+      b.last().expert_inter = c.moe.expert_intermediate;
+      b.last().norm_topk = c.moe.norm_topk_prob;
+      x = b.op(OpKind::Add, p + "mlp_residual", l, {x, moe}, c.hidden_size, {}, "hidden." + std::to_string(2 * li + 2));
+      continue;
+    }
     int gt = b.op(OpKind::Linear, p + "gate_proj", l, {h}, c.intermediate_size, {L.gate, L.gate_bias}, p + "gate");
     int up = b.op(OpKind::Linear, p + "up_proj", l, {h}, c.intermediate_size, {L.up, L.up_bias}, p + "up");
     int act = b.op(OpKind::SwiGlu, p + "swiglu", l, {gt, up}, c.intermediate_size, {}, p + "act");

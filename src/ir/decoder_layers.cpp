@@ -46,10 +46,14 @@ DecoderOps match_decoder_ops(const Graph& g) {
     L.o = c.take(OpKind::Linear);
     L.attn_add = c.take(OpKind::Add);
     L.post_norm = c.take(OpKind::RmsNorm);
-    L.gate = c.take(OpKind::Linear);
-    L.up = c.take(OpKind::Linear);
-    L.swiglu = c.take(OpKind::SwiGlu);
-    L.down = c.take(OpKind::Linear);
+    if (c.next_is(OpKind::MoeMlp)) {
+      L.moe = c.take(OpKind::MoeMlp);
+    } else {
+      L.gate = c.take(OpKind::Linear);
+      L.up = c.take(OpKind::Linear);
+      L.swiglu = c.take(OpKind::SwiGlu);
+      L.down = c.take(OpKind::Linear);
+    }
     L.mlp_add = c.take(OpKind::Add);
     if (L.attention->layer != int(l)) throw_internal("graph", "layer order");
     d.layers.push_back(L);

@@ -16,6 +16,7 @@ std::string_view op_kind_name(OpKind k) {
     case OpKind::SwiGlu: return "swiglu";
     case OpKind::Add: return "add";
     case OpKind::Logits: return "logits";
+    case OpKind::MoeMlp: return "moe_mlp";
   }
   return "?";
 }
@@ -39,12 +40,19 @@ std::string Graph::to_string() const {
     out += buf;
     out += std::string(std::max<size_t>(1, 36 - std::min<size_t>(36, std::strlen(buf))), ' ');
     out += op.name + " [N, " + std::to_string(value(op.output).width) + "]";
-    for (const TensorInfo* w : op.weights)
-      out += "  " + w->name + " " + w->shape_str() + " " + std::string(dtype_safetensors_name(w->dtype));
+    if (op.kind == OpKind::MoeMlp) {  // hundreds of expert tensors: the router and a summary
+      const TensorInfo* r = op.weights.at(0);
+      out += "  " + r->name + " " + r->shape_str() + " " + std::string(dtype_safetensors_name(r->dtype)) + "  experts=" +
+             std::to_string(op.experts) + " top_k=" + std::to_string(op.top_k) + " expert_intermediate=" +
+             std::to_string(op.expert_inter) + (op.norm_topk ? " renormalised" : "");
+    } else {
+      for (const TensorInfo* w : op.weights)
+        out += "  " + w->name + " " + w->shape_str() + " " + std::string(dtype_safetensors_name(w->dtype));
+    }
     if (op.kind == OpKind::RmsNorm && op.groups > 1) out += "  groups=" + std::to_string(op.groups);
     if (op.kind == OpKind::Attention)
       out += "  heads=" + std::to_string(op.heads) + " kv_heads=" + std::to_string(op.kv_heads) +
-             " head_dim=" + std::to_string(op.head_dim);
+             " head_dim=" + std::to_string(op.head_dim) + (op.window > 0 ? " window=" + std::to_string(op.window) : "");
     out += "\n";
   }
   return out;

@@ -23,6 +23,20 @@ bool is_ignorable(const std::string& name) {
 }
 }  // namespace
 
+std::string router_tensor_name(const ModelConfig& c, int64_t layer) {
+  return layer_prefix(layer) + (c.arch == Arch::Mixtral ? "block_sparse_moe.gate.weight" : "mlp.gate.weight");
+}
+
+std::string expert_tensor_name(const ModelConfig& c, int64_t layer, int64_t expert, const char* proj) {
+  const std::string proj_s(proj);
+  const std::string e = std::to_string(expert);
+  if (c.arch == Arch::Mixtral) {
+    const char* w = proj_s == "gate" ? "w1" : proj_s == "up" ? "w3" : "w2";
+    return layer_prefix(layer) + "block_sparse_moe.experts." + e + "." + w + ".weight";
+  }
+  return layer_prefix(layer) + "mlp.experts." + e + "." + proj_s + "_proj.weight";
+}
+
 std::vector<ExpectedTensor> expected_tensors(const ModelConfig& c) {
   std::vector<ExpectedTensor> out;
   const int64_t h = c.hidden_size, q = c.q_dim(), kv = c.kv_dim(), f = c.intermediate_size;
@@ -45,6 +59,16 @@ std::vector<ExpectedTensor> expected_tensors(const ModelConfig& c) {
       out.push_back({p + "self_attn.k_norm.weight", {c.head_dim}});
     }
     out.push_back({p + "post_attention_layernorm.weight", {h}});
+    if (c.is_sparse_layer(i)) {
+      const int64_t fe = c.moe.expert_intermediate;
+      out.push_back({router_tensor_name(c, i), {c.moe.experts, h}});
+      for (int64_t e = 0; e < c.moe.experts; ++e) {
+        out.push_back({expert_tensor_name(c, i, e, "gate"), {fe, h}});
+        out.push_back({expert_tensor_name(c, i, e, "up"), {fe, h}});
+        out.push_back({expert_tensor_name(c, i, e, "down"), {h, fe}});
+      }
+      continue;
+    }
     out.push_back({p + "mlp.gate_proj.weight", {f, h}});
     out.push_back({p + "mlp.up_proj.weight", {f, h}});
     out.push_back({p + "mlp.down_proj.weight", {h, f}});
@@ -113,9 +137,35 @@ ModelWeights bind_weights(const ModelConfig& cfg, const WeightStore& store) {
     l.gate_bias = get(p + "mlp.gate_proj.bias");
     l.up_bias = get(p + "mlp.up_proj.bias");
     l.down_bias = get(p + "mlp.down_proj.bias");
+    if (cfg.is_sparse_layer(i)) {
+      l.router = get(router_tensor_name(cfg, i));
+      for (int64_t e = 0; e < cfg.moe.experts; ++e)
+        l.experts.push_back({get(expert_tensor_name(cfg, i, e, "gate")), get(expert_tensor_name(cfg, i, e, "up")),
+                             get(expert_tensor_name(cfg, i, e, "down"))});
+    }
     w.layers.push_back(l);
   }
   return w;
+}
+
+ParameterCounts parameter_counts(const ModelConfig& c, DType dtype) {
+  ParameterCounts pc;
+  const uint64_t es = dtype_size(dtype);
+  for (const auto& t : expected_tensors(c)) {
+    int64_t n = 1;
+    for (int64_t d : t.shape) n *= d;
+    pc.total += n;
+    if (t.name.find(".experts.") != std::string::npos) continue;  // counted per token below
+    pc.active_per_token += n;
+    // The embedding gathers one row per token (the lm_head, tied or not, reads the whole table).
+    pc.decode_bytes += uint64_t(t.name == "model.embed_tokens.weight" ? c.hidden_size : n) * es;
+  }
+  if (c.tie_word_embeddings) pc.decode_bytes += uint64_t(c.vocab_size * c.hidden_size) * es;
+  const int64_t per_expert = 3 * c.moe.expert_intermediate * c.hidden_size;
+  const int64_t picked = c.sparse_layers() * c.moe.experts_per_token * per_expert;
+  pc.active_per_token += picked;
+  pc.decode_bytes += uint64_t(picked) * es;
+  return pc;
 }
 
 }  // namespace ac

@@ -66,6 +66,42 @@ void parse_rope_scaling(const Json& r, const std::string& subject, const std::st
   rope.factor = json_number(r, where, "factor");
   if (!(rope.factor >= 1.0 && rope.factor <= 1024.0)) throw_input(where, "factor: must be in [1, 1024]");
 }
+
+// The experts of qwen3_moe (num_experts, moe_intermediate_size, norm_topk_prob, decoder_sparse_step,
+// mlp_only_layers) or mixtral (num_local_experts; the experts are intermediate_size wide, every
+// layer is sparse, the picked probabilities are always renormalised). Fields that fix tensor
+// shapes are required; the behaviour flags default as in transformers.
+MoeConfig parse_moe(const Json& j, const std::string& subject, const ModelConfig& c) {
+  MoeConfig m;
+  const bool mixtral = c.arch == Arch::Mixtral;
+  const std::string experts_key = mixtral ? "num_local_experts" : "num_experts";
+  m.experts = json_int(j, subject, experts_key, mixtral ? 1 : 0, ConfigLimits::kMaxExperts);
+  if (m.experts == 0) return m;  // qwen3_moe without experts: every layer dense (as HF builds it)
+  m.experts_per_token = json_int(j, subject, "num_experts_per_tok", 1, ConfigLimits::kMaxExperts);
+  if (m.experts_per_token > m.experts)
+    throw_input(subject, "num_experts_per_tok: " + std::to_string(m.experts_per_token) + " is more than " + experts_key +
+                             " (" + std::to_string(m.experts) + ")");
+  if (mixtral) {
+    m.expert_intermediate = c.intermediate_size;
+    m.norm_topk_prob = true;
+    return m;
+  }
+  m.expert_intermediate = json_int(j, subject, "moe_intermediate_size", 1, ConfigLimits::kMaxIntermediate);
+  m.norm_topk_prob = json_opt_bool(j, subject, "norm_topk_prob").value_or(false);
+  m.decoder_sparse_step = json_opt_int(j, subject, "decoder_sparse_step", 1, 1'000'000).value_or(1);
+  if (j.contains("mlp_only_layers") && !j.at("mlp_only_layers").is_null()) {
+    const Json& v = j.at("mlp_only_layers");
+    if (!v.is_array()) throw_input(subject, "mlp_only_layers: expected a list of layer indices, got " + json_brief(v));
+    if (v.size() > size_t(ConfigLimits::kMaxLayers))
+      throw_input(subject, "mlp_only_layers: more than " + std::to_string(ConfigLimits::kMaxLayers) + " entries");
+    for (const Json& x : v) {
+      auto id = json_as_int(x, 0, ConfigLimits::kMaxLayers - 1);
+      if (!id) throw_input(subject, "mlp_only_layers: " + json_brief(x) + " is not a layer index");
+      m.mlp_only_layers.push_back(*id);  // an index past the last layer selects nothing, as in HF
+    }
+  }
+  return m;
+}
 }  // namespace
 
 std::string_view arch_name(Arch a) {
@@ -74,6 +110,8 @@ std::string_view arch_name(Arch a) {
     case Arch::Qwen2: return "qwen2";
     case Arch::Qwen3: return "qwen3";
     case Arch::Mistral: return "mistral";
+    case Arch::Qwen3Moe: return "qwen3_moe";
+    case Arch::Mixtral: return "mixtral";
   }
   return "?";
 }
@@ -93,6 +131,19 @@ int64_t ModelConfig::context_limit() const {
   return n;
 }
 
+bool ModelConfig::is_sparse_layer(int64_t layer) const {
+  if (moe.experts == 0) return false;
+  const auto& dense = moe.mlp_only_layers;
+  if (std::find(dense.begin(), dense.end(), layer) != dense.end()) return false;
+  return (layer + 1) % moe.decoder_sparse_step == 0;
+}
+
+int64_t ModelConfig::sparse_layers() const {
+  int64_t n = 0;
+  for (int64_t i = 0; i < num_layers; ++i) n += is_sparse_layer(i);
+  return n;
+}
+
 ModelConfig parse_model_config(const Json& j, const std::string& subject) {
   if (!j.is_object()) throw_input(subject, "expected a JSON object");
   ModelConfig c;
@@ -101,7 +152,11 @@ ModelConfig parse_model_config(const Json& j, const std::string& subject) {
   else if (mt == "qwen2") c.arch = Arch::Qwen2;
   else if (mt == "qwen3") c.arch = Arch::Qwen3;
   else if (mt == "mistral") c.arch = Arch::Mistral;
-  else throw_input(subject, "model_type: " + json_quote(mt) + " is not supported (llama, qwen2, qwen3, mistral)");
+  else if (mt == "qwen3_moe") c.arch = Arch::Qwen3Moe;
+  else if (mt == "mixtral") c.arch = Arch::Mixtral;
+  else
+    throw_input(subject, "model_type: " + json_quote(mt) +
+                             " is not supported (llama, qwen2, qwen3, mistral, qwen3_moe, mixtral)");
 
   c.hidden_size = json_int(j, subject, "hidden_size", 1, ConfigLimits::kMaxHidden);
   c.intermediate_size = json_int(j, subject, "intermediate_size", 1, ConfigLimits::kMaxIntermediate);
@@ -142,7 +197,7 @@ ModelConfig parse_model_config(const Json& j, const std::string& subject) {
   }
   if (!(c.rope.theta > 1.0 && c.rope.theta < 1e12)) throw_input(subject, "rope_theta: must be in (1, 1e12)");
 
-  // The four configs default tie_word_embeddings to false (PretrainedConfig's own default is true).
+  // These configs all default tie_word_embeddings to false (PretrainedConfig's own default is true).
   c.tie_word_embeddings = json_opt_bool(j, subject, "tie_word_embeddings").value_or(false);
   bool attention_bias = json_opt_bool(j, subject, "attention_bias").value_or(false);
   switch (c.arch) {
@@ -151,6 +206,7 @@ ModelConfig parse_model_config(const Json& j, const std::string& subject) {
       c.o_proj_bias = false;
       break;
     case Arch::Qwen3:
+    case Arch::Qwen3Moe:  // Qwen3MoeAttention is Qwen3Attention
       c.attention_bias = attention_bias;
       c.o_proj_bias = attention_bias;
       c.qk_norm = true;
@@ -161,12 +217,21 @@ ModelConfig parse_model_config(const Json& j, const std::string& subject) {
       c.mlp_bias = json_opt_bool(j, subject, "mlp_bias").value_or(false);
       break;
     case Arch::Mistral:
+    case Arch::Mixtral:
       c.attention_bias = false;
       break;
   }
-  // Sliding-window attention: qwen2/qwen3 only when use_sliding_window is true; mistral when set.
-  bool use_sw = c.arch == Arch::Mistral || json_opt_bool(j, subject, "use_sliding_window").value_or(false);
-  if (use_sw) c.sliding_window = json_opt_int(j, subject, "sliding_window", 1, ConfigLimits::kMaxPositions);
+  // Sliding-window attention: qwen2/qwen3/qwen3_moe only when use_sliding_window is true; mistral
+  // when set (these cap the context to it); mixtral when set, attended as a window (a window as
+  // long as the context changes nothing).
+  if (c.arch == Arch::Mixtral) {
+    const int64_t w = json_opt_int(j, subject, "sliding_window", 1, ConfigLimits::kMaxPositions).value_or(0);
+    c.attention_window = w < c.max_position_embeddings ? w : 0;
+  } else {
+    bool use_sw = c.arch == Arch::Mistral || json_opt_bool(j, subject, "use_sliding_window").value_or(false);
+    if (use_sw) c.sliding_window = json_opt_int(j, subject, "sliding_window", 1, ConfigLimits::kMaxPositions);
+  }
+  if (c.arch == Arch::Qwen3Moe || c.arch == Arch::Mixtral) c.moe = parse_moe(j, subject, c);
 
   // transformers 5.x writes "dtype" where 4.x wrote "torch_dtype".
   const char* dtype_key = j.contains("torch_dtype") ? "torch_dtype" : "dtype";

@@ -30,19 +30,17 @@ struct Init {
   float std;
 };
 
-// Scales keep activations in a realistic range at every size: projections have unit gain
-// (std 1/sqrt(fan_in)), norms sit near 1, and logits come out with a standard deviation of
-// about 3 (as in trained models), neither flat nor one-hot.
-Init init_for(const std::string& name, const ModelConfig& c) {
-  auto ends = [&](const char* suf) { return name.ends_with(suf); };
+// Scales keep activations in a realistic range at every size: projections (experts and routers
+// too) have unit gain (std 1/sqrt(fan_in)), norms sit near 1, and logits come out with a standard
+// deviation of about 3 (as in trained models), neither flat nor one-hot.
+Init init_for(const ExpectedTensor& t, const ModelConfig& c) {
+  auto ends = [&](const char* suf) { return t.name.ends_with(suf); };
   const float h = float(c.hidden_size);
-  if (name == "model.embed_tokens.weight") return {0.0f, c.tie_word_embeddings ? 3.0f / std::sqrt(h) : 1.0f};
-  if (name == "lm_head.weight") return {0.0f, 3.0f / std::sqrt(h)};
+  if (t.name == "model.embed_tokens.weight") return {0.0f, c.tie_word_embeddings ? 3.0f / std::sqrt(h) : 1.0f};
+  if (t.name == "lm_head.weight") return {0.0f, 3.0f / std::sqrt(h)};
   if (ends("norm.weight") || ends("layernorm.weight")) return {1.0f, 0.05f};
   if (ends(".bias")) return {0.0f, 0.1f};
-  if (ends("o_proj.weight")) return {0.0f, 1.0f / std::sqrt(float(c.q_dim()))};
-  if (ends("down_proj.weight")) return {0.0f, 1.0f / std::sqrt(float(c.intermediate_size))};
-  return {0.0f, 1.0f / std::sqrt(h)};  // q, k, v, gate, up
+  return {0.0f, 1.0f / std::sqrt(float(t.shape.back()))};  // [out, in]: fan_in = in
 }
 
 // Irwin-Hall with four 16-bit uniforms: mean 2, variance 1/3; rescaled to unit variance.
@@ -112,6 +110,137 @@ int64_t tokenizer_max_id(const fs::path& tokenizer_json) {
   return max_id;
 }
 
+// Refuses a folder that cannot hold the weights (a 30B preset needs about 61 GB) before
+// anything is written.
+void check_free_space(const fs::path& staging, uint64_t bytes, const fs::path& out) {
+  std::error_code ec;
+  const fs::space_info sp = fs::space(staging, ec);
+  const uint64_t margin = uint64_t(64) << 20;  // headers, configs, the tokenizer
+  auto gb = [](uint64_t b) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f GB", double(b) / 1e9);
+    return std::string(buf);
+  };
+  if (!ec && sp.available < bytes + margin)
+    throw_input("--out " + out.string(),
+                "the weights need " + gb(bytes) + ", the disk has " + gb(sp.available) + " free");
+}
+
+// synth-model --weights: which tensors are FP8, and their scales (fp8-block: 128x128 blocks of
+// F32 weight_scale_inv, as Qwen's *-FP8; fp8-channel: a BF16 weight_scale per row, as llm-compressor).
+struct Fp8Synth {
+  explicit Fp8Synth(const SynthOptions& o)
+      : on(!o.weights.empty()), block(o.weights == "fp8-block"), scale_dtype(block ? DType::F32 : DType::BF16),
+        suffix(block ? "weight_scale_inv" : "weight_scale") {}
+  bool quantizes(const ExpectedTensor& t) const { return on && quantized_in_fp8(t.name, t.shape); }
+  std::vector<int64_t> scale_shape(const ExpectedTensor& t) const {
+    return block ? std::vector<int64_t>{(t.shape[0] + 127) / 128, (t.shape[1] + 127) / 128} : std::vector<int64_t>{t.shape[0], 1};
+  }
+  std::string scale_name(const ExpectedTensor& t) const { return t.name.substr(0, t.name.size() - 6) + suffix; }
+  // The tensor's bytes in the file, its scale's included.
+  uint64_t bytes(const ExpectedTensor& t, DType dtype) const {
+    uint64_t n = 1;
+    for (int64_t d : t.shape) n *= uint64_t(d);
+    if (!quantizes(t)) return n * dtype_size(dtype);
+    const auto ss = scale_shape(t);
+    return n + uint64_t(ss[0] * ss[1]) * dtype_size(scale_dtype);
+  }
+  bool on, block;
+  DType scale_dtype;
+  std::string suffix;
+};
+
+// One safetensors file of `tensors`: the header first (all shapes are known), then each tensor's
+// values generated chunk by chunk from a stream seeded by its name, so a tensor's bytes do not
+// depend on the file it lands in or the thread count. FP8 weights are the 16-bit values quantized.
+void write_safetensors(const fs::path& st_path, const std::vector<ExpectedTensor>& tensors, const ModelConfig& cfg,
+                       const SynthOptions& opts) {
+  const Fp8Synth fp8(opts);
+  std::vector<TensorToWrite> descr;
+  for (const auto& t : tensors) {
+    descr.push_back({t.name, fp8.quantizes(t) ? DType::F8_E4M3 : opts.dtype, t.shape, nullptr});
+    if (fp8.quantizes(t)) descr.push_back({fp8.scale_name(t), fp8.scale_dtype, fp8.scale_shape(t), nullptr});
+  }
+  std::string header = safetensors_header_bytes(descr, {{"format", "pt"}});
+  std::FILE* f = std::fopen(st_path.c_str(), "wb");
+  if (f == nullptr) throw_input(st_path.string(), "cannot create");
+  try {
+    write_all(f, header.data(), header.size(), st_path);
+    const size_t es = dtype_size(opts.dtype);
+    const size_t buf_elems = kChunk * 16;
+    std::vector<uint8_t> buf(buf_elems * es);
+    std::vector<float> values(buf_elems);
+    for (const auto& t : tensors) {
+      int64_t numel = 1;
+      for (int64_t d : t.shape) numel *= d;
+      const Init init = init_for(t, cfg);
+      const uint64_t tensor_seed = opts.seed * 0x9e3779b97f4a7c15ull ^ fnv1a(t.name);
+      if (fp8.quantizes(t)) {  // the whole weight: its scales' blocks span rows
+        std::vector<float> w(static_cast<size_t>(numel));
+        for (int64_t base = 0; base < numel; base += int64_t(buf_elems))
+          generate(init, tensor_seed, base, size_t(std::min<int64_t>(int64_t(buf_elems), numel - base)), w.data() + base);
+        for (auto& v : w) {  // as the 16-bit model stores it
+          store_from_f32(buf.data(), opts.dtype, 0, v);
+          v = load_as_f32(buf.data(), opts.dtype, 0);
+        }
+        std::vector<uint8_t> q, scales;
+        quantize_fp8(w, t.shape[0], t.shape[1], fp8.block ? 128 : 1, fp8.block ? 128 : t.shape[1], fp8.scale_dtype, q, scales);
+        write_all(f, q.data(), q.size(), st_path);
+        write_all(f, scales.data(), scales.size(), st_path);
+        continue;
+      }
+      for (int64_t base = 0; base < numel; base += int64_t(buf_elems)) {
+        size_t n = size_t(std::min<int64_t>(int64_t(buf_elems), numel - base));
+        generate(init, tensor_seed, base, n, values.data());
+        for (size_t i = 0; i < n; ++i) store_from_f32(buf.data(), opts.dtype, i, values[i]);
+        write_all(f, buf.data(), n * es, st_path);
+      }
+      if (!opts.quiet && numel > (int64_t(1) << 24)) std::fprintf(stderr, "\r  wrote %s        ", t.name.c_str());
+    }
+    if (!opts.quiet) std::fprintf(stderr, "\r");
+  } catch (...) {
+    std::fclose(f);
+    throw;
+  }
+  if (std::fclose(f) != 0) throw_input(st_path.string(), "write failed (disk full?)");
+}
+
+// model.safetensors, or with max_shard_bytes the shards and model.safetensors.index.json as HF's
+// save_pretrained writes them: tensors in order, a new shard when the next one would pass the
+// limit (a larger tensor gets a shard of its own).
+void write_weights(const fs::path& dir, const std::vector<ExpectedTensor>& tensors, const ModelConfig& cfg,
+                   const SynthOptions& opts) {
+  if (opts.max_shard_bytes == 0) {
+    write_safetensors(dir / "model.safetensors", tensors, cfg, opts);
+    return;
+  }
+  std::vector<std::vector<ExpectedTensor>> shards(1);
+  uint64_t in_shard = 0, total = 0;
+  const Fp8Synth fp8(opts);
+  for (const auto& t : tensors) {
+    const uint64_t bytes = fp8.bytes(t, opts.dtype);
+    if (!shards.back().empty() && in_shard + bytes > opts.max_shard_bytes) {
+      shards.emplace_back();
+      in_shard = 0;
+    }
+    shards.back().push_back(t);
+    in_shard += bytes;
+    total += bytes;
+  }
+  Json weight_map = Json::object();
+  for (size_t i = 0; i < shards.size(); ++i) {
+    char name[64];
+    std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", i + 1, shards.size());
+    write_safetensors(dir / name, shards[i], cfg, opts);
+    for (const auto& t : shards[i]) {
+      weight_map[t.name] = name;
+      if (fp8.quantizes(t)) weight_map[fp8.scale_name(t)] = name;
+    }
+  }
+  Json index = {{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}};
+  write_file_atomic(dir / "model.safetensors.index.json", index.dump(2) + "\n");
+}
+
 }  // namespace
 
 const FolderKind& synth_model_folder_kind() {
@@ -134,8 +263,6 @@ SynthResult synth_model(const SynthOptions& opts) {
   if (!opts.weights.empty() && !fp8_block && !fp8_channel)
     throw_input("--weights", "\"" + opts.weights + "\" is not one of fp8-block, fp8-channel");
   if ((fp8_block || fp8_channel) && opts.dtype == DType::F32) throw_input("--weights", "FP8 weights go with a 16-bit --dtype");
-  const DType scale_dtype = fp8_block ? DType::F32 : DType::BF16;
-  const std::string scale_suffix = fp8_block ? "weight_scale_inv" : "weight_scale";
   if (fp8_block)
     config["quantization_config"] = {{"quant_method", "fp8"}, {"fmt", "e4m3"}, {"activation_scheme", "dynamic"},
                                      {"weight_block_size", {128, 128}}};
@@ -176,68 +303,18 @@ SynthResult synth_model(const SynthOptions& opts) {
       if (ec) throw_input(src.string(), "cannot copy: " + ec.message());
     }
 
-  // Header first (all shapes are known), then each tensor's data generated chunk by chunk.
-  std::vector<ExpectedTensor> tensors = expected_tensors(cfg);
-  std::vector<TensorToWrite> descr;
-  const auto fp8 = [&](const ExpectedTensor& t) { return (fp8_block || fp8_channel) && quantized_in_fp8(t.name, t.shape); };
-  const auto scale_shape = [&](const ExpectedTensor& t) {
-    return fp8_block ? std::vector<int64_t>{(t.shape[0] + 127) / 128, (t.shape[1] + 127) / 128} : std::vector<int64_t>{t.shape[0], 1};
-  };
-  const auto scale_name = [&](const ExpectedTensor& t) { return t.name.substr(0, t.name.size() - 6) + scale_suffix; };
-  for (const auto& t : tensors) {
-    descr.push_back({t.name, fp8(t) ? DType::F8_E4M3 : opts.dtype, t.shape, nullptr});
-    if (fp8(t)) descr.push_back({scale_name(t), scale_dtype, scale_shape(t), nullptr});
-  }
-  std::string header = safetensors_header_bytes(descr, {{"format", "pt"}});
-
-  fs::path st_path = out.path() / "model.safetensors";
-  std::FILE* f = std::fopen(st_path.c_str(), "wb");
-  if (f == nullptr) throw_input(st_path.string(), "cannot create");
   SynthResult result;
-  try {
-    write_all(f, header.data(), header.size(), st_path);
-    const size_t es = dtype_size(opts.dtype);
-    const size_t buf_elems = kChunk * 16;
-    std::vector<uint8_t> buf(buf_elems * es);
-    std::vector<float> values(buf_elems);
-    for (const auto& t : tensors) {
-      int64_t numel = 1;
-      for (int64_t d : t.shape) numel *= d;
-      result.parameters += numel;
-      const Init init = init_for(t.name, cfg);
-      const uint64_t tensor_seed = opts.seed * 0x9e3779b97f4a7c15ull ^ fnv1a(t.name);
-      if (fp8(t)) {  // the whole weight: its scales' blocks span rows
-        std::vector<float> w(static_cast<size_t>(numel));
-        for (int64_t base = 0; base < numel; base += int64_t(buf_elems)) {
-          const size_t n = size_t(std::min<int64_t>(int64_t(buf_elems), numel - base));
-          generate(init, tensor_seed, base, n, w.data() + base);
-        }
-        for (auto& v : w) {  // as the 16-bit model stores it
-          store_from_f32(buf.data(), opts.dtype, 0, v);
-          v = load_as_f32(buf.data(), opts.dtype, 0);
-        }
-        std::vector<uint8_t> q, scales;
-        quantize_fp8(w, t.shape[0], t.shape[1], fp8_block ? 128 : 1, fp8_block ? 128 : t.shape[1], scale_dtype, q, scales);
-        write_all(f, q.data(), q.size(), st_path);
-        write_all(f, scales.data(), scales.size(), st_path);
-        result.bytes += q.size() + scales.size();
-        continue;
-      }
-      result.bytes += uint64_t(numel) * es;
-      for (int64_t base = 0; base < numel; base += int64_t(buf_elems)) {
-        size_t n = size_t(std::min<int64_t>(int64_t(buf_elems), numel - base));
-        generate(init, tensor_seed, base, n, values.data());
-        for (size_t i = 0; i < n; ++i) store_from_f32(buf.data(), opts.dtype, i, values[i]);
-        write_all(f, buf.data(), n * es, st_path);
-      }
-      if (!opts.quiet && numel > (int64_t(1) << 24)) std::fprintf(stderr, "\r  wrote %s        ", t.name.c_str());
-    }
-    if (!opts.quiet) std::fprintf(stderr, "\r");
-  } catch (...) {
-    std::fclose(f);
-    throw;
+  std::vector<ExpectedTensor> tensors = expected_tensors(cfg);
+  for (const auto& t : tensors) {
+    int64_t numel = 1;
+    for (int64_t d : t.shape) numel *= d;
+    result.parameters += numel;
+    result.bytes += Fp8Synth(opts).bytes(t, opts.dtype);
   }
-  if (std::fclose(f) != 0) throw_input(st_path.string(), "write failed (disk full?)");
+  if (!opts.config_only) {
+    check_free_space(out.path(), result.bytes, opts.out);
+    write_weights(out.path(), tensors, cfg, opts);
+  }
   out.commit();
   return result;
 }

@@ -65,7 +65,7 @@ void rope(const float* x, int64_t n, int64_t heads, int64_t head_dim, const int3
 
 void attention(const float* q, const float* k_new, const float* v_new, int64_t n, const int32_t* positions,
                const int32_t* slots, int64_t heads, int64_t kv_heads, int64_t head_dim, KvCacheView cache,
-               float* out) {
+               float* out, int64_t window) {
   const int64_t kv_dim = kv_heads * head_dim;
   for (int64_t t = 0; t < n; ++t) {
     const int64_t row = (int64_t(slots[t]) * cache.max_seq + positions[t]) * kv_dim;
@@ -78,10 +78,11 @@ void attention(const float* q, const float* k_new, const float* v_new, int64_t n
     std::vector<float> scores;
     for (size_t th = b; th < e; ++th) {
       const int64_t t = int64_t(th) / heads, h = int64_t(th) % heads, kvh = h / group;
-      const int64_t len = int64_t(positions[t]) + 1;
+      const int64_t first = attention_start(positions[t], window);
+      const int64_t len = int64_t(positions[t]) + 1 - first;
       const float* qh = q + (t * heads + h) * head_dim;
-      const float* kbase = cache.k + int64_t(slots[t]) * cache.max_seq * kv_dim + kvh * head_dim;
-      const float* vbase = cache.v + int64_t(slots[t]) * cache.max_seq * kv_dim + kvh * head_dim;
+      const float* kbase = cache.k + (int64_t(slots[t]) * cache.max_seq + first) * kv_dim + kvh * head_dim;
+      const float* vbase = cache.v + (int64_t(slots[t]) * cache.max_seq + first) * kv_dim + kvh * head_dim;
       scores.resize(size_t(len));
       float mx = -INFINITY;
       for (int64_t p = 0; p < len; ++p) {

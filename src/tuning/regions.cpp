@@ -48,7 +48,11 @@ std::string step_key(const Graph& g, const RegionStep& s) {
     case OpKind::Rope: return "rope[heads=" + n(op.heads) + ",head_dim=" + n(op.head_dim) + "]";
     case OpKind::Attention:
       if (s.role == StepRole::KvWrite) return "kv_write[kv_heads=" + n(op.kv_heads) + ",head_dim=" + n(op.head_dim) + "]";
-      return "attention[heads=" + n(op.heads) + ",kv_heads=" + n(op.kv_heads) + ",head_dim=" + n(op.head_dim) + "]";
+      return "attention[heads=" + n(op.heads) + ",kv_heads=" + n(op.kv_heads) + ",head_dim=" + n(op.head_dim) +
+             (op.window > 0 ? ",window=" + n(op.window) : "") + "]";
+    case OpKind::MoeMlp:
+      return "moe_mlp[hidden=" + n(out_w) + ",experts=" + n(op.experts) + ",top_k=" + n(op.top_k) + ",inter=" +
+             n(op.expert_inter) + ",norm=" + n(op.norm_topk) + ",w=" + weight_dt(op, 0) + "]";
     case OpKind::SwiGlu: return "swiglu[width=" + n(out_w) + "]";
     case OpKind::Add: return "add[width=" + n(out_w) + "]";
     case OpKind::Logits:
@@ -57,18 +61,21 @@ std::string step_key(const Graph& g, const RegionStep& s) {
   return "?";
 }
 
-// The op kinds a region kind may hold, and the op kind that ends it.
+// The op kinds a region kind may hold, and the op kinds that end it. A sparse layer's mlp_in is
+// the norm and the MoeMlp op, its mlp_out the residual add alone.
 struct KindRule {
   RegionKind kind;
   std::set<OpKind> allowed;
-  OpKind closer;
+  std::set<OpKind> closers;
 };
 
 const KindRule kLayerRules[] = {
-    {RegionKind::AttnIn, {OpKind::RmsNorm, OpKind::Linear, OpKind::Rope, OpKind::Attention}, OpKind::Attention},
-    {RegionKind::AttnOut, {OpKind::Linear, OpKind::Add}, OpKind::Add},
-    {RegionKind::MlpIn, {OpKind::RmsNorm, OpKind::Linear, OpKind::SwiGlu}, OpKind::SwiGlu},
-    {RegionKind::MlpOut, {OpKind::Linear, OpKind::Add}, OpKind::Add},
+    {RegionKind::AttnIn, {OpKind::RmsNorm, OpKind::Linear, OpKind::Rope, OpKind::Attention}, {OpKind::Attention}},
+    {RegionKind::AttnOut, {OpKind::Linear, OpKind::Add}, {OpKind::Add}},
+    {RegionKind::MlpIn,
+     {OpKind::RmsNorm, OpKind::Linear, OpKind::SwiGlu, OpKind::MoeMlp},
+     {OpKind::SwiGlu, OpKind::MoeMlp}},
+    {RegionKind::MlpOut, {OpKind::Linear, OpKind::Add}, {OpKind::Add}},
 };
 
 class Cutter {
@@ -133,7 +140,7 @@ class Cutter {
         return;
       }
       r.steps.push_back({idx, StepRole::Whole});
-      if (op.kind == rule.closer) break;
+      if (rule.closers.count(op.kind)) break;
     }
     out_.push_back(std::move(r));
   }

@@ -107,12 +107,29 @@ StepCost step_cost(const Graph& g, const RegionStep& s, Phase phase, const Shape
       c.weight_bytes = wbytes(0);
       break;
     }
+    case OpKind::MoeMlp: {  // the router, then top_k experts per token; at most every expert read once
+      const double E = double(op.experts), F = double(op.expert_inter), k = double(op.top_k);
+      c.flops = 2.0 * N * out_w * E + N * k * (6.0 * out_w * F + 5.0 * F + 2.0 * out_w);
+      const double expert_bytes = 3.0 * F * out_w * double(dtype_size(op.weights.at(1)->dtype));
+      c.weight_bytes = wbytes(0) + std::min(E, N * k) * expert_bytes;
+      break;
+    }
   }
   return c;
 }
 
 std::vector<TensorDesc> step_weights(const Op& op) {
   std::vector<TensorDesc> out;
+  if (op.kind == OpKind::MoeMlp) {  // the router and the experts as one entry, not 3 x experts tensors
+    const TensorInfo* r = op.weights.at(0);
+    const TensorInfo* g = op.weights.at(1);
+    out.push_back({"router", {Json(r->shape.at(0)), Json(r->shape.at(1))}, dt(r->dtype),
+                   "row-major [rows, cols] as stored (safetensors)", "read", false});
+    out.push_back({"experts", {Json(op.experts), Json(3), Json(op.expert_inter), Json(r->shape.at(1))}, dt(g->dtype),
+                   "per expert gate [inter, hidden], up [inter, hidden], down [hidden, inter], each its own tensor",
+                   "read the top_k experts the router picks for each token", false});
+    return out;
+  }
   for (size_t k = 0; k < op.weights.size(); ++k) {
     const TensorInfo* w = op.weights[k];
     TensorDesc d;
@@ -269,6 +286,13 @@ RegionSummary summarize_region(const Graph& g, const Partition& part, size_t cla
     if (op.kind == OpKind::Attention) {
       attrs["kv_heads"] = op.kv_heads;
       attrs["causal"] = true;
+      if (op.window > 0) attrs["window"] = op.window;
+    }
+    if (op.kind == OpKind::MoeMlp) {
+      attrs["experts"] = op.experts;
+      attrs["top_k"] = op.top_k;
+      attrs["expert_intermediate"] = op.expert_inter;
+      attrs["renormalise"] = op.norm_topk;
     }
     ss.attrs = attrs;
     ss.flops = step_cost(g, st, phase, point, numerics).flops;

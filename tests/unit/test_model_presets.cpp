@@ -51,6 +51,13 @@ void expect_same_config(const ModelConfig& a, const ModelConfig& b) {
   EXPECT_EQ(a.qk_norm, b.qk_norm);
   EXPECT_EQ(a.torch_dtype, b.torch_dtype);
   EXPECT_EQ(a.bos_token_id, b.bos_token_id);
+  EXPECT_EQ(a.attention_window, b.attention_window);
+  EXPECT_EQ(a.moe.experts, b.moe.experts);
+  EXPECT_EQ(a.moe.experts_per_token, b.moe.experts_per_token);
+  EXPECT_EQ(a.moe.expert_intermediate, b.moe.expert_intermediate);
+  EXPECT_EQ(a.moe.norm_topk_prob, b.moe.norm_topk_prob);
+  EXPECT_EQ(a.moe.decoder_sparse_step, b.moe.decoder_sparse_step);
+  EXPECT_EQ(a.moe.mlp_only_layers, b.moe.mlp_only_layers);
 }
 
 }  // namespace

@@ -22,10 +22,11 @@ struct LayerOps {
   const Op* o = nullptr;
   const Op* attn_add = nullptr;
   const Op* post_norm = nullptr;
-  const Op* gate = nullptr;
+  const Op* gate = nullptr;  // dense layer: gate, up, swiglu, down
   const Op* up = nullptr;
   const Op* swiglu = nullptr;
   const Op* down = nullptr;
+  const Op* moe = nullptr;   // sparse layer (qwen3_moe, mixtral): the MoeMlp op instead
   const Op* mlp_add = nullptr;
 };
 

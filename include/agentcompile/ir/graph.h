@@ -22,8 +22,18 @@ enum class OpKind : uint8_t {
   SwiGlu,     // gate, up [N, F] -> silu(gate) * up
   Add,        // a, b -> a + b (residual)
   Logits,     // [N, hidden] -> [R, vocab] for the R rows the step asks logits for   weights: lm_head
+  MoeMlp,     // [N, hidden] -> [N, hidden], a sparse layer's whole MLP (see below)
+              //   weights: router [E, hidden], then per expert e: gate [F, hidden], up [F, hidden], down [hidden, F]
 };
 std::string_view op_kind_name(OpKind k);
+
+// MoeMlp is one op, not a graph of its own linears: which experts run depends on the router's
+// output for each token, so no static op list can name them. Per token: logits = router x; p =
+// softmax(logits) in f32 over all E experts; the top_k largest p (ties: the lower expert index);
+// renormalised to sum 1 when norm_topk; out = sum over the picked experts, in expert order, of
+// p_e * down_e(silu(gate_e x) * up_e x). One op keeps the reference obviously correct
+// (tuning/reference_ops.h ref::moe_mlp) and gives a later GPU route one region to replace with a
+// grouped kernel; the dense layers of the same model keep the ordinary gate/up/SwiGLU/down ops.
 
 struct Value {
   int id = -1;
@@ -44,6 +54,11 @@ struct Op {
   int64_t heads = 0;       // Rope, Attention: query heads (Rope: heads of the rotated value)
   int64_t kv_heads = 0;    // Attention
   int64_t head_dim = 0;    // Rope, Attention
+  int64_t window = 0;      // Attention: a query attends to the last `window` positions (0: all before it)
+  int64_t experts = 0;     // MoeMlp: E
+  int64_t top_k = 0;       // MoeMlp: experts per token
+  int64_t expert_inter = 0;  // MoeMlp: F, the experts' intermediate width
+  bool norm_topk = false;  // MoeMlp: renormalise the picked probabilities
 };
 
 struct Graph {

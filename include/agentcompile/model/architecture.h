@@ -18,6 +18,14 @@ struct ExpectedTensor {
 // Every tensor the architecture reads, in model order (embedding first, lm_head last unless tied).
 std::vector<ExpectedTensor> expected_tensors(const ModelConfig& cfg);
 
+// One expert of a sparse layer: a SwiGLU MLP of the experts' width (qwen3_moe gate/up/down_proj,
+// mixtral w1/w3/w2).
+struct ExpertWeights {
+  const TensorInfo* gate = nullptr;  // [expert_intermediate, hidden]
+  const TensorInfo* up = nullptr;
+  const TensorInfo* down = nullptr;  // [hidden, expert_intermediate]
+};
+
 struct LayerWeights {
   const TensorInfo* input_norm = nullptr;
   const TensorInfo* q = nullptr;  // [q_dim, hidden]
@@ -31,12 +39,14 @@ struct LayerWeights {
   const TensorInfo* q_norm = nullptr;  // [head_dim] (qwen3)
   const TensorInfo* k_norm = nullptr;
   const TensorInfo* post_norm = nullptr;
-  const TensorInfo* gate = nullptr;  // [intermediate, hidden]
+  const TensorInfo* gate = nullptr;  // [intermediate, hidden]; null in a sparse layer
   const TensorInfo* up = nullptr;
   const TensorInfo* down = nullptr;  // [hidden, intermediate]
   const TensorInfo* gate_bias = nullptr;
   const TensorInfo* up_bias = nullptr;
   const TensorInfo* down_bias = nullptr;
+  const TensorInfo* router = nullptr;  // sparse layer: [experts, hidden]
+  std::vector<ExpertWeights> experts;  // sparse layer: expert order
 };
 
 struct ModelWeights {
@@ -50,5 +60,23 @@ struct ModelWeights {
 };
 
 ModelWeights bind_weights(const ModelConfig& cfg, const WeightStore& store);
+
+// Parameter counts from the config alone (no weights needed): every tensor's elements (a tied
+// embedding once), those one token uses (all but the experts the router does not pick: a dense
+// model uses all), and the weight bytes one decode step of one sequence reads at `dtype`: one
+// embedding row, every other non-expert tensor, and the picked experts of each sparse layer.
+struct ParameterCounts {
+  int64_t total = 0;
+  int64_t active_per_token = 0;
+  uint64_t decode_bytes = 0;
+};
+ParameterCounts parameter_counts(const ModelConfig& cfg, DType dtype);
+
+// The HF names of a sparse layer's router and of expert e's gate, up and down projections
+// ("model.layers.3.mlp.gate.weight", "model.layers.3.mlp.experts.5.gate_proj.weight"; mixtral:
+// "block_sparse_moe.gate", "experts.5.w1/w3/w2").
+std::string router_tensor_name(const ModelConfig& cfg, int64_t layer);
+// proj: "gate", "up" or "down".
+std::string expert_tensor_name(const ModelConfig& cfg, int64_t layer, int64_t expert, const char* proj);
 
 }  // namespace ac

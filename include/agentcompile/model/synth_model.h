@@ -1,6 +1,7 @@
 #pragma once
 // Random-weight model folders with real architectures: config.json, generation_config.json,
-// model.safetensors and (optionally) the tokenizer files, loadable by HF transformers.
+// model.safetensors (or shards and model.safetensors.index.json) and (optionally) the tokenizer
+// files, loadable by HF transformers. A folder without enough free disk for the weights is refused.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@ struct SynthOptions {
   DType dtype = DType::BF16;
   fs::path tokenizer_dir;  // empty: no tokenizer files
   bool quiet = false;
+  uint64_t max_shard_bytes = 0;  // 0: one model.safetensors; else shards of at most this many bytes + the index
+  bool config_only = false;      // config, generation config and tokenizer only (inspect reads such a folder)
   // "" (16-bit weights), "fp8-block" (Qwen's FP8 format: 128x128 F32 weight_scale_inv) or
   // "fp8-channel" (llm-compressor's compressed-tensors: per-channel BF16 weight_scale).
   std::string weights;
@@ -35,7 +38,7 @@ struct SynthOptions {
 
 struct SynthResult {
   int64_t parameters = 0;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;  // of the weights (also with config_only: what they would take)
 };
 
 // Writes the folder (atomically: it appears complete or not at all). An existing folder at

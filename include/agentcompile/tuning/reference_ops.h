@@ -33,16 +33,40 @@ struct KvCacheView {
 // Writes k_new/v_new [n, kv_heads*head_dim] into the cache at (slots[i], positions[i]), then for
 // each token and query head attends causally over positions [0, positions[i]] of its slot
 // (query head h reads kv head h / (heads / kv_heads)); scale 1/sqrt(head_dim); f32 softmax.
-// q, out [n, heads*head_dim].
+// With window > 0 only the last `window` of them: [max(0, positions[i] - window + 1), positions[i]]
+// (HF's sliding-window mask: kv > q - window). q, out [n, heads*head_dim].
 void attention(const float* q, const float* k_new, const float* v_new, int64_t n, const int32_t* positions,
                const int32_t* slots, int64_t heads, int64_t kv_heads, int64_t head_dim, KvCacheView cache,
-               float* out);
+               float* out, int64_t window = 0);
+
+// The first position a query at `position` attends to under `window` (0: no window).
+inline int64_t attention_start(int64_t position, int64_t window) {
+  return window > 0 && position + 1 > window ? position + 1 - window : 0;
+}
 
 // out = silu(gate) * up, silu(x) = x / (1 + exp(-x))
 void swiglu(const float* gate, const float* up, int64_t count, float* out);
 
 // out = a + b
 void add(const float* a, const float* b, int64_t count, float* out);
+
+// Mixture-of-experts routing of one token: probabilities = softmax(logits) in f32 over all
+// `experts`, the top_k largest picked (ties: the lower expert index first), renormalised to sum 1
+// when `renormalise`. Writes top_k expert ids in descending probability and their weights.
+void moe_route(const float* logits, int64_t experts, int64_t top_k, bool renormalise, int32_t* ids, float* weights);
+
+// One SwiGLU expert: gate, up [inter, hidden], down [hidden, inter].
+struct ExpertView {
+  const float* gate = nullptr;
+  const float* up = nullptr;
+  const float* down = nullptr;
+};
+
+// A sparse layer's MLP over n tokens (graph op MoeMlp): per token, router [experts, hidden]
+// logits, moe_route, then out = sum over the picked experts in increasing expert index of
+// weight * down(silu(gate x) * up x) (HF adds the experts' outputs in that order). x, out [n, hidden].
+void moe_mlp(const float* x, int64_t n, int64_t hidden, const float* router, const std::vector<ExpertView>& experts,
+             int64_t inter, int64_t top_k, bool renormalise, float* out);
 
 // f32 dot product with eight partial sums.
 float dot(const float* a, const float* b, int64_t n);

@@ -1,10 +1,11 @@
 #pragma once
 // Regions: the units of specialisation. The decoder graph is cut into embed, then per layer
 // attn_in (norm + q/k/v projections (+ q/k norm) + rope + KV write), attention (reads the KV
-// cache), attn_out (o_proj + residual), mlp_in (norm + gate/up + SwiGLU), mlp_out (down_proj +
-// residual), and finally head (final norm + lm_head, optionally argmax). The graph's Attention op
-// both appends to the KV cache and attends; its two halves belong to different regions (steps
-// with roles KvWrite and Attend).
+// cache), attn_out (o_proj + residual), mlp_in (norm + gate/up + SwiGLU; in a sparse layer norm +
+// the MoeMlp op), mlp_out (down_proj + residual; in a sparse layer the residual alone), and
+// finally head (final norm + lm_head, optionally argmax). The graph's Attention op both appends
+// to the KV cache and attends; its two halves belong to different regions (steps with roles
+// KvWrite and Attend).
 //
 // Regions with the same op pattern, shapes and dtypes form a class; a class in one phase (decode
 // or prefill) has one signature, so identical regions across layers and across models share
@@ -75,7 +76,7 @@ Partition partition_graph(const Graph& g, const Numerics& numerics = {});
 std::string region_signature(const std::string& shape_key, Phase phase);
 
 // Short op name of a step: "embed", "rms_norm", "linear", "rope", "kv_write", "attention",
-// "swiglu", "add", "logits".
+// "swiglu", "add", "logits", "moe_mlp".
 std::string step_op_name(const Graph& g, const RegionStep& s);
 
 }  // namespace ac

@@ -13,7 +13,7 @@ namespace ac::cpu {
 
 void attention_blocked(const float* q, int64_t n, const int32_t* positions, const int32_t* slots, int64_t heads,
                        int64_t kv_heads, int64_t head_dim, const ref::KvCacheView& cache, float* out,
-                       const AttentionBlockedParams& p) {
+                       const AttentionBlockedParams& p, int64_t window) {
   if (p.block_kv < 1 || p.threads < 1 || kv_heads < 1 || heads % kv_heads != 0)
     throw_internal("attention.blocked", "bad parameters or head counts");
   const int64_t group = heads / kv_heads;
@@ -27,6 +27,7 @@ void attention_blocked(const float* q, int64_t n, const int32_t* positions, cons
     std::vector<float> m(static_cast<size_t>(per_item)), l(static_cast<size_t>(per_item));
     for (int64_t item = ib; item < ie; ++item) {
       const int64_t t = item / items_per_token, h0 = (item % items_per_token) * per_item, kvh = h0 / group;
+      const int64_t first = ref::attention_start(positions[t], window);
       const int64_t len = int64_t(positions[t]) + 1;
       const float* kbase = cache.k + int64_t(slots[t]) * cache.max_seq * kv_dim + kvh * head_dim;
       const float* vbase = cache.v + int64_t(slots[t]) * cache.max_seq * kv_dim + kvh * head_dim;
@@ -34,7 +35,7 @@ void attention_blocked(const float* q, int64_t n, const int32_t* positions, cons
       std::fill(m.begin(), m.end(), -INFINITY);
       std::fill(l.begin(), l.end(), 0.0f);
       std::fill(acc.begin(), acc.end(), 0.0f);
-      for (int64_t p0 = 0; p0 < len; p0 += block) {
+      for (int64_t p0 = first; p0 < len; p0 += block) {
         const int64_t pn = std::min(block, len - p0);
         for (int64_t i = 0; i < pn; ++i) {  // each K row once for every head of the item
           const float* krow = kbase + (p0 + i) * kv_dim;

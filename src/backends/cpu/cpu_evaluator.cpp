@@ -326,7 +326,10 @@ class CpuEvaluator final : public Evaluator {
         if (it == io.values.end()) throw_internal("cpu evaluator", "value " + g_.value(op.inputs[k]).name + " not available");
         a.in[k] = it->second.data();
       }
-      for (size_t k = 0; k < op.weights.size() && k < 2; ++k) a.w[k] = op.weights[k] ? weights_.at(op.weights[k]).data() : nullptr;
+      std::vector<const float*> all_w;
+      for (const TensorInfo* t : op.weights) all_w.push_back(weights_.at(t).data());
+      for (size_t k = 0; k < all_w.size() && k < 2; ++k) a.w[k] = all_w[k];
+      a.all_w = &all_w;
       const int64_t width = g_.value(op.output).width;
       std::vector<float>* out = nullptr;
       if (st.role != StepRole::KvWrite) {

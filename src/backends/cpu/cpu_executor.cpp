@@ -45,6 +45,10 @@ class CpuExecutor final : public Executor {
       throw_input("--backend cpu", "the CPU reference backend would need " + std::to_string((weight_bytes + kv_bytes) >> 20) +
                                        " MiB of f32 weights and KV cache; use a smaller model or the cuda backend");
     for (const auto& [w, _] : seen) weights_[w] = to_f32(*w);
+    for (const Op& op : g.ops) {
+      std::vector<const float*>& ws = op_weights_.emplace_back();
+      for (const TensorInfo* w : op.weights) ws.push_back(weights_.at(w).data());
+    }
     inv_freq_ = rope_inv_freq(c.rope, c.head_dim);
     const size_t kv_elems = size_t(limits_.max_slots) * size_t(limits_.max_seq) * size_t(c.kv_dim());
     k_cache_.assign(size_t(c.num_layers), std::vector<float>(kv_elems));
@@ -91,7 +95,8 @@ class CpuExecutor final : public Executor {
       out.resize(size_t((op.kind == OpKind::Logits ? r : n) * width));
       cpu::OpArgs a;
       for (size_t k = 0; k < op.inputs.size() && k < 3; ++k) a.in[k] = vals[size_t(op.inputs[k])].data();
-      for (size_t k = 0; k < op.weights.size() && k < 2; ++k) a.w[k] = op.weights[k] ? weights_.at(op.weights[k]).data() : nullptr;
+      for (size_t k = 0; k < op.weights.size() && k < 2; ++k) a.w[k] = op_weights_[i][k];
+      a.all_w = &op_weights_[i];
       a.out = out.data();
       a.set_step(n, b.tokens.data(), b.positions.data(), b.slots.data(), b.logit_rows.data(), r, &inv_freq_);
       if (op.kind == OpKind::Attention)
@@ -226,6 +231,7 @@ class CpuExecutor final : public Executor {
   ExecutorLimits limits_;
   std::vector<int> last_use_;
   std::map<const TensorInfo*, std::vector<float>> weights_;
+  std::vector<std::vector<const float*>> op_weights_;  // per op: its weights in weights_, op.weights order
   std::vector<float> inv_freq_;
   std::vector<std::vector<float>> k_cache_, v_cache_;  // [layer][slot][pos][kv_dim]
   std::vector<float> logits_;

@@ -26,12 +26,14 @@ void attention_op(const Op& op, const OpBinding& b, const OpArgs& a, AttentionPa
     return;
   }
   if (part == AttentionPart::Whole && !blocked) {
-    ref::attention(a.in[0], a.in[1], a.in[2], a.n, a.positions, a.slots, op.heads, op.kv_heads, op.head_dim, a.kv, a.out);
+    ref::attention(a.in[0], a.in[1], a.in[2], a.n, a.positions, a.slots, op.heads, op.kv_heads, op.head_dim, a.kv, a.out,
+                   op.window);
     return;
   }
   if (part == AttentionPart::Whole) kv_write(a.in[1], a.in[2], a.n, a.positions, a.slots, a.kv);
   if (blocked) {
-    attention_blocked(a.in[0], a.n, a.positions, a.slots, op.heads, op.kv_heads, op.head_dim, a.kv, a.out, b.attention);
+    attention_blocked(a.in[0], a.n, a.positions, a.slots, op.heads, op.kv_heads, op.head_dim, a.kv, a.out, b.attention,
+                      op.window);
     return;
   }
   // Reference attend over rows already cached: hand the reference op the cached rows as "new"
@@ -42,7 +44,19 @@ void attention_op(const Op& op, const OpBinding& b, const OpArgs& a, AttentionPa
     std::copy_n(a.kv.k + row, kv_dim, k.data() + t * kv_dim);
     std::copy_n(a.kv.v + row, kv_dim, v.data() + t * kv_dim);
   }
-  ref::attention(a.in[0], k.data(), v.data(), a.n, a.positions, a.slots, op.heads, op.kv_heads, op.head_dim, a.kv, a.out);
+  ref::attention(a.in[0], k.data(), v.data(), a.n, a.positions, a.slots, op.heads, op.kv_heads, op.head_dim, a.kv, a.out,
+                 op.window);
+}
+
+// The router and experts of a MoeMlp op (weights: router, then gate, up, down per expert).
+void moe_op(const Graph& g, const Op& op, const OpArgs& a) {
+  const std::vector<const float*>* w = a.all_w;
+  if (w == nullptr || int64_t(w->size()) != 1 + 3 * op.experts)
+    throw_internal("cpu op " + op.name, "expert weights not given");
+  std::vector<ref::ExpertView> experts(size_t(op.experts));
+  for (int64_t e = 0; e < op.experts; ++e)
+    experts[size_t(e)] = {(*w)[size_t(1 + 3 * e)], (*w)[size_t(2 + 3 * e)], (*w)[size_t(3 + 3 * e)]};
+  ref::moe_mlp(a.in[0], a.n, g.value(op.output).width, (*w)[0], experts, op.expert_inter, op.top_k, op.norm_topk, a.out);
 }
 
 }  // namespace
@@ -74,6 +88,9 @@ void run_op(const Graph& g, const Op& op, const OpBinding& b, const OpArgs& a, A
     case OpKind::Add:
       ref::add(a.in[0], a.in[1], a.n * width, a.out);
       break;
+    case OpKind::MoeMlp:
+      moe_op(g, op, a);
+      break;
     case OpKind::Logits: {
       const int64_t hidden = g.value(op.inputs[0]).width;
       std::vector<float> rows(size_t(a.rows * hidden));
@@ -90,6 +107,7 @@ std::vector<MlpSpan> mlp_spans(const Graph& g) {
   const std::vector<int> last = g.last_uses();
   std::vector<MlpSpan> out;
   for (const LayerOps& L : d.layers) {
+    if (L.moe != nullptr) continue;  // a sparse layer's MLP is one op, no span to fuse
     MlpSpan s;
     s.layer = L.post_norm->layer;
     for (const Op* op : {L.post_norm, L.gate, L.up, L.swiglu, L.down, L.mlp_add}) s.ops.push_back(int(op - g.ops.data()));

@@ -20,6 +20,14 @@ namespace ac {
 
 namespace {
 
+// Sparse (mixture-of-experts) layers have no CUDA route yet: refused in one line before any
+// kernel is built, for a compile and for an executor alike.
+void refuse_moe(const Graph& g) {
+  if (g.config.is_moe())
+    throw_input("--backend cuda", "mixture-of-experts models (" + std::string(arch_name(g.config.arch)) +
+                                      ") are not supported on the CUDA backend yet; use --backend cpu");
+}
+
 class CudaBackend final : public Backend {
  public:
   std::string name() const override { return "cuda"; }
@@ -85,6 +93,7 @@ class CudaBackend final : public Backend {
   std::vector<FamilySpace> families(const Graph& g, const Partition& part, const RegionSummary& s,
                                     const TargetFacts& target, std::vector<std::string>* notes) const override {
     (void)part;
+    refuse_moe(g);
     return cuda_fast_families(g, s, target, notes);
   }
 
@@ -182,6 +191,7 @@ class CudaBackend final : public Backend {
 
   std::unique_ptr<Executor> executor(const Graph& g, const ExecutorLimits& limits,
                                      const ExecutorRequest& request) const override {
+    refuse_moe(g);
     CudaExecutorOptions o;
     o.route = request.route;
     o.share = request.share;

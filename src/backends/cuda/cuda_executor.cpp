@@ -262,6 +262,8 @@ class CudaExecutor final : public Executor {
         linear(op, gather_scratch_.as<float>(), r, hidden, c.vocab_size, out);
         break;
       }
+      case OpKind::MoeMlp:  // the backend refuses MoE models before building an executor
+        throw_internal("cuda", "no CUDA route for " + op.name);
     }
   }
 

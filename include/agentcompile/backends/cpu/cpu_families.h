@@ -78,9 +78,10 @@ struct AttentionBlockedParams {
 AttentionBlockedParams attention_blocked_params(const CpuParams& p);
 // Attends like cpu::attention, reading the cache only (rows [0, positions[i]] of slots[i] must
 // hold k and v already; kv_write below or the reference op put them there).
+// window > 0: only the last `window` positions, as ref::attention.
 void attention_blocked(const float* q, int64_t n, const int32_t* positions, const int32_t* slots, int64_t heads,
                        int64_t kv_heads, int64_t head_dim, const ref::KvCacheView& cache, float* out,
-                       const AttentionBlockedParams& p);
+                       const AttentionBlockedParams& p, int64_t window = 0);
 
 struct MlpFusedParams {
   int chunk = 64;            // CHUNK: intermediate columns per step

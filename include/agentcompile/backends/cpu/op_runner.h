@@ -26,6 +26,7 @@ enum class AttentionPart : uint8_t { Whole, Write, Attend };
 struct OpArgs {
   const float* in[3] = {nullptr, nullptr, nullptr};  // the op's inputs, [n, width] each
   const float* w[2] = {nullptr, nullptr};            // its weights as f32 (weight, bias)
+  const std::vector<const float*>* all_w = nullptr;   // MoeMlp: every weight as f32, in op.weights order
   float* out = nullptr;                              // [n (logits: rows), width]
   int64_t n = 0;                                     // tokens of the step
   const int32_t* tokens = nullptr;
@@ -65,8 +66,9 @@ struct MlpSpan {
   int out = -1;          // value id: the add's output
   int64_t hidden = 0, inter = 0;
 };
-// Every layer's MLP span of g, layer order; Internal when the graph's MLP is not the builder's
-// pattern or an intermediate value is read after the span.
+// Every dense layer's MLP span of g, layer order (a sparse layer's MLP is one MoeMlp op);
+// Internal when the graph's MLP is not the builder's pattern or an intermediate value is read
+// after the span.
 std::vector<MlpSpan> mlp_spans(const Graph& g);
 // The span's weights as f32, through the caller's converted copy of each tensor.
 MlpWeights mlp_span_weights(const Graph& g, const MlpSpan& s, const std::function<const float*(const TensorInfo*)>& f32_of);
