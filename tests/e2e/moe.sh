@@ -56,6 +56,28 @@ assert big["weights"] == "none (config only)" and big["moe"]["experts"] == 128 a
 assert big["parameters"] == 30532122624 and big["active_parameters_per_token"] == 3353032704, big
 assert big["bytes"] == 2 * 30532122624
 PY
+# The same model with FP8 experts and projections: a decode step reads their stored fp8 bytes and
+# scales (the picked 2 of 8 experts), counted here from the safetensors header.
+"$bin" synth-model --preset tiny-qwen3-moe --out "$tmp/qm8" --seed 1 --weights fp8-block --quiet >/dev/null
+"$bin" inspect "$tmp/qm8" --json >"$tmp/qm8.json"
+python3 - "$tmp" <<'PY'
+import json, struct, sys
+t = sys.argv[1]
+q, q8 = json.load(open(f"{t}/qm.json")), json.load(open(f"{t}/qm8.json"))
+raw = open(f"{t}/qm8/model.safetensors", "rb").read()
+hdr = json.loads(raw[8:8 + struct.unpack("<Q", raw[:8])[0]])
+nbytes = lambda e: e["data_offsets"][1] - e["data_offsets"][0]
+saved = 0.0
+for name, e in hdr.items():
+    if name == "__metadata__" or e["dtype"] != "F8_E4M3":
+        continue
+    numel = e["shape"][0] * e["shape"][1]
+    stored = nbytes(e) + nbytes(hdr[name[:-len("weight")] + "weight_scale_inv"])
+    saved += (2 * numel - stored) * (2 / 8 if ".experts." in name else 1)
+assert saved > 0
+assert abs(q8["decode_step_weight_bytes"] - (q["decode_step_weight_bytes"] - saved)) <= 1, (q8["decode_step_weight_bytes"], q["decode_step_weight_bytes"], saved)
+assert q8["quantization"].startswith("fp8: fp8 e4m3 weights, block 128x128"), q8["quantization"]
+PY
 "$bin" inspect "$tmp/qm" >"$tmp/qm.txt"
 for line in "experts       8 per sparse layer, 2 per token" "sparse layers 0, 2-3" "dense layers  1" "active  " "decode step"; do
   grep -q "^$line" "$tmp/qm.txt" || fail "inspect text lacks '$line': $(cat "$tmp/qm.txt")"
