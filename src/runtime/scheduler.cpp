@@ -267,12 +267,12 @@ void Scheduler::step() {
   const int64_t vocab = ex_->vocab_size();
   // Else, when every row is greedy (its top 1) or samples among its top k, the backend may select
   // the K largest logits of each row where they live, which spares copying whole rows.
+  const auto k_of = [](const SamplingParams& sp) { return sp.temperature == 0.0f ? 1 : sp.top_k; };
   int K = 0;
   bool all_top_k = !have_picked;
   for (const Running* r : rows) {
-    const SamplingParams& sp = r->spec.sampling;
-    if (r->spec.logprobs >= 0 || (sp.temperature != 0.0f && sp.top_k <= 0)) all_top_k = false;
-    else K = std::max(K, sp.temperature == 0.0f ? 1 : sp.top_k);
+    if (r->spec.logprobs >= 0 || k_of(r->spec.sampling) <= 0) all_top_k = false;
+    else K = std::max(K, k_of(r->spec.sampling));
   }
   std::vector<LogitCandidate> cands;
   const bool have_cands = all_top_k && K > 0 && K < vocab && ex_->top_k_rows(K, cands);
@@ -288,9 +288,8 @@ void Scheduler::step() {
       } else if (have_cands) {
         const auto first = cands.begin() + std::ptrdiff_t(row) * K;
         if (first->second < 0) throw_internal("sampler", "the logits hold NaN or Inf; generation stopped");
-        const SamplingParams& sp = r.spec.sampling;
-        std::vector<LogitCandidate> mine = best_candidates({first, first + K}, sp.temperature == 0.0f ? 1 : sp.top_k);
-        tok = sp.temperature == 0.0f ? mine.at(0).second : r.sampler.sample_candidates(std::move(mine));
+        std::vector<LogitCandidate> mine = best_candidates({first, first + K}, k_of(r.spec.sampling));
+        tok = r.spec.sampling.temperature == 0.0f ? mine.at(0).second : r.sampler.sample_candidates(std::move(mine));
       } else {
         tok = r.sampler.sample(ex_->logits() + int64_t(row) * vocab, vocab);
       }
