@@ -53,8 +53,11 @@ struct Shape {
   std::string id, model;
   int64_t created;
   Json base(const char* object) const { return {{"id", id}, {"object", object}, {"created", created}, {"model", model}}; }
+  static Json choice(const Json& finish, const Json& logprobs) {
+    return {{"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish}};
+  }
   Json choice_delta(const std::string& text, const Json& finish, bool first, const Json& logprobs) const {
-    Json c = {{"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish}};
+    Json c = choice(finish, logprobs);
     if (chat) {
       Json delta = Json::object();
       if (first) delta["role"] = "assistant";
@@ -74,7 +77,7 @@ struct Shape {
   }
   Json whole(const std::string& text, const std::string& finish, const Json& usage, const Json& logprobs) const {
     Json j = base(chat ? "chat.completion" : "text_completion");
-    Json c = {{"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish}};
+    Json c = choice(finish, logprobs);
     if (chat) c["message"] = {{"role", "assistant"}, {"content", text}};
     else c["text"] = text;
     j["choices"] = Json::array({c});
