@@ -133,8 +133,14 @@ struct Fp8Synth {
       : on(!o.weights.empty()), block(o.weights == "fp8-block"), scale_dtype(block ? DType::F32 : DType::BF16),
         suffix(block ? "weight_scale_inv" : "weight_scale") {}
   bool quantizes(const ExpectedTensor& t) const { return on && quantized_in_fp8(t.name, t.shape); }
+  static constexpr int64_t kBlock = 128;  // fp8-block's weight_block_size, both ways
+  // The rows and columns one scale covers.
+  std::pair<int64_t, int64_t> scale_block(const ExpectedTensor& t) const {
+    return block ? std::pair<int64_t, int64_t>{kBlock, kBlock} : std::pair<int64_t, int64_t>{1, t.shape[1]};
+  }
   std::vector<int64_t> scale_shape(const ExpectedTensor& t) const {
-    return block ? std::vector<int64_t>{(t.shape[0] + 127) / 128, (t.shape[1] + 127) / 128} : std::vector<int64_t>{t.shape[0], 1};
+    const auto [bo, bi] = scale_block(t);
+    return {(t.shape[0] + bo - 1) / bo, (t.shape[1] + bi - 1) / bi};
   }
   std::string scale_name(const ExpectedTensor& t) const { return t.name.substr(0, t.name.size() - 6) + suffix; }
   // The tensor's bytes in the file, its scale's included.
@@ -184,7 +190,8 @@ void write_safetensors(const fs::path& st_path, const std::vector<ExpectedTensor
           v = load_as_f32(buf.data(), opts.dtype, 0);
         }
         std::vector<uint8_t> q, scales;
-        quantize_fp8(w, t.shape[0], t.shape[1], fp8.block ? 128 : 1, fp8.block ? 128 : t.shape[1], fp8.scale_dtype, q, scales);
+        const auto [bo, bi] = fp8.scale_block(t);
+        quantize_fp8(w, t.shape[0], t.shape[1], bo, bi, fp8.scale_dtype, q, scales);
         write_all(f, q.data(), q.size(), st_path);
         write_all(f, scales.data(), scales.size(), st_path);
         continue;
@@ -265,7 +272,7 @@ SynthResult synth_model(const SynthOptions& opts) {
   if ((fp8_block || fp8_channel) && opts.dtype == DType::F32) throw_input("--weights", "FP8 weights go with a 16-bit --dtype");
   if (fp8_block)
     config["quantization_config"] = {{"quant_method", "fp8"}, {"fmt", "e4m3"}, {"activation_scheme", "dynamic"},
-                                     {"weight_block_size", {128, 128}}};
+                                     {"weight_block_size", {Fp8Synth::kBlock, Fp8Synth::kBlock}}};
   if (fp8_channel)
     config["quantization_config"] = {
         {"quant_method", "compressed-tensors"},
