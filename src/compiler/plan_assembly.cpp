@@ -91,7 +91,7 @@ BuiltPlan plan_of(const Model& m, const Graph& g, const Partition& part, const s
     p.routes.push_back(std::move(r));
     b.search_of_route.push_back(si);
   }
-  if (const Backend* be = find_backend(env.backend)) be->bind_routes(p);
+  if (const Backend* be = find_backend(env.backend)) be->bind_routes(g, p);
   return b;
 }
 

@@ -108,7 +108,7 @@ void run_repair_stage(CompileRun& r) {
           single.routes[k].params.clear();
           single.routes[k].ops.clear();
         }
-      r.backend.bind_routes(single);
+      r.backend.bind_routes(r.g, single);
       if (!r.e2e->run(single, false).ok) culprits.push_back(si);
       else passed_alone.insert({si, e->candidate.name()});
     }

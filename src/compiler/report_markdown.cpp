@@ -102,6 +102,23 @@ std::string report_markdown(const Json& rep) {
           " |\n";
   }
   md += span_markdown(rep["spans"]);
+  if (const Json& gr = rep.value("generic_route", Json()); gr.is_object()) {
+    // A model the backend's fast routes cannot run: every region on the generic route.
+    char b[200];
+    md += "\n## Generic route\n\nThe backend's fast routes cannot run this model (" + gr["why"].get<std::string>() +
+          "): every region runs its generic route. The floor is the bytes a region moves at the target's bandwidth, "
+          "what a fast route approaches.\n\n| region | phase | n | bytes | floor |\n|---|---|---|---|---|\n";
+    for (const auto& x : gr["regions"]) {
+      std::snprintf(b, sizeof b, "%.0f", x["bytes"].get<double>());
+      md += "| " + x["region"].get<std::string>() + " | " + x["phase"].get<std::string>() + " | " +
+            std::to_string(x["instances"].get<size_t>()) + " | " + b + " | " + us_text(x["floor_us"].get<double>()) + " |\n";
+    }
+    if (gr["decode_ms"].get<double>() > 0) {
+      std::snprintf(b, sizeof b, "\nA decode step took %.3f ms against a floor of %.3f ms (%.1f%% of the floor).\n",
+                    gr["decode_ms"].get<double>(), gr["decode_floor_ms"].get<double>(), gr["pct_of_floor"].get<double>());
+      md += b;
+    }
+  }
   md += "\n## Fallbacks and repairs\n\n";
   if (rep["fallbacks"].empty() && rep["repairs"].empty()) md += "none\n";
   for (const auto& f : rep["fallbacks"])

@@ -23,6 +23,35 @@ Json achieved_bandwidth(const RegionSummary& s, double us) {
           {"read_GBps", read > 0 ? Json(read) : Json(nullptr)}};
 }
 
+// Where the backend's fast routes cannot run the model, every region runs the generic route: the
+// regions with the bytes each moves, the floor those bytes set at the target's bandwidth (what a
+// fast route approaches), and the measured decode step against the decode regions' floor.
+Json generic_route_report(const CompileRun& r) {
+  const std::string why = r.backend.generic_route_reason(r.g);
+  if (why.empty()) return nullptr;
+  Json regions = Json::array();
+  double decode_floor_us = 0;
+  for (const RegionWork& w : r.front.work) {
+    if (w.is_span()) continue;
+    const RegionSummary& s = w.summary;
+    const double bw = s.target.bandwidth_gbs;
+    const double floor_us = bw > 0 ? s.cost.bytes() / (bw * 1e3) : 0.0;
+    const double n = double(s.instances.size());
+    if (s.phase == Phase::Decode) decode_floor_us += floor_us * n;
+    regions.push_back({{"region", std::string(region_kind_name(s.kind))},
+                       {"phase", std::string(phase_name(s.phase))},
+                       {"instances", s.instances.size()},
+                       {"bytes", s.cost.bytes()},
+                       {"floor_us", floor_us}});
+  }
+  const double decode_ms = r.check.decode_ms;
+  return {{"why", why},
+          {"regions", regions},
+          {"decode_ms", decode_ms},
+          {"decode_floor_ms", decode_floor_us / 1000},
+          {"pct_of_floor", decode_ms > 0 ? 100.0 * decode_floor_us / 1000 / decode_ms : 0.0}};
+}
+
 }  // namespace
 
 void run_report_stage(CompileRun& r) {
@@ -137,6 +166,7 @@ void run_report_stage(CompileRun& r) {
               {"efficiency", {{"regions", eff_rows},
                               {"mean_to_within_2pct_advised", eff_n ? adv_sum / double(eff_n) : 0.0},
                               {"mean_to_within_2pct_random", eff_n ? rnd_sum / double(eff_n) : 0.0}}},
+              {"generic_route", generic_route_report(r)},
               {"notes", r.front.notes},
               {"elapsed_s", r.result.elapsed_s}};
   if (!r.target_note.empty()) rep["notes"].push_back(r.target_note);

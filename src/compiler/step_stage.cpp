@@ -166,7 +166,7 @@ void run_step_stage(CompileRun& r) {
   sto.deadline = r.at_share_of_budget(0.95);
   const std::string prefix = r.backend.name() + ":";
   auto tunable = [&](const PlanRoute& p) { return p.phase == "decode" && p.family.rfind(prefix, 0) == 0; };
-  auto refresh = [&](Plan& p) { r.backend.bind_routes(p); };  // the routes' points; the step's settings stay
+  auto refresh = [&](Plan& p) { r.backend.bind_routes(r.g, p); };  // the routes' points; the step's settings stay
   Plan& plan = r.built.plan;
   // A plan compiled before (--seed-plan) as a whole against the searched one: which points win
   // in the chain depends on the others and on the carveout, and the tuning below only times a

@@ -46,6 +46,22 @@ size_t expect_reference_greedy(Executor& cpu, int64_t vocab, const std::vector<i
   return agreed;
 }
 
+// A short CUDA compile of `model` (the end-to-end check on 8 tokens, small shape points), its plan
+// folder written under `tmp` and loaded back as `generate --plan` does.
+Plan compile_small_cuda_plan(const Model& model, const fs::path& tmp, double budget_s) {
+  CompileOptions o;
+  o.backend = "cuda";
+  o.db_path = tmp / "t.db";
+  o.budget_s = budget_s;
+  o.e2e_tokens = 8;
+  o.prefill_tokens = 16;
+  o.decode_context = 32;
+  const CompileResult c = compile_model(model, o);
+  EXPECT_TRUE(c.report["e2e"]["ok"].get<bool>()) << c.report["e2e"].dump();
+  write_plan_folder(tmp / "plan", c);
+  return load_plan_for(tmp / "plan", model, "cuda");
+}
+
 using FixtureRoute = std::tuple<std::string, std::string>;
 class CudaFixture : public ::testing::TestWithParam<FixtureRoute> {};
 
@@ -121,17 +137,7 @@ TEST_P(CudaFixturePlan, CompiledPlanReproducesTransformersGreedyTokens) {
   Graph g = build_decoder_graph(model->config, model->weights);
   if (std::string why = cuda::fast_path_unsupported(g); !why.empty()) GTEST_SKIP() << "fast path: " << why;
   TempDir tmp;
-  CompileOptions o;
-  o.backend = "cuda";
-  o.db_path = tmp / "t.db";
-  o.budget_s = 20;
-  o.e2e_tokens = 8;
-  o.prefill_tokens = 16;
-  o.decode_context = 32;
-  const CompileResult c = compile_model(*model, o);
-  ASSERT_TRUE(c.report["e2e"]["ok"].get<bool>()) << c.report["e2e"].dump();
-  write_plan_folder(tmp / "plan", c);
-  const Plan plan = load_plan_for(tmp / "plan", *model, "cuda");
+  const Plan plan = compile_small_cuda_plan(*model, tmp, 20);
   ASSERT_TRUE(plan.cuda_fast.has_value());
   const int64_t seq = int64_t(e.prompt.size() + e.greedy.size());
   auto ex = make_plan_executor(plan, g, ExecutorLimits{1, seq, seq, 1});
@@ -152,6 +158,66 @@ TEST_P(CudaFixturePlan, CompiledPlanReproducesTransformersGreedyTokens) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, CudaFixturePlan, ::testing::Values("llama_gqa2_tied_llama3", "qwen3_mha_untied_5x"));
+
+// Models the fast path cannot run take the generic route (reference kernels, cuBLAS): mixture of
+// experts (bf16), sliding-window attention (mixtral, window 16 inside a 54-token sequence) and FP8
+// checkpoints (dequantized to f32 on load). Teacher-forced logits against the CPU reference
+// (f32 weights: the f32 bound; bf16: the library route's 1e-2), greedy tokens the reference's
+// argmax within the tie epsilon, and `compile --backend cuda` writes a plan (no fast-path block)
+// whose executor generates the same tokens.
+class CudaGenericRoute : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CudaGenericRoute, MatchesCpuAndCompiles) {
+  AC_REQUIRE_GPU();
+  const std::string spec = GetParam();
+  const std::string preset = spec.substr(0, spec.find(':'));
+  const std::string weights = spec.find(':') == std::string::npos ? "" : spec.substr(spec.find(':') + 1);
+  TempDir tmp;
+  SynthOptions so{preset, tmp / "m", 5, DType::BF16, {}, true};
+  so.weights = weights;
+  synth_model(so);
+  auto model = load_model(tmp / "m");
+  Graph g = build_decoder_graph(model->config, model->weights);
+  ASSERT_NE(cuda::fast_path_unsupported(g), "");
+  std::vector<int32_t> prompt;
+  Rng rng(3);
+  for (int i = 0; i < 30; ++i) prompt.push_back(int32_t(rng.next_u64() % uint64_t(model->config.vocab_size)));
+  const int64_t steps = 24, seq = int64_t(prompt.size()) + steps, v = model->config.vocab_size;
+  const ExecutorLimits lim{1, seq, seq, seq};
+  auto cpu = make_executor("cpu", g, lim);
+  const auto want = teacher_forced_logits(*cpu, prompt);
+  const bool f32 = model->weights.embed->dtype == DType::F32 || !weights.empty();
+  for (const char* route : {"reference", "library"}) {
+    CudaExecutorOptions o;
+    o.route = route;
+    auto ex = make_cuda_executor(g, lim, o);
+    const auto got = teacher_forced_logits(*ex, prompt);
+    std::vector<float> a, b;
+    for (size_t i = 0; i < got.size(); ++i) {
+      a.insert(a.end(), got[i].begin(), got[i].end());
+      b.insert(b.end(), want[i].begin(), want[i].end());
+    }
+    const bool exact = std::string(route) == "reference" || (f32 && weights.empty());
+    EXPECT_LE(rel_l2(a, b), exact ? 1e-5 : 1e-2) << route;
+  }
+  CudaExecutorOptions lib;
+  lib.route = "auto";  // picks the library route
+  auto ex = make_cuda_executor(g, lim, lib);
+  GenerateOptions go;
+  go.max_tokens = steps;
+  go.ignore_eos = true;
+  const auto r = generate(*ex, model->config, prompt, go, nullptr);
+  const size_t agreed = expect_reference_greedy(*cpu, v, prompt, r.tokens, spec);
+  std::printf("[ generic ] %s: %zu/%lld greedy tokens equal to the reference argmax\n", spec.c_str(), agreed, (long long)steps);
+
+  const Plan plan = compile_small_cuda_plan(*model, tmp, 10);
+  EXPECT_FALSE(plan.cuda_fast.has_value());
+  auto pex = make_plan_executor(plan, g, lim);
+  EXPECT_EQ(generate(*pex, model->config, prompt, go, nullptr).tokens, r.tokens) << "plan executor";
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, CudaGenericRoute,
+                         ::testing::Values("tiny-qwen3-moe", "tiny-mixtral", "tiny-qwen3:fp8-block", "tiny-llama:fp8-channel"));
 
 // The fast path (fused kernels, bf16 KV cache, CUDA graphs) against the CPU reference on the tiny
 // presets (real vocabularies, GQA, head_dim 32): teacher-forced logits within the bf16 bound and

@@ -4,6 +4,7 @@
 // Skipped, with the reason printed, where there is no GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "agentcompile/tuning/reference_ops.h"
@@ -170,8 +171,12 @@ TEST(CudaOps, RopeMatchesCpuIncludingLlama3Scaling) {
 
 struct AttentionCase {
   long long heads, kv_heads, head_dim;
+  long long window = 0;  // sliding window (0: none)
 };
-void PrintTo(const AttentionCase& c, std::ostream* os) { *os << c.heads << "/" << c.kv_heads << " heads hd" << c.head_dim; }
+void PrintTo(const AttentionCase& c, std::ostream* os) {
+  *os << c.heads << "/" << c.kv_heads << " heads hd" << c.head_dim;
+  if (c.window) *os << " window " << c.window;
+}
 class CudaAttention : public ::testing::TestWithParam<AttentionCase> {};
 
 // A ragged step: slot 1 prefills 5 tokens from position 0 while slot 0 decodes one token at
@@ -187,7 +192,7 @@ TEST_P(CudaAttention, KvWriteAndAttentionMatchCpu) {
                      v0 = random_vec(size_t(9 * kv_dim), 10), o0(q0.size());
   ref::KvCacheView view{kc.data(), vc.data(), max_seq, kv_dim};
   ref::attention(q0.data(), k0.data(), v0.data(), 9, pos0.data(), slot0.data(), c.heads, c.kv_heads, c.head_dim, view,
-                 o0.data());
+                 o0.data(), c.window);
   auto dkc = to_device(kc);  // the GPU cache starts from the CPU's state after the earlier step
   auto dvc = to_device(vc);
   std::vector<int32_t> pos = {9, 0, 1, 2, 3, 4}, slot = {0, 1, 1, 1, 1, 1};
@@ -195,7 +200,7 @@ TEST_P(CudaAttention, KvWriteAndAttentionMatchCpu) {
   std::vector<float> q = random_vec(size_t(n * q_dim), 11), k = random_vec(size_t(n * kv_dim), 12),
                      v = random_vec(size_t(n * kv_dim), 13), want(q.size());
   ref::attention(q.data(), k.data(), v.data(), n, pos.data(), slot.data(), c.heads, c.kv_heads, c.head_dim, view,
-                 want.data());
+                 want.data(), c.window);
   auto dq = to_device(q), dk = to_device(k), dv = to_device(v), dpos = to_device(pos), dslot = to_device(slot);
   auto out = poisoned(want.size());
   KvWriteParams w{dk.as<float>(), dv.as<float>(), dkc.as<float>(), dvc.as<float>(), dpos.as<int>(), dslot.as<int>(), n,
@@ -203,7 +208,7 @@ TEST_P(CudaAttention, KvWriteAndAttentionMatchCpu) {
   cuda::launch_kernel(ref_kernel("kv_write"), cuda::Dim3{unsigned(n)}, 256, 0, stream(), &w);
   const int maxd = int((c.head_dim + 255) / 256);
   AttentionParams p{dq.as<float>(), dkc.as<float>(), dvc.as<float>(), out.as<float>(), dpos.as<int>(), dslot.as<int>(),
-                    n, c.heads, c.kv_heads, c.head_dim, max_seq, 1.0f / std::sqrt(float(c.head_dim))};
+                    n, c.heads, c.kv_heads, c.head_dim, max_seq, 1.0f / std::sqrt(float(c.head_dim)), c.window};
   cuda::launch_kernel(ref_kernel("attention", {{"MAXD", maxd == 3 ? 4 : maxd}}), cuda::Dim3{unsigned(c.heads), unsigned(n)},
                       256, 0, stream(), &p);
   EXPECT_LE(rel_l2(to_host<float>(out, want.size()), want), kF32Bound);
@@ -212,7 +217,75 @@ TEST_P(CudaAttention, KvWriteAndAttentionMatchCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaAttention,
                          ::testing::Values(AttentionCase{4, 4, 32}, AttentionCase{8, 2, 64}, AttentionCase{10, 2, 128},
-                                           AttentionCase{5, 1, 80}, AttentionCase{2, 1, 512}));
+                                           AttentionCase{5, 1, 80}, AttentionCase{2, 1, 512},
+                                           AttentionCase{8, 2, 64, 4}, AttentionCase{4, 4, 32, 1}));
+
+// The mixture-of-experts kernels (router linear on the host side here, as the executor runs it)
+// against ref::moe_mlp: 6 experts, 2 and 3 per token, with and without renormalisation, in bf16
+// and f32 storage, over 5 tokens. The routing's ties are not exercised (random logits).
+struct MoeCase {
+  long long top_k;
+  bool renormalise;
+  DType w;
+};
+void PrintTo(const MoeCase& c, std::ostream* os) {
+  *os << "top" << c.top_k << (c.renormalise ? " renorm " : " ") << dtype_user_name(c.w);
+}
+class CudaMoe : public ::testing::TestWithParam<MoeCase> {};
+
+TEST_P(CudaMoe, RouteGateUpDownMatchCpu) {
+  AC_REQUIRE_GPU();
+  const MoeCase c = GetParam();
+  const long long n = 5, hidden = 72, inter = 40, experts = 6;
+  std::vector<float> x = random_vec(size_t(n * hidden), 21), router_r;
+  auto router = store_as(random_vec(size_t(experts * hidden), 22, 0.3f), c.w, router_r);
+  std::vector<std::vector<float>> rounded(static_cast<size_t>(3 * experts));
+  std::vector<cuda::DeviceBuffer> dev;
+  std::vector<const void*> table(static_cast<size_t>(3 * experts));
+  std::vector<ref::ExpertView> views(static_cast<size_t>(experts));
+  for (long long e = 0; e < experts; ++e)
+    for (long long k = 0; k < 3; ++k) {
+      const size_t i = size_t(k * experts + e);
+      auto bytes = store_as(random_vec(size_t(hidden * inter), uint64_t(30 + i), 0.15f), c.w, rounded[i]);
+      dev.push_back(to_device(bytes));
+      table[i] = reinterpret_cast<const void*>(dev.back().ptr());
+    }
+  for (long long e = 0; e < experts; ++e)
+    views[size_t(e)] = {rounded[size_t(e)].data(), rounded[size_t(experts + e)].data(), rounded[size_t(2 * experts + e)].data()};
+  std::vector<float> want(size_t(n * hidden));
+  ref::moe_mlp(x.data(), n, hidden, router_r.data(), views, inter, c.top_k, c.renormalise, want.data());
+
+  std::vector<float> logits(size_t(n * experts));
+  ref::linear(x.data(), n, hidden, router_r.data(), nullptr, experts, logits.data());
+  auto dlogits = to_device(logits), dx = to_device(x), dtable = to_device(table);
+  cuda::DeviceBuffer ids(size_t(n * c.top_k) * 4), weights(size_t(n * c.top_k) * 4);
+  auto act = poisoned(size_t(n * c.top_k * inter));
+  auto out = poisoned(want.size());
+  MoeRouteParams rp{dlogits.as<float>(), ids.as<int>(), weights.as<float>(), n, experts, c.top_k, c.renormalise ? 1 : 0};
+  cuda::launch_kernel(ref_kernel("moe_route"), cuda::Dim3{unsigned(n)}, 256, 0, stream(), &rp);
+  const void* const* t = dtable.as<const void*>();
+  MoeExpertParams gu{dx.as<float>(), ids.as<int>(), weights.as<float>(), t, t + experts, act.as<float>(), n, c.top_k, hidden, inter};
+  cuda::launch_kernel(ref_kernel("moe_gate_up", {}, {c.w}), cuda::Dim3{unsigned((inter + 7) / 8), unsigned(n * c.top_k)}, 256, 0,
+                      stream(), &gu);
+  MoeExpertParams dp{act.as<float>(), ids.as<int>(), weights.as<float>(), t + 2 * experts, nullptr, out.as<float>(), n, c.top_k,
+                     hidden, inter};
+  cuda::launch_kernel(ref_kernel("moe_down", {}, {c.w}), cuda::Dim3{unsigned((hidden + 7) / 8), unsigned(n)}, 256, 0, stream(), &dp);
+  EXPECT_LE(rel_l2(to_host<float>(out, want.size()), want), kF32Bound);
+  // The picks: each token's ids in increasing order, the ones the CPU routing picks.
+  const auto got_ids = to_host<int32_t>(ids, size_t(n * c.top_k));
+  for (long long tok = 0; tok < n; ++tok) {
+    std::vector<int32_t> want_ids(size_t(c.top_k));
+    std::vector<float> w(size_t(c.top_k));
+    ref::moe_route(logits.data() + tok * experts, experts, c.top_k, c.renormalise, want_ids.data(), w.data());
+    std::sort(want_ids.begin(), want_ids.end());
+    EXPECT_EQ(std::vector<int32_t>(got_ids.begin() + tok * c.top_k, got_ids.begin() + (tok + 1) * c.top_k), want_ids)
+        << "token " << tok;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, CudaMoe,
+                         ::testing::Values(MoeCase{2, true, DType::BF16}, MoeCase{3, false, DType::BF16},
+                                           MoeCase{2, false, DType::F32}));
 
 TEST(CudaOps, ElementwiseMatchCpu) {
   AC_REQUIRE_GPU();

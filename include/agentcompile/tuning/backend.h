@@ -102,10 +102,22 @@ class Backend {
     (void)points;
   }
 
+  // Why the backend's searched (fast) routes cannot run this graph, so that every region runs
+  // its generic route (CUDA: reference kernels and cuBLAS); "" when they can. The compile report
+  // lists the regions and what the generic route costs.
+  virtual std::string generic_route_reason(const Graph& g) const {
+    (void)g;
+    return "";
+  }
+
   // ---- the plan
   // Derives the backend's own block of the plan from its routes (CUDA: cuda_fast), keeping the
-  // whole-step settings already there. Default: nothing to derive.
-  virtual void bind_routes(Plan& plan) const { (void)plan; }
+  // whole-step settings already there; none where the backend's fast routes cannot run the graph
+  // (the plan then runs the backend's generic route). Default: nothing to derive.
+  virtual void bind_routes(const Graph& g, Plan& plan) const {
+    (void)g;
+    (void)plan;
+  }
   // Whole-step tuning (the latency objective): whether the compile times this backend's decode
   // routes' alternatives in whole decode steps; its settings in the order they are tried; the plan
   // with one of them set (nullopt and why not when it does not apply to this model, plan or GPU;

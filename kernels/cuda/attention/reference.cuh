@@ -1,6 +1,7 @@
 // Attention with a KV cache, reference. kv_write_ref stores the step's k and v at each token's
 // (slot, position); attention_ref then runs one block per (query head, token) over positions
-// [0, position] of the token's slot with an online (single-pass) softmax in f32.
+// [0, position] of the token's slot (its last `window` positions when window > 0: sliding-window
+// attention, as mixtral configures it) with an online (single-pass) softmax in f32.
 // Each thread owns head dims threadIdx.x + k*BLOCK (k < MAXD).
 #pragma once
 #include "common/params.h"
@@ -34,7 +35,8 @@ __device__ void attention_ref(const AttentionParams& p) {
   }
   float m = AC_NEG_INF, l = 0.0f;
   const long long len = (long long)p.positions[t] + 1;
-  for (long long pos = 0; pos < len; ++pos) {
+  const long long first = p.window > 0 && len > p.window ? len - p.window : 0;
+  for (long long pos = first; pos < len; ++pos) {
     const float* kp = p.k_cache + base + pos * kv_dim;
     float part = 0.0f;
 #pragma unroll

@@ -54,6 +54,7 @@ struct AttentionParams {
   const int* slots;      // [n]
   long long n, heads, kv_heads, head_dim, max_seq;
   float scale;
+  long long window;      // > 0: only the last `window` of those positions (sliding window); 0: all
 };
 
 struct ElementwiseParams {
@@ -80,6 +81,25 @@ struct GatherRowsParams {
   const int* rows;       // [n]
   float* out;            // [n, cols]
   long long n, cols;
+};
+
+// Mixture-of-experts MLP, reference (moe/reference.cuh).
+struct MoeRouteParams {
+  const float* logits;   // [n, experts] router logits
+  int* ids;              // [n, top_k] the picked experts, increasing index within a token
+  float* weights;        // [n, top_k] their weights
+  long long n, experts, top_k;
+  int renormalise;
+};
+
+struct MoeExpertParams {
+  const float* x;            // gate_up: [n, hidden] inputs; down: [n * top_k, inter] activations
+  const int* ids;            // [n, top_k] (moe_route)
+  const float* weights;      // [n, top_k] (down)
+  const void* const* w1;     // [experts] device pointers: gate_up: the gate weights; down: the down weights
+  const void* const* w2;     // [experts] gate_up: the up weights
+  float* out;                // gate_up: [n * top_k, inter]; down: [n, hidden]
+  long long n, top_k, hidden, inter;
 };
 
 struct ArgmaxParams {

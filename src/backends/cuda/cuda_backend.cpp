@@ -20,14 +20,6 @@ namespace ac {
 
 namespace {
 
-// Sparse (mixture-of-experts) layers have no CUDA route yet: refused in one line before any
-// kernel is built, for a compile and for an executor alike.
-void refuse_moe(const Graph& g) {
-  if (g.config.is_moe())
-    throw_input("--backend cuda", "mixture-of-experts models (" + std::string(arch_name(g.config.arch)) +
-                                      ") are not supported on the CUDA backend yet; use --backend cpu");
-}
-
 class CudaBackend final : public Backend {
  public:
   std::string name() const override { return "cuda"; }
@@ -93,7 +85,6 @@ class CudaBackend final : public Backend {
   std::vector<FamilySpace> families(const Graph& g, const Partition& part, const RegionSummary& s,
                                     const TargetFacts& target, std::vector<std::string>* notes) const override {
     (void)part;
-    refuse_moe(g);
     return cuda_fast_families(g, s, target, notes);
   }
 
@@ -110,12 +101,18 @@ class CudaBackend final : public Backend {
 
   // The routes' points and own carveouts; the whole-step settings (carveout, persistent layers,
   // attention with the output projection) stay as the plan has them.
-  void bind_routes(Plan& plan) const override {
+  void bind_routes(const Graph& g, Plan& plan) const override {
+    if (!generic_route_reason(g).empty()) {  // the library route: reference kernels and cuBLAS
+      plan.cuda_fast.reset();
+      return;
+    }
     KnobValues f = cuda_fast_from_routes(plan.routes);
     if (plan.cuda_fast)
       for (const char* k : {"smem_carveout", "persistent", "attn_o", "attn_merge_o"}) f.set(k, plan.cuda_fast->get(k));
     plan.cuda_fast = f;
   }
+
+  std::string generic_route_reason(const Graph& g) const override { return cuda::fast_path_unsupported(g); }
 
   bool tunes_whole_steps() const override { return true; }
 
@@ -191,7 +188,6 @@ class CudaBackend final : public Backend {
 
   std::unique_ptr<Executor> executor(const Graph& g, const ExecutorLimits& limits,
                                      const ExecutorRequest& request) const override {
-    refuse_moe(g);
     CudaExecutorOptions o;
     o.route = request.route;
     o.share = request.share;

@@ -76,6 +76,7 @@ class CudaExecutor final : public Executor {
       if (op.kind == OpKind::Linear || op.kind == OpKind::Logits) max_in = std::max(max_in, g.value(op.inputs[0]).width);
     cast_scratch_ = DeviceBuffer(size_t(std::max(nt, nr)) * size_t(max_in) * 4);
     gather_scratch_ = DeviceBuffer(size_t(nr) * size_t(c.hidden_size) * 4);
+    plan_moe(nt);
     load_kernels();
     dev_.synchronize();
   }
@@ -160,6 +161,29 @@ class CudaExecutor final : public Executor {
     return cuda::load_kernel(cuda::make_variant(cuda::find_family(op, "ref"), std::move(params), std::move(types), arch_));
   }
 
+  // Sparse layers: each layer's expert pointer tables (gate | up | down, E each), and the
+  // step's routing scratch, sized for the widest layer.
+  void plan_moe(int64_t nt) {
+    int64_t experts = 0, picks = 0, inter = 0;
+    for (const Op& op : g_.ops) {
+      if (op.kind != OpKind::MoeMlp) continue;
+      std::vector<const void*> table(size_t(3 * op.experts));
+      for (int64_t e = 0; e < op.experts; ++e)
+        for (int64_t k = 0; k < 3; ++k) table[size_t(k * op.experts + e)] = weight(op, size_t(1 + 3 * e + k));
+      DeviceBuffer b(table.size() * sizeof(void*));
+      b.upload(table.data(), table.size() * sizeof(void*), stream_);
+      moe_tables_.emplace(&op, std::move(b));
+      experts = std::max(experts, op.experts);
+      picks = std::max(picks, op.top_k);
+      inter = std::max(inter, op.expert_inter);
+    }
+    if (experts == 0) return;
+    moe_logits_ = DeviceBuffer(size_t(nt * experts) * 4);
+    moe_ids_ = DeviceBuffer(size_t(nt * picks) * 4);
+    moe_weights_ = DeviceBuffer(size_t(nt * picks) * 4);
+    moe_act_ = DeviceBuffer(size_t(nt * picks * inter) * 4);
+  }
+
   // Every variant the graph needs, compiled (or fetched from the cache) before the first step.
   void load_kernels() {
     const ModelConfig& c = g_.config;
@@ -170,11 +194,17 @@ class CudaExecutor final : public Executor {
         case OpKind::Embed: k_embed_[weight_dtype(op)] = &kernel("embed", {}, {weight_dtype(op)}); break;
         case OpKind::RmsNorm: k_norm_[weight_dtype(op)] = &kernel("rms_norm", {}, {weight_dtype(op)}); break;
         case OpKind::Linear:
-        case OpKind::Logits: {
+        case OpKind::Logits:
+        case OpKind::MoeMlp: {  // (its router is a linear)
           DType t = weight_dtype(op);
           k_linear_[t] = &kernel("linear", {}, {t});
           if (t != DType::F32) k_cast_[t] = &kernel("cast", {}, {t});  // (library route)
           k_bias_[t] = &kernel("bias", {}, {t});
+          if (op.kind == OpKind::MoeMlp) {
+            k_moe_route_ = &kernel("moe_route", {});
+            k_moe_gate_up_[t] = &kernel("moe_gate_up", {}, {t});
+            k_moe_down_[t] = &kernel("moe_down", {}, {t});
+          }
           break;
         }
         default: break;
@@ -190,7 +220,12 @@ class CudaExecutor final : public Executor {
   }
 
   void linear(const Op& op, const float* x, long long n, long long in, long long out_dim, float* out) {
-    const DType t = weight_dtype(op);
+    linear(weight_dtype(op), weight(op, 0), weight(op, 1), x, n, in, out_dim, out);
+  }
+
+  // out[n, out_dim] = x[n, in] w^T (+ bias): cuBLAS on the library route, else the reference kernel.
+  void linear(DType t, const void* w, const void* bias, const float* x, long long n, long long in, long long out_dim,
+              float* out) {
     if (opts_.route == "library") {
       const void* xin = x;
       if (t != DType::F32) {
@@ -198,14 +233,14 @@ class CudaExecutor final : public Executor {
         cuda::launch_kernel(*k_cast_.at(t), Dim3{cuda::elementwise_blocks(n * in, kBlock)}, kBlock, 0, stream_, &cp);
         xin = cast_scratch_.as<void>();
       }
-      cuda::cublas_linear(*cublas_, t, xin, weight(op, 0), out, n, in, out_dim);
-      if (const void* bias = weight(op, 1)) {
+      cuda::cublas_linear(*cublas_, t, xin, w, out, n, in, out_dim);
+      if (bias) {
         BiasParams bp{out, bias, n, out_dim};
         cuda::launch_kernel(*k_bias_.at(t), Dim3{cuda::elementwise_blocks(n * out_dim, kBlock)}, kBlock, 0, stream_, &bp);
       }
       return;
     }
-    LinearParams p{x, nullptr, weight(op, 0), weight(op, 1), out, n, in, out_dim};
+    LinearParams p{x, nullptr, w, bias, out, n, in, out_dim};
     cuda::launch_kernel(*k_linear_.at(t), Dim3{unsigned((out_dim + kBlock / 32 - 1) / (kBlock / 32)), unsigned(n)},
                         kBlock, 0, stream_, &p);
   }
@@ -241,7 +276,7 @@ class CudaExecutor final : public Executor {
         KvWriteParams w{in(1), in(2), kc, vc, in_.positions(), in_.slots(), n, kv_dim, lim_.max_seq};
         cuda::launch_kernel(*k_kv_write_, Dim3{unsigned(n)}, kBlock, 0, stream_, &w);
         AttentionParams p{in(0), kc, vc, out, in_.positions(), in_.slots(), n, op.heads, op.kv_heads,
-                          op.head_dim, lim_.max_seq, 1.0f / std::sqrt(float(op.head_dim))};
+                          op.head_dim, lim_.max_seq, 1.0f / std::sqrt(float(op.head_dim)), op.window};
         cuda::launch_kernel(*k_attention_, Dim3{unsigned(op.heads), unsigned(n)}, kBlock, 0, stream_, &p);
         break;
       }
@@ -262,9 +297,31 @@ class CudaExecutor final : public Executor {
         linear(op, gather_scratch_.as<float>(), r, hidden, c.vocab_size, out);
         break;
       }
-      case OpKind::MoeMlp:  // the backend refuses MoE models before building an executor
-        throw_internal("cuda", "no CUDA route for " + op.name);
+      case OpKind::MoeMlp:
+        moe(op, in(0), n, out);
+        break;
     }
+  }
+
+  // A sparse layer's MLP: router linear, routing, the picked experts' gate/up, then their
+  // weighted down projections (moe/reference.cuh).
+  void moe(const Op& op, const float* x, long long n, float* out) {
+    const DType t = weight_dtype(op);
+    const long long hidden = g_.value(op.inputs[0]).width, k = op.top_k, inter = op.expert_inter;
+    linear(t, weight(op, 0), nullptr, x, n, hidden, op.experts, moe_logits_.as<float>());
+    MoeRouteParams rp{moe_logits_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(), n, op.experts, k,
+                      op.norm_topk ? 1 : 0};
+    cuda::launch_kernel(*k_moe_route_, Dim3{unsigned(n)}, kBlock, 0, stream_, &rp);
+    const void* const* table = moe_tables_.at(&op).as<const void*>();
+    const unsigned warps = kBlock / 32;
+    MoeExpertParams gu{x, moe_ids_.as<int>(), moe_weights_.as<float>(), table, table + op.experts, moe_act_.as<float>(),
+                       n, k, hidden, inter};
+    cuda::launch_kernel(*k_moe_gate_up_.at(t), Dim3{unsigned((inter + warps - 1) / warps), unsigned(n * k)}, kBlock, 0,
+                        stream_, &gu);
+    MoeExpertParams dp{moe_act_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(), table + 2 * op.experts,
+                       nullptr, out, n, k, hidden, inter};
+    cuda::launch_kernel(*k_moe_down_.at(t), Dim3{unsigned((hidden + warps - 1) / warps), unsigned(n)}, kBlock, 0,
+                        stream_, &dp);
   }
 
   const Graph& g_;
@@ -281,12 +338,14 @@ class CudaExecutor final : public Executor {
   std::vector<int> buffer_of_;
   cuda::StepInputs in_;
   DeviceBuffer argmax_, cast_scratch_, gather_scratch_;
+  std::map<const Op*, DeviceBuffer> moe_tables_;
+  DeviceBuffer moe_logits_, moe_ids_, moe_weights_, moe_act_;
   cuda::PinnedBuffer host_logits_, host_argmax_;
   long long rows_in_step_ = 0;
   mutable bool logits_on_host_ = false;
-  std::map<DType, const LoadedKernel*> k_embed_, k_norm_, k_linear_, k_cast_, k_bias_;
+  std::map<DType, const LoadedKernel*> k_embed_, k_norm_, k_linear_, k_cast_, k_bias_, k_moe_gate_up_, k_moe_down_;
   const LoadedKernel *k_rope_ = nullptr, *k_kv_write_ = nullptr, *k_attention_ = nullptr, *k_swiglu_ = nullptr,
-                     *k_add_ = nullptr, *k_gather_ = nullptr, *k_argmax_ = nullptr;
+                     *k_add_ = nullptr, *k_gather_ = nullptr, *k_argmax_ = nullptr, *k_moe_route_ = nullptr;
 };
 
 }  // namespace

@@ -73,6 +73,12 @@ std::vector<Family> build_families() {
   v.push_back(ref("bias", "elementwise/reference.cuh", "BiasParams", "bias_ref", {"W"}));
   v.push_back(ref("gather_rows", "elementwise/reference.cuh", "GatherRowsParams", "gather_rows_ref", {}));
   v.push_back(ref("argmax", "sampling/argmax.cuh", "ArgmaxParams", "argmax_ref", {}));
+  v.push_back(ref("moe_route", "moe/reference.cuh", "MoeRouteParams", "moe_route_ref", {}, {},
+                  "reference: a token's experts from its router logits (f32 softmax, top-k, ties to the lower index)"));
+  v.push_back(ref("moe_gate_up", "moe/reference.cuh", "MoeExpertParams", "moe_gate_up_ref", {"W"}, {},
+                  "reference: silu(gate x) * (up x) of each picked expert, one warp per output"));
+  v.push_back(ref("moe_down", "moe/reference.cuh", "MoeExpertParams", "moe_down_ref", {"W"}, {},
+                  "reference: the picked experts' weighted down projections summed in expert order"));
   v.push_back(ref("argmax_finish", "sampling/argmax.cuh", "ArgmaxFinishParams", "argmax_finish", {}, {},
                   "the token of each row from an argmax GEMV's published (logit, row) keys; one block, after it"));
   v.push_back(ref("read_probe", "probe/read.cuh", "ReadProbeParams", "read_probe", {}, {},

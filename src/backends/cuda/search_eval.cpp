@@ -762,7 +762,7 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
   }
   if (std::string why = fast_path_unsupported(g); !why.empty()) {
     notes->push_back("the CUDA fast path cannot run this model (" + why +
-                     "): there is nothing to tune; `generate --backend cuda` runs it on the library route without a plan");
+                     "): there is nothing to tune; the plan runs it on the library route (reference kernels and cuBLAS)");
     return {};
   }
   const ModelConfig& c = g.config;

@@ -16,6 +16,8 @@ bool is16(DType t) { return t == DType::BF16 || t == DType::F16; }
 
 std::string fast_path_unsupported(const Graph& g) {
   const ModelConfig& c = g.config;
+  if (c.is_moe()) return "mixture-of-experts layers";
+  if (c.attention_window > 0) return "sliding-window attention";
   if (c.mlp_bias) return "MLP biases";
   if (c.head_dim != 32 && c.head_dim != 64 && c.head_dim != 128 && c.head_dim != 256)
     return "head_dim " + std::to_string(c.head_dim) + " (the fused attention handles 32, 64, 128, 256)";
