@@ -84,16 +84,21 @@ def init_weights(model, seed, tied):
                 p.copy_(scale * torch.randn(p.shape, generator=g))
 
 
-def make_fixture(name, spec, seed, root):
+def new_fixture_model(name, spec, seed, root):
+    """(folder, config, float32 model with init_weights) of a fixture whose config.json is spec's."""
     d = os.path.join(root, name)
     os.makedirs(d)
-    cfg_dict = dict(spec["config"])
     with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump(cfg_dict, f, indent=2)
+        json.dump(spec["config"], f, indent=2)
     cfg = AutoConfig.from_pretrained(d)
     torch.manual_seed(seed)
     model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32, attn_implementation="eager")
     init_weights(model, seed, cfg.tie_word_embeddings)
+    return d, cfg, model
+
+
+def make_fixture(name, spec, seed, root):
+    d, cfg, model = new_fixture_model(name, spec, seed, root)
     store_dtype = getattr(torch, spec["dtype"])
     with torch.no_grad():  # round every weight to the storage dtype: the f32 reference sees the stored values
         for p in model.parameters():

@@ -17,14 +17,14 @@ CPU: teacher-forced logits, greedy tokens and margins (expected.safetensors, exp
 The routers get a larger scale than the other projections so that the top-k picks differ from
 token to token and the greedy margins stay clear of ties between experts.
 """
-import json, os, sys
+import os, sys
 
 import torch
 from safetensors.torch import save_file
-from transformers import AutoConfig, AutoModelForCausalLM
+from transformers import AutoModelForCausalLM
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import make_hf_fixtures as base  # noqa: E402  (init_weights, record_expected, write_archive)
+import make_hf_fixtures as base  # noqa: E402  (new_fixture_model, record_expected, write_archive)
 
 FIXTURES = {
     # qwen3_moe: 6 experts, 2 per token, renormalised; layer 1 dense (mlp_only_layers), layers 0
@@ -72,14 +72,7 @@ def hub_state_dict(model, cfg):
 
 
 def make_fixture(name, spec, seed, root):
-    d = os.path.join(root, name)
-    os.makedirs(d)
-    with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump(spec["config"], f, indent=2)
-    cfg = AutoConfig.from_pretrained(d)
-    torch.manual_seed(seed)
-    model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32, attn_implementation="eager")
-    base.init_weights(model, seed, cfg.tie_word_embeddings)
+    d, cfg, model = base.new_fixture_model(name, spec, seed, root)
     g = torch.Generator().manual_seed(seed + 7)
     store_dtype = getattr(torch, spec["dtype"])
     with torch.no_grad():
