@@ -137,7 +137,7 @@ TEST_P(CudaFixturePlan, CompiledPlanReproducesTransformersGreedyTokens) {
   Graph g = build_decoder_graph(model->config, model->weights);
   if (std::string why = cuda::fast_path_unsupported(g); !why.empty()) GTEST_SKIP() << "fast path: " << why;
   TempDir tmp;
-  const Plan plan = compile_small_cuda_plan(*model, tmp, 20);
+  const Plan plan = compile_small_cuda_plan(*model, tmp.path(), 20);
   ASSERT_TRUE(plan.cuda_fast.has_value());
   const int64_t seq = int64_t(e.prompt.size() + e.greedy.size());
   auto ex = make_plan_executor(plan, g, ExecutorLimits{1, seq, seq, 1});
@@ -210,7 +210,7 @@ TEST_P(CudaGenericRoute, MatchesCpuAndCompiles) {
   const size_t agreed = expect_reference_greedy(*cpu, v, prompt, r.tokens, spec);
   std::printf("[ generic ] %s: %zu/%lld greedy tokens equal to the reference argmax\n", spec.c_str(), agreed, (long long)steps);
 
-  const Plan plan = compile_small_cuda_plan(*model, tmp, 10);
+  const Plan plan = compile_small_cuda_plan(*model, tmp.path(), 10);
   EXPECT_FALSE(plan.cuda_fast.has_value());
   auto pex = make_plan_executor(plan, g, lim);
   EXPECT_EQ(generate(*pex, model->config, prompt, go, nullptr).tokens, r.tokens) << "plan executor";
