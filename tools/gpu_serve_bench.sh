@@ -46,12 +46,12 @@ trap '[ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null' EXIT
         --json-out "$res/e2e-$m.json" --md-out "$res/e2e-$m.md" --quiet > /dev/null 2> "$res/e2e-$m.err"
     }
     e2e; rc=$?
-    if [ $rc -ne 0 ] && grep -q "compiled for another model" "$res/e2e-$m.err"; then
+    if [ $rc -ne 0 ] && grep -qE "compiled for another (model|environment)" "$res/e2e-$m.err"; then
       # The plan was made for weights of another seed: compile this model, its choices as the seed.
       echo "$(tail -1 "$res/e2e-$m.err"): compile --budget ${BUDGET:-100} --seed-plan"
       mkdir -p "$work/seed-$m" && mv "$work/plan-$m/plan.json" "$work/seed-$m/"
-      seed=(--seed-plan "$work/seed-$m"); [ "$backend" = cuda ] || seed=()
-      $bin compile "$model" --out "$work/plan-$m" --backend "$backend" --budget "${BUDGET:-100}" --db "$work/tune.db" "${seed[@]}" \
+      seed=(--seed-plan "$work/seed-$m"); [ "$backend" = cuda ] && [ -z "${NO_SEED:-}" ] || seed=()
+      $bin compile "$model" --out "$work/plan-$m" --backend "$backend" --budget "${BUDGET:-100}" --db "$work/tune.db" "${seed[@]}" ${COMPILE_FLAGS:-} \
         > "$res/compile-$m.log" 2>&1
       echo "compile exit $?"; cp "$work/plan-$m/plan.json" "$res/plan-$m.json" 2>/dev/null
       e2e; rc=$?
