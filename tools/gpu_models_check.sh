@@ -40,7 +40,7 @@ except Exception as e:
 n = next((i for i, (x, y) in enumerate(zip(a["tokens"], b["tokens"])) if x != y), len(a["tokens"]))
 print(f"{sys.argv[3]}: cpu {a['tokens'][:8]} cuda {b['tokens'][:8]} agree on {n} of {len(a['tokens'])}")
 PY
-    $bin compile "$m" --backend cuda --out "/tmp/ac-plan-$p-${w:-bf16}" --budget 20 > "$out/runs/compile-$p-$w.log" 2>&1
+    $bin compile "$m" --backend cuda --out "/tmp/ac-plan-$p-${w:-bf16}" --budget 10 > "$out/runs/compile-$p-$w.log" 2>&1
     echo "$spec compile --backend cuda exit $?: $(tail -1 "$out/runs/compile-$p-$w.log")"
   done
   echo "== FP8 qwen3-1.7b (real shapes) on CUDA: W2 decode"
@@ -53,6 +53,10 @@ PY
   echo "== serve on CUDA"
   [ -f .deps/gputok/tokenizer.json ] || gunzip -k .deps/gputok/tokenizer.json.gz
   TOKENIZER=.deps/gputok timeout 200 tools/gpu_serve_check.sh > /dev/null 2>&1; cat "$out/serve.log" | tail -25
-  gpu_tests 'CudaMoe*:CudaAttention*:CudaGenericRoute*:CudaFixture*:CudaOps*:CudaLinear*'
+  echo "== a fast-path compile of tiny-qwen3 with the decode-step tuning"
+  $bin synth-model --preset tiny-qwen3 --out /tmp/ac-tq --seed 7 --quiet
+  timeout 90 $bin compile /tmp/ac-tq --backend cuda --out /tmp/ac-tq-plan --budget 30 > "$out/runs/compile-tq.log" 2>&1
+  echo "exit $?: $(tail -2 "$out/runs/compile-tq.log")"
+  gpu_tests '*CudaMoe*:*CudaAttention.*:*CudaGenericRoute*:*CudaFixture.*:CudaOps*:*CudaLinear*'
   date -u
 } 2>&1 | tee "$log"
