@@ -1,6 +1,11 @@
 // agentcompile: the command-line entry. Errors are one line on stderr, "error: <what>: <why>",
 // exit code 2 for bad input and 1 for internal failures (docs/design.md, command-line contract).
+#include <execinfo.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <new>
 
@@ -31,9 +36,31 @@ std::string first_line(std::string s) {
   return s;
 }
 
+// A crash (a bug, never bad input) says so on stderr with the raw stack, then dies of the same
+// signal: binary(+offset) frames that addr2line resolves against the unstripped build. Only
+// async-signal-safe calls (write, backtrace_symbols_fd; backtrace is loaded before any crash).
+void on_crash(int sig) {
+  const char* head = "error: internal: crashed (";
+  ::write(2, head, std::strlen(head));
+  const char* name = sigabbrev_np(sig);
+  if (name) ::write(2, name, std::strlen(name));
+  ::write(2, "); stack:\n", 10);
+  void* frames[64];
+  backtrace_symbols_fd(frames, backtrace(frames, 64), 2);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void install_crash_report() {
+  void* warm[1];
+  backtrace(warm, 1);  // loads libgcc's unwinder now, not inside the handler
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, on_crash);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  install_crash_report();
   CLI::App app{"agentcompile: an LLM-guided CUDA inference compiler and runtime for HF decoder LLMs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", ac::cli::version_text());
