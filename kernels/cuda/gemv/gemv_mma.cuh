@@ -28,27 +28,13 @@
 // Grid: (ceil(N / (16 * MT)), SPLITK). Dynamic shared memory: WARPS * MATS * MT * 128 floats of
 // partial tiles. Requires K % 32 == 0 and bf16 weights.
 #pragma once
+#include "common/mma.cuh"
 #include "common/params.h"
 #include "common/pdl.cuh"
 #include "common/reduce.cuh"
 #include "common/vec.cuh"
 #include "gemv/common.cuh"
 
-// d = {lo: bf16(a), hi: bf16(b)}, round to nearest even.
-__device__ __forceinline__ unsigned pack_bf16x2(float a, float b) {
-  unsigned d;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(b), "f"(a));
-  return d;
-}
-
-__device__ __forceinline__ void mma_bf16_16816(float (&c)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
-                                               unsigned b0, unsigned b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
 
 // This lane's weights for chunk rounds j0 .. j0 + UNROLL - 1: rows g and g + 8 of each 16-row
 // tile, physical k 8t .. 8t + 7 of the chunk (zeros past the slice or the last row).

@@ -191,6 +191,26 @@ std::vector<Family> build_families() {
   }
   {
     Family f;
+    f.op = "attn_prefill";
+    f.name = "flash";
+    f.header = "attention/prefill_flash.cuh";
+    f.params_struct = "PrefillAttnParams";
+    f.device_fn = "attn_prefill_flash";
+    f.params = {{"BLOCK", {64, 128, 256}}, {"BK", {16, 32, 64}}, {"HD", {32, 64, 128}}};
+    f.min_sm = 80;  // mma.sync with bf16
+    f.description = "prefill attention: 16 query rows per warp of one sequence against BK-position K/V tiles on "
+                    "tensor cores (mma.sync bf16, f32 accumulation), online softmax, causal per row";
+    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
+      const int bytes = 2 * v.at("BK") * (v.at("HD") + 8) * 2;
+      if (bytes > 48 * 1024) return "needs " + std::to_string(bytes) + " bytes of static shared memory (48 KiB limit)";
+      // Registers per lane: the O accumulators (HD / 2), Q fragments (HD / 8), S (BK / 2).
+      if (v.at("HD") / 2 + v.at("HD") / 8 + v.at("BK") / 2 > 128) return "more than 128 accumulator and fragment registers per lane";
+      return "";
+    };
+    v.push_back(std::move(f));
+  }
+  {
+    Family f;
     f.op = "attn_decode";
     f.name = "split";
     f.header = "attention/decode.cuh";

@@ -120,6 +120,13 @@ struct FastConfig {
   // at 256:4:1:8 was 1.8% slower under the step's 40 and 0.28% faster than the plan's point under
   // 30: bench/results/2026-12-03-carveout-map/). Absent: the step's.
   std::map<std::string, int> region_carveout;
+  // Prefill steps (any step that is not a batch of one-token decodes) run attn_prefill.flash
+  // (query tiles of one sequence against K/V tiles on tensor cores, each K/V tile read once per
+  // tile of rows) instead of the decode attention once per row, where the head dim is 32, 64 or
+  // 128; prefill_flash_block threads (16 query rows per warp), prefill_flash_bk positions per
+  // K/V tile. Not yet run on a GPU: off by default.
+  int prefill_flash = 0;
+  int prefill_flash_block = 128, prefill_flash_bk = 64;
   bool cuda_graph = true;
   bool pdl = true;
   // Top-k sampling selects its k candidates on the device (topk.radix) instead of copying every

@@ -98,6 +98,13 @@ Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::
                       arch);
 }
 
+std::optional<Variant> prefill_flash_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch) {
+  if (!cfg.prefill_flash || (c.head_dim != 32 && c.head_dim != 64 && c.head_dim != 128)) return std::nullopt;
+  const Family& f = find_family("attn_prefill", "flash");
+  if (!arch_constraint(f, arch).empty()) return std::nullopt;
+  return make_variant(f, {{"BLOCK", cfg.prefill_flash_block}, {"BK", cfg.prefill_flash_bk}, {"HD", int(c.head_dim)}}, {}, arch);
+}
+
 std::vector<long long> cluster_long_reaches(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch) {
   std::vector<long long> r;
   for (const Variant& v : cluster_long_attn_variants(c, cfg, wt, arch)) r.push_back((long long)v.param("CLUSTER") * v.param("SPLIT"));

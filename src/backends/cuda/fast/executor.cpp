@@ -48,6 +48,7 @@ FastExecutor::FastExecutor(const Graph& g, const ExecutorLimits& lim, const Fast
   token_out_ = DeviceBuffer(size_t(nr) * 4);
   setup_top_k();
   in_ = StepInputs(nt, nr);
+  prefill_tiles_ = DeviceBuffer(size_t(nt) * 8);  // at most one tile per row
   host_logits_ = PinnedBuffer(size_t(nr) * size_t(c.vocab_size) * 4);
   host_tokens_ = PinnedBuffer(size_t(nr) * 4);
   host_ahead_ = PinnedBuffer(2 * kMaxBatch * 4);
@@ -78,6 +79,7 @@ void FastExecutor::forward(const StepBatch& b) {
   in_.upload(b, s_);
   rows_in_step_ = r;
   last_positions_ = b.positions;
+  last_slots_ = b.slots;
   logits_on_host_ = false;
   tokens_ready_ = false;
   host_tokens_valid_ = false;

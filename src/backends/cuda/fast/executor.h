@@ -83,6 +83,7 @@ class FastExecutor final : public Executor {
   // prefill.cpp: cuBLAS GEMMs over the step's tokens.
   void run_prefill(long long n, long long r);
   void attention(const LayerOps& L, size_t layer, long long n, bool pdl);
+  void prefill_attention(const LayerOps& L, size_t layer, long long n, const Variant& v);
   void linear(const void* w, const void* bias, const float* x, long long n, long long in, long long out_dim, float* out);
   void rms_norm(const Op* norm, const float* x, long long rows, long long dim, float* out);
   void add(float* acc, const float* x, long long count);
@@ -152,7 +153,9 @@ class FastExecutor final : public Executor {
   std::vector<Mark> marks_;
   std::map<std::string, ProfileEntry> profile_sum_;
   long long profiled_steps_ = 0;
-  std::vector<int32_t> last_positions_;
+  std::vector<int32_t> last_positions_, last_slots_;
+  DeviceBuffer prefill_tiles_;  // attn_prefill.flash's query tiles: [max_tokens][2]
+  long long prefill_tile_count_ = 0;
   long long rows_in_step_ = 0;
   bool decode_step_ = false, tokens_ready_ = false;
   bool host_tokens_valid_ = false;  // host_tokens_ holds this step's token_out_ (decode steps)

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "backends/cuda/fast/prefill_tiles.h"
 #include "backends/cuda/fast/variants.h"
 
 namespace ac::cuda {
@@ -13,13 +14,20 @@ void FastExecutor::run_prefill(long long n, long long r) {
   EmbedParams ep{wptr(ops_.embed, 0), in_.tokens(), resid_.as<float>(), n, c.hidden_size, c.vocab_size};
   launch(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, &ep);
   const long long qkvd = c.q_dim() + 2 * c.kv_dim();
+  const std::optional<Variant> flash = prefill_flash_variant(c, cfg_, arch_);
+  if (flash) {  // the step's query tiles, for every layer
+    const std::vector<int32_t> tiles = prefill_query_tiles(last_slots_, flash->threads() / 32 * 16);
+    prefill_tiles_.upload(tiles.data(), tiles.size() * 4, s_);
+    prefill_tile_count_ = (long long)tiles.size() / 2;
+  }
   for (size_t l = 0; l < ops_.layers.size(); ++l) {
     const LayerOps& L = ops_.layers[l];
     rms_norm(L.input_norm, resid_.as<float>(), n, c.hidden_size, h_.as<float>());
     linear(reinterpret_cast<const void*>(fw_->wqkv[l].ptr()),
            fw_->bqkv[l].ptr() ? reinterpret_cast<const void*>(fw_->bqkv[l].ptr()) : nullptr, h_.as<float>(), n, c.hidden_size,
            qkvd, qkv_.as<float>());
-    attention(L, l, n, false);
+    if (flash) prefill_attention(L, l, n, *flash);
+    else attention(L, l, n, false);
     linear(wptr(L.o, 0), wptr(L.o, 1), attn_.as<float>(), n, c.q_dim(), c.hidden_size, tmp_.as<float>());
     add(resid_.as<float>(), tmp_.as<float>(), n * c.hidden_size);
     rms_norm(L.post_norm, resid_.as<float>(), n, c.hidden_size, h_.as<float>());
@@ -61,6 +69,23 @@ void FastExecutor::attention(const LayerOps& L, size_t layer, long long n, bool 
   const LoadedKernel& kc = load_kernel(combine_variant(c, cfg_, arch_));
   launch(kc, Dim3{unsigned(c.num_heads), unsigned(n)}, unsigned(hd), 0, &ap, pdl);
   if (pdl) mark("attn_combine", 0);
+}
+
+// The prefill attention as attn_prefill.flash: qkv_post (q/k norm, rope, KV-cache write) as for
+// the decode attention, then one block per (query tile, head).
+void FastExecutor::prefill_attention(const LayerOps& L, size_t layer, long long n, const Variant& v) {
+  const ModelConfig& c = g_.config;
+  QkvPostParams qp{qkv_.as<float>(), q_.as<float>(), L.q_norm ? wptr(L.q_norm, 0) : nullptr,
+                   L.k_norm ? wptr(L.k_norm, 0) : nullptr, float(c.rms_norm_eps), in_.positions(),
+                   in_.slots(), inv_freq_.as<float>(), kcache_[layer].as<unsigned short>(),
+                   vcache_[layer].as<unsigned short>(), n, c.num_heads, c.num_kv_heads, c.head_dim, lim_.max_seq};
+  launch(load_kernel(qkv_post_variant(cfg_, wt_, arch_)), Dim3{unsigned(c.num_heads + 2 * c.num_kv_heads), unsigned(n)},
+         unsigned(cfg_.qkv_post_block), 0, &qp);
+  PrefillAttnParams ap{q_.as<float>(), kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(),
+                       attn_.as<float>(), in_.positions(), in_.slots(), prefill_tiles_.as<int>(), n, c.num_heads,
+                       c.num_kv_heads, lim_.max_seq, 1.0f / std::sqrt(float(c.head_dim))};
+  launch(load_kernel(v), Dim3{unsigned(prefill_tile_count_), unsigned(c.num_heads)}, unsigned(v.threads()), 0, &ap, false,
+         "attention");
 }
 
 void FastExecutor::linear(const void* w, const void* bias, const float* x, long long n, long long in, long long out_dim, float* out) {

@@ -19,5 +19,7 @@ std::optional<Variant> cluster_attn_variant(const ModelConfig& c, const FastConf
 std::vector<Variant> cluster_long_attn_variants(const ModelConfig& c, const FastConfig& cfg, DType wt,
                                                 const std::string& arch);
 Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch);
+// attn_prefill.flash for prefill steps, when configured (prefill_flash) and the head dim and GPU allow.
+std::optional<Variant> prefill_flash_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch);
 
 }  // namespace ac::cuda

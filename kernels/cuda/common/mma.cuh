@@ -1,0 +1,22 @@
+// Warp-level tensor-core helpers (mma.sync, sm_80+): bf16 packing and the m16n8k16 bf16 MMA with
+// f32 accumulation. Fragment layout (g = lane / 4, t = lane % 4): A a0 (row g, k 2t..2t+1), a1
+// (row g+8, same k), a2 (row g, k 2t+8..2t+9), a3 (row g+8, same); B b0 (k 2t..2t+1, col g), b1
+// (k 2t+8..2t+9, col g); C c0 c1 (row g, cols 2t, 2t+1), c2 c3 (row g+8, same cols).
+#pragma once
+
+// d = {lo: bf16(a), hi: bf16(b)}, round to nearest even.
+__device__ __forceinline__ unsigned pack_bf16x2(float a, float b) {
+  unsigned d;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(b), "f"(a));
+  return d;
+}
+
+// c += A (16x16, row-major) * B (16x8, column-major), bf16 inputs, f32 accumulators.
+__device__ __forceinline__ void mma_bf16_16816(float (&c)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                                               unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
