@@ -57,6 +57,6 @@ PY
   $bin synth-model --preset tiny-qwen3 --out /tmp/ac-tq --seed 7 --quiet
   timeout 90 $bin compile /tmp/ac-tq --backend cuda --out /tmp/ac-tq-plan --budget 30 > "$out/runs/compile-tq.log" 2>&1
   echo "exit $?: $(tail -2 "$out/runs/compile-tq.log")"
-  gpu_tests '*CudaMoe*:*CudaAttention.*:*CudaGenericRoute*:*CudaFixture.*:CudaOps*:*CudaLinear*'
+  gpu_tests '*PrefillFlash*:*CudaMoe*:*CudaAttention.*:*CudaGenericRoute*:*CudaFixture.*:CudaOps*:*CudaLinear*'
   date -u
 } 2>&1 | tee "$log"
