@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # On the GPU machine: the model and weight-format checks only a machine with torch, transformers
 # and a GPU can make. Needs build-device/ carried (and .deps/gputok for the serve check).
+#   0. the GPU tests of the generic route, the prefill flash attention and the ops
 #   1. HF fixtures of the mixture-of-experts architectures and of both FP8 checkpoint formats
 #      (tools/make_hf_moe_fixtures.py, tools/make_hf_fp8_fixtures.py) -> $OUT/hf_*_fixtures.tar.gz
 #   2. synth-model's MoE and FP8 folders loaded by transformers (tools/check_synth_hf.py)
 #   3. FP8 and MoE models on the CUDA backend: greedy tokens against the CPU backend's, and compile
-#   4. serve on CUDA (tools/gpu_serve_check.sh) and the GPU tests of the generic route and the ops
+#   4. a fast-path compile with the decode-step tuning, and serve on CUDA (tools/gpu_serve_check.sh)
 #   tools/gpu_models_check.sh -> $OUT/models_check.log and the files above
 set -uo pipefail
 source tools/gpu_common.sh
@@ -14,6 +15,7 @@ log=$out/models_check.log
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   echo "build-device: $(cat build-device/COMMIT)"
   python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"
+  gpu_tests '*PrefillFlash*:*CudaMoe*:*CudaAttention.*:*CudaGenericRoute*:*CudaFixture.*:CudaOps*:*CudaLinear*'
   echo "== HF fixtures: mixture of experts"
   timeout 240 python3 tools/make_hf_moe_fixtures.py --out "$out/hf_moe_fixtures.tar.gz" 2>&1 | tail -8
   echo "== HF fixtures: FP8"
@@ -50,13 +52,12 @@ PY
     python3 -c "import json,sys; d=json.load(sys.stdin); print(json.dumps(d['timings']), d['tokens'][:8])" || tail -2 "$out/runs/fp8-1.7b.err"
   rm -rf $m
 
-  echo "== serve on CUDA"
-  [ -f .deps/gputok/tokenizer.json ] || gunzip -k .deps/gputok/tokenizer.json.gz
-  TOKENIZER=.deps/gputok timeout 200 tools/gpu_serve_check.sh > /dev/null 2>&1; cat "$out/serve.log" | tail -25
   echo "== a fast-path compile of tiny-qwen3 with the decode-step tuning"
   $bin synth-model --preset tiny-qwen3 --out /tmp/ac-tq --seed 7 --quiet
   timeout 90 $bin compile /tmp/ac-tq --backend cuda --out /tmp/ac-tq-plan --budget 30 > "$out/runs/compile-tq.log" 2>&1
   echo "exit $?: $(tail -2 "$out/runs/compile-tq.log")"
-  gpu_tests '*PrefillFlash*:*CudaMoe*:*CudaAttention.*:*CudaGenericRoute*:*CudaFixture.*:CudaOps*:*CudaLinear*'
+  echo "== serve on CUDA"
+  [ -f .deps/gputok/tokenizer.json ] || gunzip -k .deps/gputok/tokenizer.json.gz
+  TOKENIZER=.deps/gputok timeout 200 tools/gpu_serve_check.sh > /dev/null 2>&1; cat "$out/serve.log" | tail -25
   date -u
 } 2>&1 | tee "$log"
