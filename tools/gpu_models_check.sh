@@ -16,6 +16,19 @@ log=$out/models_check.log
   echo "build-device: $(cat build-device/COMMIT)"
   python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"
   gpu_tests '*PrefillFlash*:*CudaMoe*:*CudaAttention.*:*CudaGenericRoute*:*CudaFixture.*:CudaOps*:*CudaLinear*'
+  echo "== prefill of 2048 tokens (W3's prompt), decode attention per row vs attn_prefill.flash"
+  m=/tmp/ac-qwen3-1.7b
+  [ -f "$m/model.safetensors" ] || $bin synth-model --preset qwen3-1.7b --out $m --seed 11 --quiet
+  p2048=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(3, 120000)) for _ in range(2048)))")
+  for cfg in "" prefill_flash=1 prefill_flash=1,prefill_flash_bk=32 prefill_flash=1,prefill_flash_block=256; do
+    for rep in 1 2; do
+      AGENTCOMPILE_FAST_CONFIG=$cfg $bin generate $m --prompt-tokens $p2048 --max-tokens 16 --ignore-eos --backend cuda \
+        --cuda-route fast --json 2> "$out/runs/w3.err" | python3 -c "
+import json, sys, zlib; d = json.load(sys.stdin); t = d['timings']
+print(f\"{sys.argv[1] or 'default':44s} prefill {t['prefill_ms']:.2f} ms, decode {t['decode_ms_per_token']:.4f} ms/token, tokens crc {zlib.crc32(str(d['tokens']).encode()):08x}\")" "$cfg" ||
+        echo "$cfg FAILED: $(tail -1 "$out/runs/w3.err")"
+    done
+  done
   echo "== HF fixtures: mixture of experts"
   timeout 240 python3 tools/make_hf_moe_fixtures.py --out "$out/hf_moe_fixtures.tar.gz" 2>&1 | tail -8
   echo "== HF fixtures: FP8"
