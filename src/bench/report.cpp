@@ -81,9 +81,9 @@ std::string e2e_tables(const Json& r) {
     return (a == "hf-eager") != (b == "hf-eager") ? a == "hf-eager" : a < b;
   });
   const auto models = models_by_name(r);
-  std::string s = "| model | size | params | backend | workload | prefill ms | decode ms/token | tok/s |";
+  std::string s = "| model | size | params | backend | workload | prefill ms (TTFT) | decode ms/token | request ms | tok/s |";
   for (const auto& p : peers) s += " vs " + cell(p) + " |";
-  s += " % of floor | semantic check |\n|---|---:|---:|---|---|---:|---:|---:|";
+  s += " % of floor | semantic check |\n|---|---:|---:|---|---|---:|---:|---:|---:|";
   for (size_t i = 0; i < peers.size(); ++i) s += "---:|";
   s += "---:|---|\n";
   bool any_uncounted = false;
@@ -104,16 +104,22 @@ std::string e2e_tables(const Json& r) {
     s += "| " + cell(str(row, "model")) + " | " + human_bytes(num(m, "bytes")) + " | " + human_count(num(m, "parameters")) +
          " | " + backend + " | " + cell(str(row, "workload")) + (num(row, "batch") > 1 ? " (x" + str(row, "batch") + ")" : "") +
          " | " + fmt(num(row, "prefill_ms"), "%.2f") + " | " + fmt(num(row, "decode_ms_per_token"), "%.3f") + mark + " | " +
-         fmt(num(row, "tokens_per_s"), "%.1f") + " |";
+         fmt(num(row, "request_ms"), "%.1f") + " | " + fmt(num(row, "tokens_per_s"), "%.1f") + " |";
+    // Against a peer: the whole request's speedup first (the headline), then its two parts.
     for (const auto& p : peers) {
       const Json& pj = row.value("peers", Json::object()).value(p, Json());
-      s += " " + (pj.is_object() && counted ? fmt(num(pj, "speedup"), "%.2fx") : std::string("—")) + " |";
+      s += " " + (pj.is_object() && counted ? fmt(num(pj, "request_speedup"), "%.2fx") + " (TTFT " +
+                                                  fmt(num(pj, "prefill_speedup"), "%.2fx") + ", decode " +
+                                                  fmt(num(pj, "speedup"), "%.2fx") + ")"
+                                            : std::string("—")) + " |";
     }
     s += " " + fmt(num(row, "pct_of_floor"), "%.1f%%") + " | " + cell(check) + " |\n";
   }
   if (any_uncounted)
     s += "\n† not counted: the semantic check did not pass, there was no reference to check against, or the run failed.\n";
-  s += "\n% of floor = (weight bytes / copy bandwidth measured in this run) / decode ms per token.\n";
+  s += "\n% of floor = (weight bytes / copy bandwidth measured in this run) / decode ms per token. request ms = prefill "
+       "(time to first token) + the other tokens' decode steps; \"vs\" a peer: its request ms over ours (its TTFT and decode "
+       "ms/token over ours in brackets).\n";
   // A step only reads its weights, and reads can stream faster than a copy: the same rows against
   // the read ceiling, for the counted rows.
   std::string rf;
@@ -125,13 +131,13 @@ std::string e2e_tables(const Json& r) {
     s += "Against what reads alone streamed in this run (" + fmt(num(r.value("ceilings", Json::object()), "read_GBps"), "%.0f") +
          " GB/s), the floor is lower: " + rf + " of it.\n";
   bool any_peer = false;
-  std::string t = "\n| model | workload | peer | prefill ms | decode ms/token | tok/s |\n|---|---|---|---:|---:|---:|\n";
+  std::string t = "\n| model | workload | peer | prefill ms (TTFT) | decode ms/token | request ms | tok/s |\n|---|---|---|---:|---:|---:|---:|\n";
   for (const Json& row : r["results"])
     for (auto& [name, pj] : member(row, "peers").items()) {
       any_peer = true;
       t += "| " + cell(str(row, "model")) + " | " + cell(str(row, "workload")) + " | " + cell(name) + " | " +
            fmt(num(pj, "prefill_ms"), "%.2f") + " | " + fmt(num(pj, "decode_ms_per_token"), "%.3f") + " | " +
-           fmt(num(pj, "tokens_per_s"), "%.1f") + " |\n";
+           fmt(num(pj, "request_ms"), "%.1f") + " | " + fmt(num(pj, "tokens_per_s"), "%.1f") + " |\n";
     }
   return any_peer ? s + t : s;
 }

@@ -236,25 +236,33 @@ Json e2e_report(double decode_ms, bool counted) {
              {"route", "fast"},
              {"prefill_ms", 10.0},
              {"decode_ms_per_token", decode_ms},
+             {"request_ms", 10.0 + 127 * decode_ms},
              {"tokens_per_s", 1000.0 / decode_ms},
              {"pct_of_floor", 50.0},
              {"pct_of_read_floor", 45.5},
              {"counted", counted},
              {"validation", {{"status", counted ? "pass" : "fail"}, {"equal", 32}, {"compared", 32}, {"ties", 0},
                              {"first_failure", counted ? Json(nullptr) : Json(3)}}},
-             {"peers", {{"torch-compiled", {{"decode_ms_per_token", 3.0}, {"speedup", 3.0 / decode_ms}}},
-                        {"hf-eager", {{"decode_ms_per_token", 40.0}, {"speedup", 40.0 / decode_ms}}}}}}}}};
+             {"peers", {{"torch-compiled", {{"prefill_ms", 20.0}, {"decode_ms_per_token", 3.0}, {"request_ms", 20.0 + 127 * 3.0},
+                                            {"speedup", 3.0 / decode_ms}, {"prefill_speedup", 2.0},
+                                            {"request_speedup", (20.0 + 127 * 3.0) / (10.0 + 127 * decode_ms)}}},
+                        {"hf-eager", {{"prefill_ms", 15.0}, {"decode_ms_per_token", 40.0}, {"request_ms", 15.0 + 127 * 40.0},
+                                      {"speedup", 40.0 / decode_ms}, {"prefill_speedup", 1.5},
+                                      {"request_speedup", (15.0 + 127 * 40.0) / (10.0 + 127 * decode_ms)}}}}}}}}};
 }
 
 TEST(BenchReport, MarkdownTable) {
   const std::string md = markdown_report(e2e_report(1.5, true));
-  EXPECT_NE(md.find("| model | size | params | backend | workload | prefill ms | decode ms/token | tok/s | vs hf-eager | "
-                    "vs torch-compiled | % of floor | semantic check |"),
+  EXPECT_NE(md.find("| model | size | params | backend | workload | prefill ms (TTFT) | decode ms/token | request ms | tok/s | "
+                    "vs hf-eager | vs torch-compiled | % of floor | semantic check |"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| m1 | 1.86 GiB | 1.00 B | cuda fast | W2 | 10.00 | 1.500 | 666.7 | 26.67x | 2.00x | 50.0% | pass 32/32 |"),
+  // The headline against a peer is the whole request (prefill + 127 decode steps), its parts after.
+  EXPECT_NE(md.find("| m1 | 1.86 GiB | 1.00 B | cuda fast | W2 | 10.00 | 1.500 | 200.5 | 666.7 | 25.41x (TTFT 1.50x, decode "
+                    "26.67x) | 2.00x (TTFT 2.00x, decode 2.00x) | 50.0% | pass 32/32 |"),
             std::string::npos)
       << md;
+  EXPECT_NE(md.find("| m1 | W2 | torch-compiled | 20.00 | 3.000 | 401.0 | — |"), std::string::npos) << md;
   EXPECT_NE(md.find("copy 4000 GB/s (read + write), reads alone 4400 GB/s"), std::string::npos) << md;
   EXPECT_NE(md.find("reads alone streamed in this run (4400 GB/s), the floor is lower: m1 W2 45.5% of it."),
             std::string::npos)
@@ -269,11 +277,11 @@ TEST(BenchReport, MarkdownTable) {
   // A run that failed: no numbers, the error in the check column.
   Json err = e2e_report(1.5, false);
   Json& row = err["results"][0];
-  for (const char* k : {"prefill_ms", "decode_ms_per_token", "tokens_per_s", "pct_of_floor"}) row.erase(k);
+  for (const char* k : {"prefill_ms", "decode_ms_per_token", "request_ms", "tokens_per_s", "pct_of_floor"}) row.erase(k);
   row["peers"] = Json::object();
   row["validation"] = {{"status", "error"}, {"detail", "cuda: out of memory"}};
   const std::string e = markdown_report(err);
-  EXPECT_NE(e.find("| W2 | — | — † | — | — | ERROR: cuda: out of memory |"), std::string::npos) << e;
+  EXPECT_NE(e.find("| W2 | — | — † | — | — | — | ERROR: cuda: out of memory |"), std::string::npos) << e;
   // A plan timed on other kernels than the engine's: said in the header; not when it is current.
   EXPECT_EQ(md.find("other kernel sources"), std::string::npos);
   Json stale = e2e_report(1.5, true);
