@@ -185,8 +185,8 @@ void print_text(const Json& j) {
   }
   if (j["quantization"] != "none" && j.contains("stored_bytes"))
     std::printf("quantization  %s; %s stored, %s loaded\n", j["quantization"].get<std::string>().c_str(),
-                (human_count(double(j["stored_bytes"].get<uint64_t>())) + "B").c_str(),
-                (human_count(double(j["bytes"].get<uint64_t>())) + "B").c_str());
+                human_bytes(double(j["stored_bytes"].get<uint64_t>())).c_str(),
+                human_bytes(double(j["bytes"].get<uint64_t>())).c_str());
   std::printf("eos ids       %s\n", j["eos_token_ids"].dump().c_str());
   std::printf("tokenizer     %s\n", j["tokenizer"].get<bool>() ? "tokenizer.json present" : "none");
 }

@@ -78,6 +78,9 @@ assert saved > 0
 assert abs(q8["decode_step_weight_bytes"] - (q["decode_step_weight_bytes"] - saved)) <= 1, (q8["decode_step_weight_bytes"], q["decode_step_weight_bytes"], saved)
 assert q8["quantization"].startswith("fp8: fp8 e4m3 weights, block 128x128"), q8["quantization"]
 PY
+"$bin" inspect "$tmp/qm8" >"$tmp/qm8.txt"
+grep -qE "^quantization  fp8: .*; [0-9.]+ (B|KB|MB|GB) stored, [0-9.]+ (B|KB|MB|GB) loaded$" "$tmp/qm8.txt" ||
+  fail "inspect's quantization line: $(grep quantization "$tmp/qm8.txt")"
 "$bin" inspect "$tmp/qm" >"$tmp/qm.txt"
 for line in "experts       8 per sparse layer, 2 per token" "sparse layers 0, 2-3" "dense layers  1" "active  " "decode step"; do
   grep -q "^$line" "$tmp/qm.txt" || fail "inspect text lacks '$line': $(cat "$tmp/qm.txt")"
