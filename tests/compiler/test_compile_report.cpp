@@ -8,6 +8,7 @@
 
 #include "agentcompile/compiler/compile.h"
 #include "agentcompile/model/model.h"
+#include "compiler/report_markdown.h"
 #include "unit/model_test_util.h"
 
 namespace ac {
@@ -82,6 +83,23 @@ TEST(CompileReport, MarkdownBudgetAndProgress) {
     EXPECT_TRUE(reg["achieved"]["pct_of_read"].is_null()) << reg["achieved"].dump();
     EXPECT_TRUE(reg["achieved"]["read_GBps"].is_null()) << reg["achieved"].dump();
   }
+
+  // The CPU backend runs every model on its searched routes: no generic-route section. Given
+  // one (a CUDA compile of a model the fast path cannot run), report.md lists its regions.
+  EXPECT_TRUE(r.report["generic_route"].is_null());
+  EXPECT_EQ(md.find("## Generic route"), std::string::npos);
+  Json g = r.report;
+  g["generic_route"] = {{"why", "mixture-of-experts layers"},
+                        {"regions", {{{"region", "mlp_in"}, {"phase", "decode"}, {"instances", 3}, {"bytes", 1.5e6}, {"floor_us", 0.5}}}},
+                        {"decode_ms", 2.0},
+                        {"decode_floor_ms", 0.5},
+                        {"pct_of_floor", 25.0}};
+  const std::string gmd = report_markdown(g);
+  EXPECT_NE(gmd.find("## Generic route\n\nThe backend's fast routes cannot run this model (mixture-of-experts layers)"),
+            std::string::npos) << gmd;
+  EXPECT_NE(gmd.find("| mlp_in | decode | 3 | 1500000 |"), std::string::npos) << gmd;
+  EXPECT_NE(gmd.find("A decode step took 2.000 ms against a floor of 0.500 ms (25.0% of the floor)."), std::string::npos) << gmd;
+  EXPECT_EQ(table_not_on_its_own_line(gmd), "") << gmd;
 
   // Where the budget went, and by how much it was exceeded.
   const Json& b = r.report["budget"];

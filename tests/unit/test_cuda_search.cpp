@@ -8,7 +8,9 @@
 #include "agentcompile/compiler/compile.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/model/synth_model.h"
+#include "agentcompile/ir/graph.h"
 #include "agentcompile/runtime/plan_executor.h"
+#include "agentcompile/tuning/backend.h"
 #include "backends/cuda/fast_executor.h"
 #include "backends/cuda/fast_knobs.h"
 #include "backends/cuda/kernel_loader.h"
@@ -218,6 +220,30 @@ std::unique_ptr<Model> synth_tiny(const fs::path& dir, const std::string& preset
   so.quiet = true;
   synth_model(so);
   return load_model(dir / "model");
+}
+
+// A model the fast path cannot run (here mixture of experts) gets a plan without the fast-path
+// block, so it runs the library route, and the backend says why (report.json generic_route); a
+// dense model keeps its block. No GPU needed: the contract calls only read the graph and plan.
+TEST(CudaSearch, ModelsOutsideTheFastPathGetLibraryRoutePlans) {
+  const Backend* cuda = find_backend("cuda");
+  ASSERT_NE(cuda, nullptr);
+  TempDir tmp;
+  for (const char* preset : {"tiny-qwen3-moe", "tiny-qwen3"}) {
+    synth_model(SynthOptions{preset, tmp / preset, 3, DType::BF16, {}, true});
+    auto m = load_model(tmp / preset);
+    const Graph g = build_decoder_graph(m->config, m->weights);
+    Plan p;
+    p.cuda_fast = plan_fast_of(cuda::FastConfig{});
+    cuda->bind_routes(g, p);
+    if (std::string(preset) == "tiny-qwen3-moe") {
+      EXPECT_EQ(cuda->generic_route_reason(g), "mixture-of-experts layers");
+      EXPECT_FALSE(p.cuda_fast.has_value());
+    } else {
+      EXPECT_EQ(cuda->generic_route_reason(g), "");
+      EXPECT_TRUE(p.cuda_fast.has_value());
+    }
+  }
 }
 
 TEST(CudaSearch, PlanKernelBinariesAreWrittenAndChecked) {
