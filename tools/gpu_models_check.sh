@@ -38,7 +38,7 @@ print(f\"{sys.argv[1] or 'default':44s} prefill {t['prefill_ms']:.2f} ms, decode
     --presets tiny-qwen3-moe,tiny-mixtral,tiny-qwen3:fp8-block,tiny-qwen3:fp8-channel 2>&1 | tail -20
 
   echo "== FP8 and MoE on the CUDA backend (greedy against the CPU backend)"
-  for spec in tiny-qwen3:fp8-block tiny-qwen3:fp8-channel tiny-llama:fp8-block tiny-qwen3-moe: tiny-mixtral:; do
+  for spec in tiny-qwen3:fp8-block tiny-qwen3:fp8-channel tiny-llama:fp8-block tiny-qwen3-moe: tiny-mixtral: tiny-qwen3-moe:fp8-block; do
     p=${spec%%:*} w=${spec#*:} m=/tmp/ac-$p-${w:-bf16}
     [ -f "$m/config.json" ] || $bin synth-model --preset "$p" --out "$m" --seed 7 ${w:+--weights $w} --quiet
     for be in cpu cuda; do

@@ -161,7 +161,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, CudaFixturePlan, ::testing::Values("llama_gqa
 
 // Models the fast path cannot run take the generic route (reference kernels, cuBLAS): mixture of
 // experts (bf16), sliding-window attention (mixtral, window 16 inside a 54-token sequence) and FP8
-// checkpoints (dequantized to f32 on load). Teacher-forced logits against the CPU reference
+// checkpoints (dequantized to f32 on load; an FP8 mixture of experts keeps its router bf16, its
+// experts f32). Teacher-forced logits against the CPU reference
 // (f32 weights: the f32 bound; bf16: the library route's 1e-2), greedy tokens the reference's
 // argmax within the tie epsilon, and `compile --backend cuda` writes a plan (no fast-path block)
 // whose executor generates the same tokens.
@@ -217,7 +218,8 @@ TEST_P(CudaGenericRoute, MatchesCpuAndCompiles) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CudaGenericRoute,
-                         ::testing::Values("tiny-qwen3-moe", "tiny-mixtral", "tiny-qwen3:fp8-block", "tiny-llama:fp8-channel"));
+                         ::testing::Values("tiny-qwen3-moe", "tiny-mixtral", "tiny-qwen3:fp8-block", "tiny-llama:fp8-channel",
+                                           "tiny-qwen3-moe:fp8-block"));
 
 // The fast path (fused kernels, bf16 KV cache, CUDA graphs) against the CPU reference on the tiny
 // presets (real vocabularies, GQA, head_dim 32): teacher-forced logits within the bf16 bound and

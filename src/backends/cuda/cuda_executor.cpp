@@ -167,6 +167,8 @@ class CudaExecutor final : public Executor {
     int64_t experts = 0, picks = 0, inter = 0;
     for (const Op& op : g_.ops) {
       if (op.kind != OpKind::MoeMlp) continue;
+      for (size_t k = 2; k < op.weights.size(); ++k)  // one kernel per layer reads every expert
+        if (op.weights[k]->dtype != op.weights[1]->dtype) throw_input("cuda", op.name + ": experts stored in mixed dtypes");
       std::vector<const void*> table(size_t(3 * op.experts));
       for (int64_t e = 0; e < op.experts; ++e)
         for (int64_t k = 0; k < 3; ++k) table[size_t(k * op.experts + e)] = weight(op, size_t(1 + 3 * e + k));
@@ -200,10 +202,11 @@ class CudaExecutor final : public Executor {
           k_linear_[t] = &kernel("linear", {}, {t});
           if (t != DType::F32) k_cast_[t] = &kernel("cast", {}, {t});  // (library route)
           k_bias_[t] = &kernel("bias", {}, {t});
-          if (op.kind == OpKind::MoeMlp) {
+          if (op.kind == OpKind::MoeMlp) {  // the experts may be stored unlike the router (FP8: f32)
+            const DType te = op.weights.at(1)->dtype;
             k_moe_route_ = &kernel("moe_route", {});
-            k_moe_gate_up_[t] = &kernel("moe_gate_up", {}, {t});
-            k_moe_down_[t] = &kernel("moe_down", {}, {t});
+            k_moe_gate_up_[te] = &kernel("moe_gate_up", {}, {te});
+            k_moe_down_[te] = &kernel("moe_down", {}, {te});
           }
           break;
         }
@@ -306,7 +309,7 @@ class CudaExecutor final : public Executor {
   // A sparse layer's MLP: router linear, routing, the picked experts' gate/up, then their
   // weighted down projections (moe/reference.cuh).
   void moe(const Op& op, const float* x, long long n, float* out) {
-    const DType t = weight_dtype(op);
+    const DType t = weight_dtype(op), te = op.weights.at(1)->dtype;  // router's, experts'
     const long long hidden = g_.value(op.inputs[0]).width, k = op.top_k, inter = op.expert_inter;
     linear(t, weight(op, 0), nullptr, x, n, hidden, op.experts, moe_logits_.as<float>());
     MoeRouteParams rp{moe_logits_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(), n, op.experts, k,
@@ -316,11 +319,11 @@ class CudaExecutor final : public Executor {
     const unsigned warps = kBlock / 32;
     MoeExpertParams gu{x, moe_ids_.as<int>(), moe_weights_.as<float>(), table, table + op.experts, moe_act_.as<float>(),
                        n, k, hidden, inter};
-    cuda::launch_kernel(*k_moe_gate_up_.at(t), Dim3{unsigned((inter + warps - 1) / warps), unsigned(n * k)}, kBlock, 0,
+    cuda::launch_kernel(*k_moe_gate_up_.at(te), Dim3{unsigned((inter + warps - 1) / warps), unsigned(n * k)}, kBlock, 0,
                         stream_, &gu);
     MoeExpertParams dp{moe_act_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(), table + 2 * op.experts,
                        nullptr, out, n, k, hidden, inter};
-    cuda::launch_kernel(*k_moe_down_.at(t), Dim3{unsigned((hidden + warps - 1) / warps), unsigned(n)}, kBlock, 0,
+    cuda::launch_kernel(*k_moe_down_.at(te), Dim3{unsigned((hidden + warps - 1) / warps), unsigned(n)}, kBlock, 0,
                         stream_, &dp);
   }
 
