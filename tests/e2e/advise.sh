@@ -12,14 +12,7 @@ stop_server() { if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || 
 trap 'stop_server; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-expect_error() {
-  local want=$1; shift; shift
-  set +e; "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?; set -e
-  [ $rc -eq 2 ] || fail "$* exited $rc, expected 2 ($(cat "$tmp/err"))"
-  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$*: stderr is not one line: $(cat "$tmp/err")"
-  grep -q "^error: .*$want" "$tmp/err" || fail "$*: stderr lacks '$want': $(cat "$tmp/err")"
-  [ ! -s "$tmp/out" ] || fail "$*: wrote to stdout on error"
-}
+source "$(dirname "$0")/expect_error.bash"
 
 # start_server MODE [--tls CERT KEY]: the scripted server in the background; sets $port.
 start_server() {

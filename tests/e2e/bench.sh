@@ -11,14 +11,7 @@ peer=$src/tests/fixtures/bench/qwen3_mha_untied_5x.hf-eager.peer.json
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-expect_error() {  # expect_error SUBSTRING -- command...: exit 2, one stderr line, no stdout
-  local want=$1; shift; shift
-  set +e; "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?; set -e
-  [ $rc -eq 2 ] || fail "$* exited $rc, expected 2 ($(cat "$tmp/err"))"
-  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$*: stderr is not one line: $(cat "$tmp/err")"
-  grep -q -- "^error: .*$want" "$tmp/err" || fail "$*: stderr lacks '$want': $(cat "$tmp/err")"
-  [ ! -s "$tmp/out" ] || fail "$*: wrote to stdout on error"
-}
+source "$(dirname "$0")/expect_error.bash"
 
 # 1. e2e against the recorded HF reference: the check passes and the row counts.
 "$bin" bench e2e --backend cpu --model "$fx" --peer "$peer" --workloads 48/40 --repeats 2 --warmup 0 \

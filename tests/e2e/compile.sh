@@ -13,14 +13,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-expect_error() {
-  local want=$1; shift
-  set +e; "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?; set -e
-  [ $rc -eq 2 ] || fail "$* exited $rc, expected 2 ($(cat "$tmp/err"))"
-  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$*: stderr is not one line: $(cat "$tmp/err")"
-  grep -q "^error: .*$want" "$tmp/err" || fail "$*: stderr lacks '$want': $(cat "$tmp/err")"
-  [ ! -s "$tmp/out" ] || fail "$*: wrote to stdout on error"
-}
+source "$(dirname "$0")/expect_error.bash"
 
 # ---- cold compile, then warm from the DB
 "$bin" compile "$fx" --out "$tmp/plan" --db "$tmp/t.db" --backend cpu --budget 60 --json >"$tmp/cold.json" 2>"$tmp/cold.err"

@@ -7,15 +7,7 @@ fx=${AC_SRC:?}/tests/fixtures/hf/qwen3_mha_untied_5x
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# expect_error EXPECTED_SUBSTRING -- command...: exit 2, exactly one stderr line "error: ...", no stdout.
-expect_error() {
-  local want=$1; shift; shift
-  set +e; "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?; set -e
-  [ $rc -eq 2 ] || fail "$* exited $rc, expected 2 ($(cat "$tmp/err"))"
-  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$*: stderr is not one line: $(cat "$tmp/err")"
-  grep -q "^error: .*$want" "$tmp/err" || fail "$*: stderr lacks '$want': $(cat "$tmp/err")"
-  [ ! -s "$tmp/out" ] || fail "$*: wrote to stdout on error"
-}
+source "$(dirname "$0")/expect_error.bash"
 
 # logits: one row per position, vocab columns, finite numbers.
 "$bin" logits "$fx" --tokens 5,17,99 --json >"$tmp/logits.json"

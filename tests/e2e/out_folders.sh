@@ -10,14 +10,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-expect_error() {  # expect_error SUBSTRING command...: exit 2, one stderr line, no stdout
-  local want=$1; shift
-  set +e; "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?; set -e
-  [ $rc -eq 2 ] || fail "$* exited $rc, expected 2 ($(cat "$tmp/err"))"
-  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$*: stderr is not one line: $(cat "$tmp/err")"
-  grep -q -- "^error: .*$want" "$tmp/err" || fail "$*: stderr lacks '$want': $(cat "$tmp/err")"
-  [ ! -s "$tmp/out" ] || fail "$*: wrote to stdout on error"
-}
+source "$(dirname "$0")/expect_error.bash"
 synth() { "$bin" synth-model --preset tiny-qwen3 --seed 1 --quiet --out "$@"; }
 
 # Its own folder is replaced whole, leaving nothing beside it.
