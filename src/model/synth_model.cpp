@@ -9,6 +9,7 @@
 #include "agentcompile/core/rng.h"
 #include "agentcompile/core/threads.h"
 #include "agentcompile/model/architecture.h"
+#include "agentcompile/model/fp8_quantize.h"
 #include "agentcompile/model/hf_config.h"
 #include "agentcompile/model/safetensors.h"
 
@@ -64,34 +65,6 @@ void generate(const Init& init, uint64_t tensor_seed, int64_t base, size_t n, fl
   });
 }
 
-// FP8 checkpoints quantize the linear layers' weights; embeddings, norms, routers and lm_head
-// stay 16-bit, as Qwen's FP8 releases and llm-compressor's defaults keep them.
-bool quantized_in_fp8(const std::string& name, const std::vector<int64_t>& shape) {
-  return shape.size() == 2 && name.ends_with(".weight") && name.starts_with("model.layers.") &&
-         !name.ends_with("norm.weight") && !name.ends_with(".gate.weight");
-}
-
-// Round-to-nearest e4m3 with amax scales: per block of [bo, bi] (channel: [1, in]). `w` holds the
-// weight as the 16-bit model stores it; `scale_dtype` is the scales' stored dtype, and the weight
-// is divided by the stored (rounded) scale so that fp8 x scale is what a reader computes.
-void quantize_fp8(const std::vector<float>& w, int64_t out, int64_t in, int64_t bo, int64_t bi, DType scale_dtype,
-                  std::vector<uint8_t>& q, std::vector<uint8_t>& scales) {
-  const int64_t so = (out + bo - 1) / bo, si = (in + bi - 1) / bi;
-  q.assign(size_t(out * in), 0);
-  scales.assign(size_t(so * si) * dtype_size(scale_dtype), 0);
-  for (int64_t a = 0; a < so; ++a)
-    for (int64_t b = 0; b < si; ++b) {
-      float amax = 0.0f;
-      for (int64_t i = a * bo; i < std::min(out, (a + 1) * bo); ++i)
-        for (int64_t j = b * bi; j < std::min(in, (b + 1) * bi); ++j) amax = std::max(amax, std::fabs(w[size_t(i * in + j)]));
-      store_from_f32(scales.data(), scale_dtype, size_t(a * si + b), amax > 0.0f ? amax / kFp8E4M3Max : 1.0f);
-      const float scale = load_as_f32(scales.data(), scale_dtype, size_t(a * si + b));
-      for (int64_t i = a * bo; i < std::min(out, (a + 1) * bo); ++i)
-        for (int64_t j = b * bi; j < std::min(in, (b + 1) * bi); ++j)
-          q[size_t(i * in + j)] = f32_to_fp8_e4m3(w[size_t(i * in + j)] / scale);
-    }
-}
-
 void write_all(std::FILE* f, const void* data, size_t n, const fs::path& path) {
   if (n != 0 && std::fwrite(data, 1, n, f) != n) throw_input(path.string(), "write failed (disk full?)");
 }
@@ -130,13 +103,12 @@ void check_free_space(const fs::path& staging, uint64_t bytes, const fs::path& o
 // F32 weight_scale_inv, as Qwen's *-FP8; fp8-channel: a BF16 weight_scale per row, as llm-compressor).
 struct Fp8Synth {
   explicit Fp8Synth(const SynthOptions& o)
-      : on(!o.weights.empty()), block(o.weights == "fp8-block"), scale_dtype(block ? DType::F32 : DType::BF16),
+      : on(!o.weights.empty()), block(o.weights == "fp8-block"), scale_dtype(fp8_scale_dtype(block)),
         suffix(block ? "weight_scale_inv" : "weight_scale") {}
   bool quantizes(const ExpectedTensor& t) const { return on && quantized_in_fp8(t.name, t.shape); }
-  static constexpr int64_t kBlock = 128;  // fp8-block's weight_block_size, both ways
   // The rows and columns one scale covers.
   std::pair<int64_t, int64_t> scale_block(const ExpectedTensor& t) const {
-    return block ? std::pair<int64_t, int64_t>{kBlock, kBlock} : std::pair<int64_t, int64_t>{1, t.shape[1]};
+    return {fp8_scale_rows(block), fp8_scale_cols(block, t.shape[1])};
   }
   std::vector<int64_t> scale_shape(const ExpectedTensor& t) const {
     const auto [bo, bi] = scale_block(t);
@@ -272,7 +244,7 @@ SynthResult synth_model(const SynthOptions& opts) {
   if ((fp8_block || fp8_channel) && opts.dtype == DType::F32) throw_input("--weights", "FP8 weights go with a 16-bit --dtype");
   if (fp8_block)
     config["quantization_config"] = {{"quant_method", "fp8"}, {"fmt", "e4m3"}, {"activation_scheme", "dynamic"},
-                                     {"weight_block_size", {Fp8Synth::kBlock, Fp8Synth::kBlock}}};
+                                     {"weight_block_size", {kFp8Block, kFp8Block}}};
   if (fp8_channel)
     config["quantization_config"] = {
         {"quant_method", "compressed-tensors"},

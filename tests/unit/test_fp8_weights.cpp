@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "agentcompile/core/fp8.h"
+#include "agentcompile/model/fp8_quantize.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/model/synth_model.h"
 #include "unit/model_test_util.h"
@@ -236,4 +238,39 @@ TEST(Fp8Weights, SynthModelWritesTheSixteenBitModelQuantized) {
   }
   o.weights = "int4";
   test::expect_bad_input([&] { synth_model(o); }, {"--weights", "int4"});
+}
+
+// Quantizing a loaded 16-bit model (quantize_fp8_weights) gives, bit for bit, the weights that
+// loading the FP8 checkpoint synth-model writes of the same seed gives; the tensors FP8
+// checkpoints keep 16-bit stay untouched, and the counted bytes are the checkpoint's.
+TEST(Fp8Weights, QuantizingAtLoadEqualsLoadingTheCheckpoint) {
+  test::TempDir dir;
+  SynthOptions o;
+  o.preset = "tiny-qwen3-moe";  // experts and a router: the router stays 16-bit
+  o.seed = 6;
+  o.quiet = true;
+  o.out = dir / "bf16";
+  synth_model(o);
+  for (const char* kind : {"fp8-block", "fp8-channel"}) {
+    auto ref = load_model(dir / "bf16");
+    const DequantStats st = quantize_fp8_weights(ref->store, std::string(kind) == "fp8-block");
+    o.weights = kind;
+    o.out = dir / kind;
+    synth_model(o);
+    auto ckpt = load_model(o.out);
+    EXPECT_EQ(st.tensors, ckpt->dequant.tensors) << kind;
+    EXPECT_EQ(st.stored_bytes, ckpt->dequant.stored_bytes) << kind;
+    EXPECT_EQ(st.loaded_bytes, ckpt->dequant.loaded_bytes) << kind;
+    int64_t quantized = 0;
+    for (const auto& [name, t] : ckpt->store.all()) {
+      const TensorInfo* q = ref->store.find(name);
+      ASSERT_NE(q, nullptr) << name;
+      ASSERT_EQ(q->dtype, t->dtype) << kind << " " << name;
+      ASSERT_EQ(q->nbytes(), t->nbytes()) << name;
+      EXPECT_EQ(std::memcmp(q->data, t->data, t->nbytes()), 0) << kind << " " << name;
+      quantized += t->dtype == DType::F32;
+      if (name.ends_with("mlp.gate.weight")) EXPECT_NE(t->dtype, DType::F32) << name;
+    }
+    EXPECT_EQ(quantized, st.tensors) << kind;
+  }
 }

@@ -1,0 +1,59 @@
+#include "agentcompile/model/fp8_quantize.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "agentcompile/core/fp8.h"
+
+namespace ac {
+
+bool quantized_in_fp8(const std::string& name, const std::vector<int64_t>& shape) {
+  return shape.size() == 2 && name.ends_with(".weight") && name.starts_with("model.layers.") &&
+         !name.ends_with("norm.weight") && !name.ends_with(".gate.weight");
+}
+
+void quantize_fp8(const std::vector<float>& w, int64_t out, int64_t in, int64_t bo, int64_t bi, DType scale_dtype,
+                  std::vector<uint8_t>& q, std::vector<uint8_t>& scales) {
+  const int64_t so = (out + bo - 1) / bo, si = (in + bi - 1) / bi;
+  q.assign(size_t(out * in), 0);
+  scales.assign(size_t(so * si) * dtype_size(scale_dtype), 0);
+  for (int64_t a = 0; a < so; ++a)
+    for (int64_t b = 0; b < si; ++b) {
+      float amax = 0.0f;
+      for (int64_t i = a * bo; i < std::min(out, (a + 1) * bo); ++i)
+        for (int64_t j = b * bi; j < std::min(in, (b + 1) * bi); ++j) amax = std::max(amax, std::fabs(w[size_t(i * in + j)]));
+      store_from_f32(scales.data(), scale_dtype, size_t(a * si + b), amax > 0.0f ? amax / kFp8E4M3Max : 1.0f);
+      const float scale = load_as_f32(scales.data(), scale_dtype, size_t(a * si + b));
+      for (int64_t i = a * bo; i < std::min(out, (a + 1) * bo); ++i)
+        for (int64_t j = b * bi; j < std::min(in, (b + 1) * bi); ++j)
+          q[size_t(i * in + j)] = f32_to_fp8_e4m3(w[size_t(i * in + j)] / scale);
+    }
+}
+
+DequantStats quantize_fp8_weights(WeightStore& store, bool block) {
+  DequantStats stats;
+  std::vector<const TensorInfo*> todo;
+  for (const auto& [name, t] : store.all())
+    if (quantized_in_fp8(name, t->shape) && (t->dtype == DType::BF16 || t->dtype == DType::F16 || t->dtype == DType::F32))
+      todo.push_back(t);
+  const DType sdt = fp8_scale_dtype(block);
+  std::vector<uint8_t> q, scales;
+  for (const TensorInfo* t : todo) {
+    const int64_t out = t->shape[0], in = t->shape[1];
+    const int64_t bo = fp8_scale_rows(block), bi = fp8_scale_cols(block, in), si = (in + bi - 1) / bi;
+    std::vector<float> w(size_t(out * in));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = load_as_f32(t->data, t->dtype, i);
+    quantize_fp8(w, out, in, bo, bi, sdt, q, scales);
+    for (int64_t i = 0; i < out; ++i)  // what a reader of the checkpoint computes: fp8 x its stored scale
+      for (int64_t j = 0; j < in; ++j)
+        w[size_t(i * in + j)] = fp8_e4m3_to_f32(q[size_t(i * in + j)]) * load_as_f32(scales.data(), sdt, size_t((i / bo) * si + j / bi));
+    stats.tensors += 1;
+    stats.stored_bytes += q.size() + scales.size();
+    stats.loaded_bytes += w.size() * sizeof(float);
+    TensorInfo info = *t;
+    store.replace(std::move(info), std::move(w));
+  }
+  return stats;
+}
+
+}  // namespace ac
