@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "agentcompile/core/error.h"
 #include "agentcompile/core/fp8.h"
+#include "agentcompile/model/architecture.h"
 
 namespace ac {
 
@@ -54,6 +56,19 @@ DequantStats quantize_fp8_weights(WeightStore& store, bool block) {
     store.replace(std::move(info), std::move(w));
   }
   return stats;
+}
+
+void quantize_model_fp8(Model& m, bool block) {
+  if (m.quant.kind != QuantConfig::Kind::None)
+    throw_input(m.dir.string(), "the model is already quantized (" + m.quant.describe() + ")");
+  m.dequant = quantize_fp8_weights(m.store, block);
+  m.quant.kind = QuantConfig::Kind::Fp8;
+  m.quant.method = "fp8 (quantized at load)";
+  m.quant.scheme = block ? "block " + std::to_string(kFp8Block) + "x" + std::to_string(kFp8Block) : "channel";
+  m.quant.block_out = fp8_scale_rows(block);
+  m.quant.block_in = block ? kFp8Block : 0;
+  m.quant.scale_suffix = block ? "weight_scale_inv" : "weight_scale";
+  m.weights = bind_weights(m.config, m.store);
 }
 
 }  // namespace ac

@@ -7,12 +7,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "agentcompile/core/fp8.h"
 #include "agentcompile/model/fp8_quantize.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/model/synth_model.h"
+#include "agentcompile/ir/graph.h"
+#include "agentcompile/runtime/weights_accuracy.h"
 #include "unit/model_test_util.h"
 
 using namespace ac;
@@ -272,5 +275,48 @@ TEST(Fp8Weights, QuantizingAtLoadEqualsLoadingTheCheckpoint) {
       if (name.ends_with("mlp.gate.weight")) EXPECT_NE(t->dtype, DType::F32) << name;
     }
     EXPECT_EQ(quantized, st.tensors) << kind;
+  }
+}
+
+// The accuracy report of quantized weights: a model against itself is exact; its FP8 quantization
+// (block and channel) is close but not equal, and every figure is in its range.
+TEST(Fp8Weights, AccuracyReportAgainstTheSixteenBitModel) {
+  test::TempDir dir;
+  SynthOptions o;
+  o.preset = "tiny-qwen3";
+  o.seed = 8;
+  o.quiet = true;
+  o.out = dir / "m";
+  synth_model(o);
+  auto ref = load_model(o.out);
+  const Graph gr = build_decoder_graph(ref->config, ref->weights);
+  std::vector<int32_t> tokens;
+  for (int32_t i = 0; i < 24; ++i) tokens.push_back(int32_t((i * 7919 + 13) % ref->config.vocab_size));
+  const WeightsAccuracy self = weights_accuracy(gr, gr, tokens, 8, 12);
+  EXPECT_EQ(self.positions, 24);
+  EXPECT_EQ(self.max_abs_dlogit, 0.0);
+  EXPECT_EQ(self.mean_kl, 0.0);
+  EXPECT_EQ(self.top1_agreement, 1.0);
+  EXPECT_EQ(self.greedy_tokens, 12);
+  EXPECT_EQ(self.greedy_prefix, 12);
+  for (bool block : {true, false}) {
+    auto m = load_model(o.out);
+    quantize_model_fp8(*m, block);
+    EXPECT_GT(m->dequant.tensors, 0);
+    const Graph gq = build_decoder_graph(m->config, m->weights);
+    const WeightsAccuracy a = weights_accuracy(gr, gq, tokens, 8, 12);
+    std::printf("[ accuracy ] %s: %s\n", block ? "fp8-block" : "fp8-channel", a.to_json().dump().c_str());
+    EXPECT_GT(a.max_abs_dlogit, 0.0) << block;
+    EXPECT_GT(a.mean_abs_dlogit, 0.0) << block;
+    EXPECT_LE(a.mean_abs_dlogit, a.max_abs_dlogit) << block;
+    EXPECT_GT(a.mean_kl, 0.0) << block;
+    EXPECT_LT(a.mean_kl, 0.1) << block;  // e4m3 weights move a tiny model's softmax only a little
+    EXPECT_GE(a.top1_agreement, 0.5) << block;
+    EXPECT_LE(a.top1_agreement, 1.0) << block;
+    EXPECT_LE(a.greedy_prefix, a.greedy_tokens) << block;
+    const Json j = a.to_json();
+    EXPECT_EQ(j["positions"], 24);
+    EXPECT_DOUBLE_EQ(j["mean_kl"].get<double>(), a.mean_kl);
+    test::expect_bad_input([&] { quantize_model_fp8(*m, block); }, {"already quantized"});
   }
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "agentcompile/core/dtype.h"
+#include "agentcompile/model/model.h"
 #include "agentcompile/model/quantization.h"
 #include "agentcompile/model/weights.h"
 
@@ -37,5 +38,10 @@ void quantize_fp8(const std::vector<float>& w, int64_t out, int64_t in, int64_t 
 // FP8 checkpoint of it would load; stats as dequantize_fp8_weights counts them (the bytes such a
 // checkpoint would store).
 DequantStats quantize_fp8_weights(WeightStore& store, bool block);
+
+// A loaded 16-bit model quantized the same way, its weights bound again; its quant and dequant say
+// what was done ("fp8" block 128x128 or channel scales, quantized at load). Refused for a model
+// that is already quantized.
+void quantize_model_fp8(Model& m, bool block);
 
 }  // namespace ac
