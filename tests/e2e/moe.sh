@@ -106,14 +106,15 @@ for m in ("qm", "mx"):
     assert "rms_norm moe_mlp" in patterns, patterns
 PY
 
-# ---- the CUDA backend runs MoE models on its library route (reference kernels, cuBLAS). Without a
-# usable GPU the error is the backend's unavailability, as for a dense model; with one, greedy
-# tokens equal the CPU backend's.
+# ---- the CUDA backend runs MoE models on its generic routes (reference kernels, cuBLAS). Without
+# a usable GPU the error is the backend's unavailability, as for a dense model; with one, the
+# reference route's greedy tokens (f32 throughout, like the CPU) equal the CPU backend's.
 "$bin" synth-model --preset tiny-qwen3 --out "$tmp/dense" --quiet >/dev/null
 set +e; "$bin" generate "$tmp/dense" --prompt-tokens 1,2 --max-tokens 1 --backend cuda >/dev/null 2>"$tmp/dense.err"; dense_rc=$?; set -e
 for m in qm mx; do
   if [ $dense_rc -eq 0 ]; then
-    "$bin" generate "$tmp/$m" --prompt-tokens 3,1,4,1,5 --max-tokens 16 --ignore-eos --backend cuda --json >"$tmp/$m.cuda.json"
+    "$bin" generate "$tmp/$m" --prompt-tokens 3,1,4,1,5 --max-tokens 16 --ignore-eos --backend cuda --cuda-route reference \
+      --json >"$tmp/$m.cuda.json"
     "$bin" generate "$tmp/$m" --prompt-tokens 3,1,4,1,5 --max-tokens 16 --ignore-eos --backend cpu --json >"$tmp/$m.cpu.json"
     python3 -c "import json,sys; a,b=(json.load(open(f))['tokens'] for f in sys.argv[1:]); assert a==b,(a,b)" \
       "$tmp/$m.cuda.json" "$tmp/$m.cpu.json" || fail "$m: cuda tokens differ from cpu"
