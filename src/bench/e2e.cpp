@@ -157,6 +157,7 @@ Json run_e2e(const BenchOptions& o) {
     Prepared m{resolve_model(spec, o), {}, {}};
     const ModelConfig& cfg = m.bm.model->config;
     if (!o.plan.empty()) {  // refused here when made for another model, machine or engine
+      prepare_model_for_plan(o.plan, *m.bm.model);
       plan = load_plan_for(o.plan, *m.bm.model, o.backend, o.rebuild_kernels ? PlanKernels::Rebuild : PlanKernels::Load);
       backend = plan->environment.backend;
     }

@@ -42,6 +42,7 @@ Json run_kernels(const BenchOptions& o) {
   if (!o.plan.empty()) {  // the plan's kernel choices, for the one model it was made for
     if (o.models.size() != 1) throw_input("--plan", "a plan is made for one model: give exactly one --model");
     BenchModel bm = resolve_model(o.models[0], o);
+    prepare_model_for_plan(o.plan, *bm.model);
     plan = load_plan_for(o.plan, *bm.model, "cuda", o.rebuild_kernels ? PlanKernels::Rebuild : PlanKernels::Load);
     models.push_back({bm.name, bm.model->config});
   } else {

@@ -63,6 +63,7 @@ size_t shared_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
 int run_chat(const ChatCliOptions& o) {
   auto model = load_model(o.model);
   if (!model->has_tokenizer()) throw_input(o.model, "has no tokenizer.json (chat needs one)");
+  prepare_model_from_flags(o.run, *model);
   const std::optional<Plan> plan = plan_from_flags(o.run, *model);
   const Tokenizer tok = Tokenizer::load(model->dir);
   if (tok.vocab_size() > model->config.vocab_size)

@@ -76,6 +76,7 @@ int run_generate(GenerateCliOptions o) {
                                std::to_string(kPromptBytesPerPosition) + " bytes for each of the model's " +
                                    std::to_string(context) + " positions");
   }
+  prepare_model_from_flags(o.run, *model);
   const std::optional<Plan> plan = plan_from_flags(o.run, *model);
   std::unique_ptr<Tokenizer> tok;
   if (model->has_tokenizer()) tok = std::make_unique<Tokenizer>(Tokenizer::load(model->dir));

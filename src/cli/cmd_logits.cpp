@@ -93,6 +93,7 @@ int run_logits(const LogitsOptions& o) {
   auto model = load_model(o.model);
   std::optional<Plan> plan;
   if (o.rebuild_kernels && o.plan.empty()) throw_input("--rebuild-kernels", "needs --plan");
+  if (!o.plan.empty()) prepare_model_for_plan(o.plan, *model);
   if (!o.plan.empty())
     plan = load_plan_for(o.plan, *model, o.backend == "cpu" ? "" : o.backend,
                          o.rebuild_kernels ? PlanKernels::Rebuild : PlanKernels::Load);

@@ -97,7 +97,8 @@ int run_serve(const ServeCliOptions& o) {
           o.model, name, sched, [flags](const Model& model, const Graph& graph, const ExecutorLimits& lim) {
             const std::optional<Plan> plan = plan_from_flags(flags, model);
             return executor_from_flags(flags, plan, graph, lim);
-          });
+          },
+          [flags](Model& model) { prepare_model_from_flags(flags, model); });
       log_line("ready: " + std::to_string(sched.max_batch) + " slots of " + std::to_string(m->context) +
                " positions, backend " + (o.run.plan.empty() ? resolve_backend(o.run.backend) : "of --plan " + o.run.plan));
       app.set_model(std::move(m));

@@ -42,6 +42,10 @@ SamplingParams sampling_from_flags(const GenerationFlags& f, const fs::path& mod
   return s;
 }
 
+void prepare_model_from_flags(const GenerationFlags& f, Model& model) {
+  if (!f.plan.empty()) prepare_model_for_plan(f.plan, model);
+}
+
 std::optional<Plan> plan_from_flags(const GenerationFlags& f, const Model& model) {
   if (f.rebuild_kernels && f.plan.empty()) throw_input("--rebuild-kernels", "needs --plan");
   if (f.plan.empty()) return std::nullopt;

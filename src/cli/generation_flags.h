@@ -35,6 +35,8 @@ void add_executor_flags(CLI::App* app, GenerationFlags& flags);
 SamplingParams sampling_from_flags(const GenerationFlags& flags, const fs::path& model_dir);
 
 // The plan of --plan (checked against the model and this machine), or nullopt.
+// A plan compiled with --weights quantizes the model the same way; before the graph is built.
+void prepare_model_from_flags(const GenerationFlags& flags, Model& model);
 std::optional<Plan> plan_from_flags(const GenerationFlags& flags, const Model& model);
 
 // The executor: the plan's, or the backend's; warns on stderr about plan kernels built from

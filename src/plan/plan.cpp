@@ -97,6 +97,7 @@ Json Plan::to_json() const {
             {"max_batch", max_batch}, {"numerics", {{"activations", activations}, {"kv_cache", kv_cache}}},
             {"routes", rs}, {"kernels", ks}, {"e2e", e2e.is_null() ? Json::object() : e2e}};
   j["cuda_fast"] = cuda_fast ? cuda_fast->to_json() : Json(nullptr);
+  if (!weights.empty()) j["weights"] = weights;
   return j;
 }
 
@@ -121,6 +122,9 @@ Plan Plan::from_json(const Json& j, const std::string& subject) {
   const Json& num = json_require(j, subject, "numerics");
   p.activations = json_string(num, subject + ": numerics", "activations");
   p.kv_cache = json_string(num, subject + ": numerics", "kv_cache");
+  p.weights = json_opt_string(j, subject, "weights").value_or("");
+  if (!p.weights.empty() && p.weights != "fp8-block" && p.weights != "fp8-channel")
+    throw_input(subject, "weights: " + json_quote(p.weights) + " is not fp8-block or fp8-channel");
   const Json& rs = json_require(j, subject, "routes");
   if (!rs.is_array()) throw_input(subject, "routes: expected an array");
   for (size_t i = 0; i < rs.size(); ++i) p.routes.push_back(route_from_json(rs[i], subject + ": routes[" + std::to_string(i) + "]"));

@@ -2,9 +2,19 @@
 
 #include "agentcompile/core/error.h"
 #include "agentcompile/tuning/backend.h"
+#include "agentcompile/model/fp8_quantize.h"
 #include "agentcompile/model/model.h"
 
 namespace ac {
+
+void prepare_model_for_plan(const fs::path& dir, Model& model) {
+  const Plan p = Plan::load_choices(dir, "--plan");
+  if (p.weights.empty()) return;
+  if (model.quant.kind != QuantConfig::Kind::None)
+    throw_input("--plan " + dir.string(), "was compiled with --weights " + p.weights + " for a 16-bit model; " +
+                                              model.dir.string() + " is already quantized (" + model.quant.method + ")");
+  quantize_model_fp8(model, p.weights == "fp8-block");
+}
 
 Plan load_plan_for(const fs::path& dir, const Model& model, const std::string& backend_flag, PlanKernels kernels) {
   Plan p = Plan::load(dir, kernels);

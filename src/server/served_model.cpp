@@ -9,10 +9,12 @@
 namespace ac::server {
 
 std::unique_ptr<ServedModel> load_served_model(const fs::path& dir, const std::string& name, SchedulerOptions options,
-                                               const ModelExecutorFactory& make_executor) {
+                                               const ModelExecutorFactory& make_executor,
+                                               const std::function<void(Model&)>& prepare) {
   auto m = std::make_unique<ServedModel>();
   m->name = name;
   m->model = load_model(dir);
+  if (prepare) prepare(*m->model);
   if (!m->model->has_tokenizer()) throw_input(dir.string(), "has no tokenizer.json (the server needs one)");
   m->tokenizer = std::make_unique<Tokenizer>(Tokenizer::load(m->model->dir));
   const ModelConfig& cfg = m->model->config;

@@ -99,6 +99,10 @@ struct Plan {
   std::string objective;     // "latency" | "throughput"
   int max_batch = 1;
   std::string activations = "f32", kv_cache = "f32";
+  // "" (the weights as stored), or "fp8-block" / "fp8-channel": compiled for the model's 16-bit
+  // weights quantized at load (compile --weights); a command running the plan quantizes the same
+  // way before it builds the graph (prepare_model_for_plan).
+  std::string weights;
   std::vector<PlanRoute> routes;
   // Backend cuda: the fast path's knob values (plan.json "cuda_fast"), read and written through
   // the table the CUDA backend registers under that name (src/backends/cuda/fast_knobs.cpp).

@@ -18,6 +18,12 @@ struct Model;
 // Plan::load + check_plan_usable against `model` and this machine; BadInput ("--plan DIR: ...")
 // otherwise. `backend_flag` ("auto" or empty accepts the plan's backend) must agree with the plan.
 // `kernels`: PlanKernels::Rebuild (--rebuild-kernels) leaves the plan's binaries unread.
+// A plan compiled with --weights (Plan::weights) runs the model quantized the same way: quantizes
+// `model` in place, before the caller builds its graph (the model-hash check of load_plan_for then
+// passes; a caller that skipped this fails it). BadInput naming the plan for a model that is
+// already quantized. Nothing to do for other plans.
+void prepare_model_for_plan(const fs::path& dir, Model& model);
+
 Plan load_plan_for(const fs::path& dir, const Model& model, const std::string& backend_flag,
                    PlanKernels kernels = PlanKernels::Load);
 

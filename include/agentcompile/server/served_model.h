@@ -31,9 +31,11 @@ struct ServedModel {
   std::unique_ptr<Scheduler> scheduler;  // last: stopped before what it runs is freed
 };
 
-// Loads the model folder (it must have a tokenizer), builds the graph and starts the scheduler
-// with `options.max_seq` cut to the model's context; returns once the executor is built.
+// Loads the model folder (it must have a tokenizer), runs `prepare` on it (a plan's quantization
+// at load), builds the graph and starts the scheduler with `options.max_seq` cut to the model's
+// context; returns once the executor is built.
 std::unique_ptr<ServedModel> load_served_model(const fs::path& dir, const std::string& name, SchedulerOptions options,
-                                               const ModelExecutorFactory& make_executor);
+                                               const ModelExecutorFactory& make_executor,
+                                               const std::function<void(Model&)>& prepare = {});
 
 }  // namespace ac::server

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# compile --weights through the binary: a 16-bit tiny-qwen3 compiled on the CPU backend with its
+# weights quantized at load to FP8 (block and channel scales). The plan records the weights, its
+# report the accuracy against the 16-bit model; `generate --plan` on the 16-bit folder quantizes
+# the same way and gives the tokens that the FP8 checkpoint of the same seed gives (the same
+# weights, bit for bit). One-line errors: an unknown --weights, --weights on a model that is
+# already FP8, and a --weights plan run on an FP8 checkpoint; the plan folder is not written then.
+set -euo pipefail
+bin=${AC_BIN:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/expect_error.bash"
+
+"$bin" synth-model --preset tiny-qwen3 --out "$tmp/m" --seed 4 --quiet >/dev/null
+for w in fp8-block fp8-channel; do
+  "$bin" synth-model --preset tiny-qwen3 --out "$tmp/$w" --seed 4 --weights $w --quiet >/dev/null
+  "$bin" compile "$tmp/m" --out "$tmp/plan-$w" --db "$tmp/t.db" --backend cpu --budget 20 --weights $w >"$tmp/compile.out" 2>&1 ||
+    fail "compile --weights $w: $(tail -3 "$tmp/compile.out")"
+  python3 - "$tmp/plan-$w" "$w" <<'PY'
+import json, sys
+d, w = sys.argv[1], sys.argv[2]
+plan = json.load(open(f"{d}/plan.json")); rep = json.load(open(f"{d}/report.json"))
+assert plan["weights"] == w, plan.get("weights")
+a = rep["weights"]["accuracy"]
+assert rep["weights"]["weights"] == w
+assert a["positions"] == 64 and a["greedy_tokens"] == 32, a
+assert 0 < a["mean_abs_dlogit"] <= a["max_abs_dlogit"], a
+assert 0 < a["mean_kl"] < 1 and 0 <= a["top1_agreement"] <= 1 and 0 <= a["greedy_prefix"] <= 32, a
+assert "## Weights" in open(f"{d}/report.md").read()
+PY
+  "$bin" generate "$tmp/m" --plan "$tmp/plan-$w" --prompt-tokens 3,1,4,1,5,9 --max-tokens 12 --ignore-eos --json >"$tmp/plan.json"
+  "$bin" generate "$tmp/$w" --backend cpu --prompt-tokens 3,1,4,1,5,9 --max-tokens 12 --ignore-eos --json >"$tmp/ckpt.json"
+  "$bin" generate "$tmp/m" --backend cpu --prompt-tokens 3,1,4,1,5,9 --max-tokens 12 --ignore-eos --json >"$tmp/bf16.json"
+  python3 -c "
+import json, sys
+p, c = (json.load(open(f))['tokens'] for f in sys.argv[1:3])
+assert p == c, (p, c)
+" "$tmp/plan.json" "$tmp/ckpt.json" || fail "$w: the plan's tokens are not the FP8 checkpoint's"
+  # A --weights plan on a model already FP8: refused, not quantized twice.
+  expect_error "already quantized" "$bin" generate "$tmp/$w" --plan "$tmp/plan-$w" --prompt-tokens 1,2 --max-tokens 2
+done
+expect_error "--weights" "$bin" compile "$tmp/m" --out "$tmp/bad" --db "$tmp/t.db" --backend cpu --weights int4
+expect_error "already quantized" "$bin" compile "$tmp/fp8-block" --out "$tmp/bad" --db "$tmp/t.db" --backend cpu --weights fp8-block
+[ ! -e "$tmp/bad" ] || fail "a refused compile wrote its plan folder"
+# The 16-bit plan of the same model does not carry weights.
+"$bin" compile "$tmp/m" --out "$tmp/plan16" --db "$tmp/t.db" --backend cpu --budget 10 >/dev/null 2>&1
+python3 -c "import json,sys; assert 'weights' not in json.load(open(sys.argv[1]))" "$tmp/plan16/plan.json" || fail "a 16-bit plan names weights"
+echo "e2e.fp8_weights: ok"
