@@ -34,13 +34,13 @@ void quantize_fp8(const std::vector<float>& w, int64_t out, int64_t in, int64_t 
 
 DequantStats quantize_fp8_weights(WeightStore& store, bool block) {
   DequantStats stats;
-  std::vector<const TensorInfo*> todo;
+  std::vector<const TensorInfo*> picked;
   for (const auto& [name, t] : store.all())
     if (quantized_in_fp8(name, t->shape) && (t->dtype == DType::BF16 || t->dtype == DType::F16 || t->dtype == DType::F32))
-      todo.push_back(t);
+      picked.push_back(t);
   const DType sdt = fp8_scale_dtype(block);
   std::vector<uint8_t> q, scales;
-  for (const TensorInfo* t : todo) {
+  for (const TensorInfo* t : picked) {
     const int64_t out = t->shape[0], in = t->shape[1];
     const int64_t bo = fp8_scale_rows(block), bi = fp8_scale_cols(block, in), si = (in + bi - 1) / bi;
     std::vector<float> w(size_t(out * in));
