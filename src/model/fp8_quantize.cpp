@@ -32,6 +32,18 @@ void quantize_fp8(const std::vector<float>& w, int64_t out, int64_t in, int64_t 
     }
 }
 
+std::vector<float> dequantize_fp8(const uint8_t* q, const uint8_t* scales, DType scale_dtype, int64_t out, int64_t in,
+                                  int64_t bo, int64_t bi) {
+  const int64_t si = (in + bi - 1) / bi;
+  std::vector<float> w(size_t(out * in));
+  for (int64_t i = 0; i < out; ++i) {
+    const int64_t srow = (i / bo) * si;
+    for (int64_t j = 0; j < in; ++j)
+      w[size_t(i * in + j)] = fp8_e4m3_to_f32(q[size_t(i * in + j)]) * load_as_f32(scales, scale_dtype, size_t(srow + j / bi));
+  }
+  return w;
+}
+
 DequantStats quantize_fp8_weights(WeightStore& store, bool block) {
   DequantStats stats;
   std::vector<const TensorInfo*> picked;
@@ -42,13 +54,11 @@ DequantStats quantize_fp8_weights(WeightStore& store, bool block) {
   std::vector<uint8_t> q, scales;
   for (const TensorInfo* t : picked) {
     const int64_t out = t->shape[0], in = t->shape[1];
-    const int64_t bo = fp8_scale_rows(block), bi = fp8_scale_cols(block, in), si = (in + bi - 1) / bi;
+    const int64_t bo = fp8_scale_rows(block), bi = fp8_scale_cols(block, in);
     std::vector<float> w(size_t(out * in));
     for (size_t i = 0; i < w.size(); ++i) w[i] = load_as_f32(t->data, t->dtype, i);
     quantize_fp8(w, out, in, bo, bi, sdt, q, scales);
-    for (int64_t i = 0; i < out; ++i)  // what a reader of the checkpoint computes: fp8 x its stored scale
-      for (int64_t j = 0; j < in; ++j)
-        w[size_t(i * in + j)] = fp8_e4m3_to_f32(q[size_t(i * in + j)]) * load_as_f32(scales.data(), sdt, size_t((i / bo) * si + j / bi));
+    w = dequantize_fp8(q.data(), scales.data(), sdt, out, in, bo, bi);  // what a reader of the checkpoint computes
     stats.tensors += 1;
     stats.stored_bytes += q.size() + scales.size();
     stats.loaded_bytes += w.size() * sizeof(float);

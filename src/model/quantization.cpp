@@ -3,7 +3,7 @@
 #include <regex>
 
 #include "agentcompile/core/error.h"
-#include "agentcompile/core/fp8.h"
+#include "agentcompile/model/fp8_quantize.h"
 
 namespace ac {
 
@@ -175,14 +175,7 @@ DequantStats dequantize_fp8_weights(WeightStore& store, const QuantConfig& q) {
     if (!ok)
       throw_input(s->file, "scale " + json_quote(scale_name) + " has shape " + shape_of(ss) + ", expected " +
                                shape_of({so, si}) + " for weight " + shape_of(t->shape) + " with " + q.scheme + " scales");
-    std::vector<float> w(size_t(out * in));
-    for (int64_t i = 0; i < out; ++i) {
-      const int64_t srow = (i / bo) * si;
-      for (int64_t j = 0; j < in; ++j) {
-        const float scale = load_as_f32(s->data, s->dtype, size_t(srow + j / bi));
-        w[size_t(i * in + j)] = fp8_e4m3_to_f32(t->data[size_t(i * in + j)]) * scale;
-      }
-    }
+    std::vector<float> w = dequantize_fp8(t->data, s->data, s->dtype, out, in, bo, bi);
     stats.tensors += 1;
     stats.stored_bytes += t->nbytes() + s->nbytes();
     stats.loaded_bytes += w.size() * sizeof(float);

@@ -34,6 +34,11 @@ inline DType fp8_scale_dtype(bool block) { return block ? DType::F32 : DType::BF
 void quantize_fp8(const std::vector<float>& w, int64_t out, int64_t in, int64_t bo, int64_t bi, DType scale_dtype,
                   std::vector<uint8_t>& q, std::vector<uint8_t>& scales);
 
+// The weight a reader of an FP8 checkpoint computes: each e4m3 byte of q [out * in] times the
+// scale of its [bo, bi] block (scales row-major over the blocks, in `scale_dtype`), in f32.
+std::vector<float> dequantize_fp8(const uint8_t* q, const uint8_t* scales, DType scale_dtype, int64_t out, int64_t in,
+                                  int64_t bo, int64_t bi);
+
 // Every weight quantized_in_fp8 selects (16- or 32-bit) replaced by fp8 x scale in f32, as an
 // FP8 checkpoint of it would load; stats as dequantize_fp8_weights counts them (the bytes such a
 // checkpoint would store).
