@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/model/model.h"
@@ -43,14 +42,6 @@ void PrintTo(const FlashCase& c, std::ostream* os) {
 }
 class CudaPrefillFlash : public ::testing::TestWithParam<FlashCase> {};
 
-uint16_t bf16_bits(float v) {
-  uint16_t b;
-  std::vector<uint8_t> bytes(2);
-  store_from_f32(bytes.data(), DType::BF16, 0, v);
-  std::memcpy(&b, bytes.data(), 2);
-  return b;
-}
-
 TEST_P(CudaPrefillFlash, MatchesDoublePrecisionAttention) {
   AC_REQUIRE_GPU();
   const FlashCase c = GetParam();
@@ -59,14 +50,9 @@ TEST_P(CudaPrefillFlash, MatchesDoublePrecisionAttention) {
   for (const Seq& s : c.seqs) max_seq = std::max<long long>(max_seq, s.to);
   // The cache: bf16 [slot][kv_head][position][hd]; the reference reads the same rounded values.
   const size_t cache_elems = size_t(slots * c.kv_heads * max_seq * c.hd);
-  std::vector<float> kf = random_vec(cache_elems, 41), vf = random_vec(cache_elems, 42);
-  std::vector<uint16_t> kb(cache_elems), vb(cache_elems);
-  for (size_t i = 0; i < cache_elems; ++i) {
-    kb[i] = bf16_bits(kf[i]);
-    vb[i] = bf16_bits(vf[i]);
-    kf[i] = load_as_f32(reinterpret_cast<const uint8_t*>(kb.data()), DType::BF16, i);
-    vf[i] = load_as_f32(reinterpret_cast<const uint8_t*>(vb.data()), DType::BF16, i);
-  }
+  std::vector<float> kf, vf;
+  const std::vector<uint8_t> kb = store_as(random_vec(cache_elems, 41), DType::BF16, kf),
+                             vb = store_as(random_vec(cache_elems, 42), DType::BF16, vf);
   std::vector<int32_t> positions, slot_of;
   for (size_t s = 0; s < c.seqs.size(); ++s)
     for (int32_t p = c.seqs[s].from; p < c.seqs[s].to; ++p) {
