@@ -117,7 +117,9 @@ Json model_json(const BenchModel& m) {
           {"layers", c.num_layers},
           {"parameters", m.model->weights.parameters},
           {"bytes", m.model->weights.bytes},
-          {"dtype", std::string(dtype_user_name(m.model->weights.embed->dtype))}};
+          {"stored_bytes", m.model->stored_bytes()},
+          {"dtype", std::string(dtype_user_name(m.model->weights.embed->dtype))},
+          {"quantization", m.model->quant.describe()}};
 }
 
 namespace {
@@ -160,6 +162,7 @@ Json report_header(const std::string& tier, const BenchOptions& o, const std::st
   if (tier == "e2e") {
     settings["tie_epsilon"] = o.tie_epsilon;
     settings["validate_tokens"] = o.validate_tokens;
+    settings["reference"] = o.reference;
   } else if (tier == "module") {
     settings["prompt"] = o.module_prompt;
     settings["steps"] = o.module_steps;

@@ -1,6 +1,7 @@
 // bench e2e: every model x workload on our engine, against the peers' recorded runs.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <optional>
 
 #include "agentcompile/bench/peers.h"
@@ -72,8 +73,27 @@ struct Prepared {
   std::vector<std::vector<std::vector<int32_t>>> prompts;  // per workload
 };
 
+// The reference the semantic check uses for a model: a peer's, or the CPU reference backend's.
+bool reference_on_cpu(const BenchOptions& o, const Model& model) {
+  return o.reference == "cpu" || (o.reference == "auto" && model.quant.kind != QuantConfig::Kind::None);
+}
+
+// The CPU reference backend's greedy run of the prompt on the same weights (an FP8 model's are
+// fp8 x scale in f32: exact W8A16 semantics), one per distinct prompt.
+const Reference& cpu_reference(std::map<std::vector<int32_t>, Reference>& cache, const Graph& graph, const Model& model,
+                               const std::vector<int32_t>& prompt, const BenchOptions& o) {
+  auto it = cache.find(prompt);
+  if (it != cache.end()) return it->second;
+  const int64_t seq = int64_t(prompt.size()) + o.validate_tokens;
+  auto ex = make_executor("cpu", graph, ExecutorLimits{1, seq, int64_t(prompt.size()), 1});
+  const std::string weights = model.quant.kind == QuantConfig::Kind::None ? "" : ", " + model.quant.describe();
+  progress_line(o.progress, "bench e2e: the CPU reference of a %zu-token prompt (%d tokens)", prompt.size(), o.validate_tokens);
+  return cache[prompt] = greedy_reference(*ex, prompt, o.validate_tokens, "agentcompile cpu reference" + weights);
+}
+
 Json measure(const Prepared& m, const Graph& graph, const Workload& w, const std::vector<std::vector<int32_t>>& prompts,
-             const BenchOptions& o, const std::string& backend, const std::optional<Plan>& plan, double floor_ms) {
+             const BenchOptions& o, const std::string& backend, const std::optional<Plan>& plan, double floor_ms,
+             const Reference* cpu_ref) {
   const ModelConfig& cfg = m.bm.model->config;
   const ExecutorLimits lim{int(w.batch), w.prompt + w.gen, w.batch * w.prompt, w.batch};
   auto ex = plan ? make_plan_executor(*plan, graph, lim) : make_executor(backend, graph, lim, BackendOptions{o.cuda_route});
@@ -90,8 +110,8 @@ Json measure(const Prepared& m, const Graph& graph, const Workload& w, const std
   Validation val;
   val.wanted = o.validate_tokens;
   val.epsilon = o.tie_epsilon;
-  val.detail = "no reference for this prompt (give --peer with an hf-eager record)";
-  const Reference* ref = find_reference(m.peers, prompts[0]);
+  val.detail = "no reference for this prompt (give --peer with an hf-eager record, or --reference cpu)";
+  const Reference* ref = cpu_ref ? cpu_ref : find_reference(m.peers, prompts[0]);
   if (ref) {
     const int n = int(std::min<int64_t>(o.validate_tokens, w.gen));
     auto ours = teacher_forced_choices(*ex, prompts[0], ref->tokens, n, w.batch);
@@ -188,9 +208,12 @@ Json run_e2e(const BenchOptions& o) {
   for (const PeerFile& p : peers)
     rep["peers"].push_back({{"file", p.path}, {"peer", p.peer}, {"model", p.model}, {"environment", p.environment}});
   for (const Prepared& m : models) {
-    const double floor_ms = copy_GBps > 0 ? double(m.bm.model->weights.bytes) / (copy_GBps * 1e6) : 0.0;
+    // The floor counts the weights as stored: an FP8 model's fp8 bytes and scales, which its
+    // kernels are to stream (the generic route reads the f32 they load as, and shows it).
+    const double bytes = double(m.bm.model->stored_bytes());
+    const double floor_ms = copy_GBps > 0 ? bytes / (copy_GBps * 1e6) : 0.0;
     // The same weights at what reads alone stream: a lower floor (the stays the copy's).
-    const double read_floor_ms = read_GBps > 0 ? double(m.bm.model->weights.bytes) / (read_GBps * 1e6) : 0.0;
+    const double read_floor_ms = read_GBps > 0 ? bytes / (read_GBps * 1e6) : 0.0;
     Json mj = model_json(m.bm);
     mj["floor_ms"] = floor_ms > 0 ? Json(floor_ms) : Json(nullptr);
     mj["read_floor_ms"] = read_floor_ms > 0 ? Json(read_floor_ms) : Json(nullptr);
@@ -202,12 +225,15 @@ Json run_e2e(const BenchOptions& o) {
       if (!stale.empty())
         std::fprintf(stderr, "warning: --plan %s: %s\n", o.plan.c_str(), stale_plan_warning(*plan, stale).c_str());
     }
+    std::map<std::vector<int32_t>, Reference> cpu_refs;
     for (size_t i = 0; i < o.workloads.size(); ++i) {
       const Workload& w = o.workloads[i];
       Json row;
       // A run that fails (a kernel error, memory) is reported and the others still run.
       try {
-        row = measure(m, graph, w, m.prompts[i], o, backend, plan, floor_ms);
+        const Reference* cpu_ref =
+            reference_on_cpu(o, *m.bm.model) ? &cpu_reference(cpu_refs, graph, *m.bm.model, m.prompts[i][0], o) : nullptr;
+        row = measure(m, graph, w, m.prompts[i], o, backend, plan, floor_ms, cpu_ref);
       } catch (const Error& e) {
         progress_line(o.progress, "bench e2e: %s %s: error: %s", m.bm.name.c_str(), w.name.c_str(), e.what());
         row = {{"error", e.what()}, {"counted", false}, {"validation", {{"status", "error"}, {"detail", e.what()}}},

@@ -1,5 +1,7 @@
 #include "bench/runner.h"
 
+#include <cmath>
+
 #include "agentcompile/core/error.h"
 #include "agentcompile/runtime/engine.h"
 #include "agentcompile/runtime/sampler.h"
@@ -115,6 +117,33 @@ std::vector<std::vector<int32_t>> teacher_forced_choices(Executor& ex, const std
                            std::vector<int32_t>(rows, int32_t(prompt.size()) + i)));
   }
   return ours;
+}
+
+Reference greedy_reference(Executor& ex, const std::vector<int32_t>& prompt, int n, const std::string& source) {
+  Reference ref;
+  ref.source = source;
+  ref.prompt = prompt;
+  if (n <= 0) return ref;
+  ex.forward(prefill_step({prompt}));
+  for (int i = 0;; ++i) {
+    const float* row = ex.logits();
+    int32_t best = -1, second = -1;
+    for (int32_t v = 0; v < int32_t(ex.vocab_size()); ++v) {
+      if (!std::isfinite(row[v])) throw_internal("bench", "the reference's logits hold NaN or Inf");
+      if (best < 0 || row[v] > row[best]) {
+        second = best;
+        best = v;
+      } else if (second < 0 || row[v] > row[second]) {
+        second = v;
+      }
+    }
+    ref.tokens.push_back(best);
+    ref.second.push_back(second);
+    ref.margins.push_back(second < 0 ? 0.0 : double(row[best]) - double(row[second]));
+    if (i + 1 >= n) break;
+    ex.forward(decode_step({best}, {int32_t(prompt.size()) + i}));
+  }
+  return ref;
 }
 
 }  // namespace ac::bench

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "agentcompile/bench/validator.h"
 #include "agentcompile/model/hf_config.h"
 #include "agentcompile/tuning/executor.h"
 
@@ -22,5 +23,11 @@ RunOut run_greedy(Executor& ex, const ModelConfig& cfg, const std::vector<std::v
 // for `batch` copies of the prompt at once (each row must choose the same).
 std::vector<std::vector<int32_t>> teacher_forced_choices(Executor& ex, const std::vector<int32_t>& prompt,
                                                          const std::vector<int32_t>& reference, int n, int64_t batch);
+
+// A reference made here: `ex`'s greedy tokens after `prompt` for n positions, with the runner-up
+// and the top-1 minus top-2 logit margin at each (from the logits of row 0). bench e2e runs it on
+// the CPU reference backend with the weights the measured executor runs (e.g. FP8 quantized at
+// load, where a peer's reference of the 16-bit model does not apply).
+Reference greedy_reference(Executor& ex, const std::vector<int32_t>& prompt, int n, const std::string& source);
 
 }  // namespace ac::bench

@@ -59,6 +59,9 @@ void check_common(BenchCliOptions& o, const std::string& tier) {
     o.b.workloads = bench::parse_workloads(o.workloads, "--workloads");
     if (!(o.b.tie_epsilon >= 0)) throw_input("--tie-epsilon", "must be >= 0");
     if (o.b.validate_tokens < 1 || o.b.validate_tokens > 4096) throw_input("--validate-tokens", "must be 1 to 4096");
+    const std::string& ref = o.b.reference;
+    if (ref != "auto" && ref != "peer" && ref != "cpu")
+      throw_input("--reference", json_quote(ref) + " is not one of auto, peer, cpu");
   }
   if (tier == "kernels") {
     o.b.batches.clear();
@@ -155,6 +158,9 @@ Subcommand add_bench(CLI::App& root) {
   e2e->add_option("--peer", o->b.peer_files, "A peer record (bench/peers/*.py output); repeatable");
   e2e->add_option("--tie-epsilon", o->b.tie_epsilon, "Logit margin under which a different token is a tie (default 0.1)")->check(in_range(0, 1e6));
   e2e->add_option("--validate-tokens", o->b.validate_tokens, "Generated tokens checked against the reference (default 32)")->check(in_range(1, 4096));
+  e2e->add_option("--reference", o->b.reference,
+                  "The semantic check's reference: peer (a --peer record's), cpu (the CPU reference backend on the "
+                  "same weights, run here), auto (cpu for FP8 weights, else peer; default)");
   CLI::App* module = app->add_subcommand("module", "One decoder layer, prefill and decode (2-layer minus 1-layer model)");
   add_common(module, *o);
   module->add_option("--prompt", o->b.module_prompt, "Prefill tokens and decode context (default 128)")->check(in_range(1, 1 << 20));

@@ -106,7 +106,7 @@ Json describe(const Model& m) {
   j["parameters"] = m.weights.parameters;
   j["bytes"] = m.weights.bytes;
   // FP8 checkpoints: what the files hold, beside the dequantized weights that "bytes" counts.
-  j["stored_bytes"] = m.weights.bytes - m.dequant.loaded_bytes + m.dequant.stored_bytes;
+  j["stored_bytes"] = m.stored_bytes();
   if (m.dequant.tensors > 0) {
     // A decode step reads the stored fp8 bytes and their scales, not the 16-bit size the count
     // from the config assumes (the picked share of experts, as there). The files as stored:

@@ -5,6 +5,7 @@
 # the same way and gives the tokens that the FP8 checkpoint of the same seed gives (the same
 # weights, bit for bit). One-line errors: an unknown --weights, --weights on a model that is
 # already FP8, and a --weights plan run on an FP8 checkpoint; the plan folder is not written then.
+# bench e2e of such a plan checks its tokens against the CPU reference of the quantized weights.
 set -euo pipefail
 bin=${AC_BIN:?}
 tmp=$(mktemp -d)
@@ -37,10 +38,33 @@ import json, sys
 p, c = (json.load(open(f))['tokens'] for f in sys.argv[1:3])
 assert p == c, (p, c)
 " "$tmp/plan.json" "$tmp/ckpt.json" || fail "$w: the plan's tokens are not the FP8 checkpoint's"
+  # bench e2e checks the plan against the CPU reference of the same quantized weights (auto), not
+  # against a 16-bit model's; with --reference peer and no peer it has no reference.
+  for ref in auto peer; do
+    "$bin" bench e2e --model "$tmp/m" --plan "$tmp/plan-$w" --workloads 8/10,8/10x2 --validate-tokens 10 --repeats 1 \
+      --warmup 0 --reference $ref --quiet --json-out "$tmp/bench-$ref.json" >/dev/null 2>"$tmp/bench.err" ||
+      fail "bench e2e --reference $ref: $(tail -3 "$tmp/bench.err")"
+    python3 - "$tmp/bench-$ref.json" "$ref" "$w" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); ref, w = sys.argv[2], sys.argv[3]
+assert r["settings"]["reference"] == ref, r["settings"]
+assert r["models"][0]["quantization"].startswith("fp8"), r["models"][0]
+assert r["models"][0]["stored_bytes"] < r["models"][0]["bytes"], r["models"][0]
+for row in r["results"]:
+    v = row["validation"]
+    if ref == "auto":
+        assert v["status"] == "pass" and v["compared"] == 10, v
+        assert row["reference"].startswith("agentcompile cpu reference, fp8"), row["reference"]
+        assert row["counted"] is True
+    else:
+        assert v["status"] == "no reference" and row["counted"] is False, v
+PY
+  done
   # A --weights plan on a model already FP8: refused, not quantized twice.
   expect_error "already quantized" "$bin" generate "$tmp/$w" --plan "$tmp/plan-$w" --prompt-tokens 1,2 --max-tokens 2
 done
 expect_error "--weights" "$bin" compile "$tmp/m" --out "$tmp/bad" --db "$tmp/t.db" --backend cpu --weights int4
+expect_error "--reference" "$bin" bench e2e --model "$tmp/m" --workloads 8/4 --reference hf
 expect_error "already quantized" "$bin" compile "$tmp/fp8-block" --out "$tmp/bad" --db "$tmp/t.db" --backend cpu --weights fp8-block
 [ ! -e "$tmp/bad" ] || fail "a refused compile wrote its plan folder"
 # The 16-bit plan of the same model does not carry weights.

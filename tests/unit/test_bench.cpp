@@ -13,10 +13,13 @@
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/stats.h"
 #include "agentcompile/ir/graph.h"
+#include "agentcompile/model/fp8_quantize.h"
 #include "agentcompile/model/model.h"
+#include "agentcompile/model/synth_model.h"
 #include "agentcompile/runtime/backends.h"
 #include "bench/runner.h"
 #include "bench/stats.h"
+#include "model_test_util.h"
 
 using namespace ac;
 using namespace ac::bench;
@@ -152,6 +155,46 @@ TEST(BenchValidator, CpuEngineAgainstRecordedHfReference) {
   const Validation f = validate_tokens(ours[0], bad, 32, 1e-3);
   EXPECT_FALSE(f.passed());
   EXPECT_EQ(f.first_failure, int(pos));
+}
+
+// The reference bench e2e makes on the CPU for FP8 weights: the greedy tokens with their runner-up
+// and margin; the engine on the same quantized weights passes against it at epsilon 0, and the
+// same engine against the 16-bit model's reference fails (the check can tell the weights apart).
+TEST(BenchValidator, CpuReferenceOfTheQuantizedWeights) {
+  test::TempDir dir;
+  synth_model(SynthOptions{"tiny-qwen3", dir / "m", 8, DType::BF16, {}, true});
+  const std::vector<int32_t> prompt = {3, 1, 4, 1, 5, 9, 2, 6};
+  const int n = 32;
+  const ExecutorLimits lim{1, int64_t(prompt.size()) + n, int64_t(prompt.size()), 1};
+  auto m16 = load_model(dir / "m");
+  const Graph g16 = build_decoder_graph(m16->config, m16->weights);
+  auto e16 = make_executor("cpu", g16, lim);
+  const Reference r16 = greedy_reference(*e16, prompt, n, "16-bit");
+  auto mq = load_model(dir / "m");
+  quantize_model_fp8(*mq, true);
+  const Graph gq = build_decoder_graph(mq->config, mq->weights);
+  auto eq = make_executor("cpu", gq, lim);
+  const Reference rq = greedy_reference(*eq, prompt, n, "fp8");
+  ASSERT_EQ(rq.tokens.size(), size_t(n));
+  ASSERT_EQ(rq.second.size(), size_t(n));
+  ASSERT_EQ(rq.margins.size(), size_t(n));
+  EXPECT_EQ(rq.prompt, prompt);
+  for (int i = 0; i < n; ++i) {
+    EXPECT_NE(rq.second[size_t(i)], rq.tokens[size_t(i)]) << i;
+    EXPECT_GE(rq.margins[size_t(i)], 0.0) << i;
+  }
+  // Its tokens are the engine's own greedy generation.
+  auto eg = make_executor("cpu", gq, lim);
+  EXPECT_EQ(run_greedy(*eg, mq->config, {prompt}, n).tokens.at(0), rq.tokens);
+  auto et = make_executor("cpu", gq, lim);
+  const auto own = teacher_forced_choices(*et, prompt, rq.tokens, n, 1);
+  const Validation pass = validate_tokens(own.at(0), rq, n, 0.0);
+  EXPECT_TRUE(pass.passed()) << pass.detail;
+  EXPECT_EQ(pass.equal, n);
+  auto ef = make_executor("cpu", gq, lim);
+  const auto other = teacher_forced_choices(*ef, prompt, r16.tokens, n, 1);
+  const Validation fail = validate_tokens(other.at(0), r16, n, 0.0);
+  EXPECT_FALSE(fail.passed()) << "FP8 weights chose every one of the 16-bit model's tokens";
 }
 
 // bench::run_greedy over a ragged batch (prompts of different lengths, as a server batches them):

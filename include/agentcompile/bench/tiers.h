@@ -25,6 +25,10 @@ struct BenchOptions {
   int warmup = 1;
   double tie_epsilon = 0.1;           // logits; see validator.h
   int validate_tokens = 32;
+  // Where the semantic check's reference comes from: "peer" (a --peer record's), "cpu" (the CPU
+  // reference backend run here on the weights the engine runs) or "auto" (cpu for weights
+  // quantized to FP8, whose 16-bit peers' references are of other weights; peer otherwise).
+  std::string reference = "auto";
   fs::path cache_dir;                 // where presets are synthesised (empty: the default)
   uint64_t seed = 11;                 // synthesis seed of presets
   int64_t module_prompt = 128;        // module: prefill length, decode context

@@ -19,6 +19,9 @@ struct Model {
   DequantStats dequant;  // what loading dequantized
   ModelWeights weights;
   bool has_tokenizer() const;  // dir/tokenizer.json exists
+  // The weights' bytes as stored (FP8 weights and their scales, not the f32 they load as): what a
+  // decode step of kernels that read the stored format streams.
+  uint64_t stored_bytes() const { return weights.bytes - dequant.loaded_bytes + dequant.stored_bytes; }
 };
 
 std::unique_ptr<Model> load_model(const fs::path& dir);
