@@ -8,6 +8,7 @@
 
 #include "agentcompile/backends/cuda/cuda_executor.h"
 #include "agentcompile/core/rng.h"
+#include "agentcompile/tuning/reference_ops.h"
 #include "backends/cuda/device.h"
 
 namespace ac::test {
@@ -17,6 +18,10 @@ namespace ac::test {
     std::string ac_why_;                                                      \
     if (!::ac::cuda_available(&ac_why_)) GTEST_SKIP() << "no GPU: " << ac_why_; \
   } while (0)
+
+// The stream every GPU test launches on, and the GPU's architecture ("sm_90").
+inline CUstream stream() { return cuda::Device::get().stream(); }
+inline std::string arch() { return cuda::Device::get().info().arch(); }
 
 inline std::vector<float> random_vec(size_t n, uint64_t seed, float scale = 1.0f) {
   Rng r(seed);
@@ -67,6 +72,25 @@ inline std::vector<uint8_t> store_as(const std::vector<float>& v, DType t, std::
     rounded[i] = load_as_f32(bytes.data(), t, i);
   }
   return bytes;
+}
+
+// The decode GEMVs' CPU composition (gemv.fused, gemv.fp8): x' = RMSNorm(x) * gamma (x when gamma
+// is null), y = W x' + bias, then the epilogue: 0 and 3 store y, 1 resid + y, 2 silu(y) * (W2 x').
+inline std::vector<float> gemv_want(const std::vector<float>& x, long long B, long long K, const float* gamma,
+                                    const float* w, const float* w2, const float* bias, long long N, int epi,
+                                    const std::vector<float>& resid) {
+  std::vector<float> xn(x.size()), y(size_t(B * N)), y2(y.size());
+  if (gamma) ref::rms_norm(x.data(), B, K, gamma, 1e-6f, xn.data());
+  else xn = x;
+  ref::linear(xn.data(), B, K, w, bias, N, y.data());
+  std::vector<float> want = y;
+  if (epi == 1)
+    for (size_t i = 0; i < want.size(); ++i) want[i] = resid[i] + y[i];
+  if (epi == 2) {
+    ref::linear(xn.data(), B, K, w2, nullptr, N, y2.data());
+    ref::swiglu(y.data(), y2.data(), B * N, want.data());
+  }
+  return want;
 }
 
 }  // namespace ac::test

@@ -21,9 +21,6 @@ using namespace ac::test;
 
 namespace {
 
-CUstream stream() { return cuda::Device::get().stream(); }
-std::string arch() { return cuda::Device::get().info().arch(); }
-
 // rows: rows per warp (gemv.fused) or 16-row tiles per block (gemv.mma, terms > 0).
 struct GemvCase {
   int block, rows, unroll, splitk, batch_tmpl, epi;
@@ -57,17 +54,8 @@ TEST_P(CudaGemv, MatchesNormLinearEpilogueOnCpu) {
   auto bias = store_as(random_vec(size_t(c.N), 25), DType::BF16, b_r);
   std::vector<float> resid = random_vec(size_t(c.B * c.N), 26);
 
-  // CPU: x' = rms_norm(x) (or x); y = W x' + b; epilogue.
-  std::vector<float> xn(x.size()), y(size_t(c.B * c.N)), y2(y.size());
-  if (c.norm) ref::rms_norm(x.data(), c.B, c.K, g_r.data(), 1e-6f, xn.data());
-  else xn = x;
-  ref::linear(xn.data(), c.B, c.K, w_r.data(), c.bias ? b_r.data() : nullptr, c.N, y.data());
-  std::vector<float> want = y;
-  if (c.epi == 1) for (size_t i = 0; i < want.size(); ++i) want[i] = resid[i] + y[i];
-  if (swiglu) {
-    ref::linear(xn.data(), c.B, c.K, w2_r.data(), nullptr, c.N, y2.data());
-    ref::swiglu(y.data(), y2.data(), c.B * c.N, want.data());
-  }
+  const std::vector<float> want = gemv_want(x, c.B, c.K, c.norm ? g_r.data() : nullptr, w_r.data(), w2_r.data(),
+                                           c.bias ? b_r.data() : nullptr, c.N, c.epi, resid);
 
   auto dx = to_device(x), dw = to_device(w), dw2 = to_device(w2), dg = to_device(gamma), db = to_device(bias);
   cuda::DeviceBuffer out = c.epi == 1 ? to_device(resid) : poisoned(want.size());

@@ -32,8 +32,6 @@ const cuda::LoadedKernel& ref_kernel(const std::string& op, std::map<std::string
   return cuda::load_kernel(cuda::make_variant(cuda::find_family(op, "ref"), params, types, cuda::Device::get().info().arch()));
 }
 
-CUstream stream() { return cuda::Device::get().stream(); }
-
 struct LinearCase {
   long long n, in, out;
   DType w;

@@ -109,6 +109,18 @@ TEST(Fp8, EveryCodeDecodesAsTheFormatDefines) {
   EXPECT_EQ(fp8_e4m3_to_f32(0x7e), 448.0f);
 }
 
+// gemv.fp8's conversion below sm_89 (kernels/cuda/common/vec.cuh unpack_fp8x4): the code's bits
+// moved into an f16 (sign to bit 15, exponent and mantissa shifted by 7) hold its value / 2^8,
+// subnormals included, so times 256 every finite code is exact.
+TEST(Fp8, TheKernelsBitMoveIntoF16IsExact) {
+  for (int c = 0; c < 256; ++c) {
+    if ((c & 0x7f) == 0x7f) continue;  // NaN
+    const uint16_t h = uint16_t(((c & 0x80) << 8) | ((c & 0x7f) << 7));
+    const float v = load_as_f32(reinterpret_cast<const uint8_t*>(&h), DType::F16, 0) * 256.0f;
+    EXPECT_EQ(v, fp8_e4m3_to_f32(uint8_t(c))) << c;
+  }
+}
+
 TEST(Fp8, RoundsToNearestEvenAndSaturates) {
   std::vector<std::pair<double, int>> pos;  // positive finite values and their codes, ascending
   for (int c = 0; c < 127; ++c) pos.emplace_back(e4m3_value(c), c);

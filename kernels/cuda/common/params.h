@@ -141,6 +141,10 @@ struct GemvParams {
   // part_group]; the query heads per KV head and the head dim.
   const float* part_ml = nullptr;
   long long part_group = 0, part_hd = 0;
+  // gemv.fp8 only: the f32 scales of w and w2 (per output row [N], or per 128 x 128 block
+  // [ceil(N / 128), ceil(K / 128)]).
+  const float* w_scale = nullptr;
+  const float* w2_scale = nullptr;
 };
 
 // What reads alone stream (probe/read.cuh read_probe, `bench` ceilings): block b reads 16-byte

@@ -28,3 +28,25 @@ __device__ __forceinline__ void unpack8(const u32x4& v, ac_f16, float* f) {
     f[2 * i + 1] = to_f32(ac_f16{(unsigned short)(w[i] >> 16)});
   }
 }
+
+// Eight FP8 e4m3 values (two 32-bit words: bytes in memory order) as floats, exactly. sm_89+
+// converts two per instruction (cvt.rn.f16x2.e4m3x2: the lower byte to the lower half; e4m3 is
+// exact in f16); earlier GPUs move the bits into an f16 whose exponent is 8 smaller (bias 15 vs 7,
+// subnormals included) and scale by 2^8. NaN codes (0x7f, 0xff) are not expected in weights.
+__device__ __forceinline__ void unpack_fp8x4(unsigned w, float* f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  unsigned lo, hi;
+  asm("{\n .reg .b16 a, b;\n mov.b32 {a, b}, %2;\n cvt.rn.f16x2.e4m3x2 %0, a;\n cvt.rn.f16x2.e4m3x2 %1, b;\n}"
+      : "=r"(lo), "=r"(hi) : "r"(w));
+  f[0] = to_f32(ac_f16{(unsigned short)(lo & 0xffffu)});
+  f[1] = to_f32(ac_f16{(unsigned short)(lo >> 16)});
+  f[2] = to_f32(ac_f16{(unsigned short)(hi & 0xffffu)});
+  f[3] = to_f32(ac_f16{(unsigned short)(hi >> 16)});
+#else
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const unsigned b = (w >> (8 * i)) & 0xffu;
+    f[i] = to_f32(ac_f16{(unsigned short)(((b & 0x80u) << 8) | ((b & 0x7fu) << 7))}) * 256.0f;
+  }
+#endif
+}

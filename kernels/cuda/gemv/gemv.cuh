@@ -13,12 +13,26 @@
 //           block's best logit into p.best; argmax_finish, launched next, picks the token)
 // Grid: (ceil(N / (WARPS * ROWS)), SPLITK); dynamic shared memory: BATCH * kchunk floats,
 // kchunk = ceil(K / SPLITK) rounded up to 8. Requires K % 8 == 0 and 16-bit weights.
+//
+// gemv.fp8 (gemv_fp8 below) is the same kernel over FP8 e4m3 weights (W8A16: one byte per weight,
+// 16 per 16-byte chunk, converted exactly to f32 in registers) with f32 scales (p.w_scale, and
+// p.w2_scale for SWIGLU's up projection), SCALE: 0 one per output row (applied to the row's
+// sum), 1 one per 128 x 128 block, [ceil(N / 128), ceil(K / 128)] row-major (applied to each
+// chunk's partial sum; the block's rows lie in one 128-row block, so its scales are staged in
+// shared memory after x': MATS * ceil(K / 128) floats more). W is then the 16-bit type of gamma
+// and the bias. kchunk rounds up to 16; requires K % 16 == 0.
 #pragma once
 #include "common/params.h"
 #include "common/pdl.cuh"
 #include "common/reduce.cuh"
 #include "common/vec.cuh"
 #include "gemv/common.cuh"
+
+// How the weights are stored (gemv's FMT): 16-bit W, 8 per 16-byte chunk; or FP8 e4m3 bytes, 16
+// per chunk, with a scale per output row or per 128 x 128 block.
+#define WFMT_16 0
+#define WFMT_FP8_CHANNEL 1
+#define WFMT_FP8_BLOCK 2
 
 // Four values of x (from x[0]) and of gamma (from gamma[k], when gamma is set: offset here, after
 // the null check), 16-byte / 8-byte aligned; past the end (in false) zeros.
@@ -168,8 +182,9 @@ __device__ __forceinline__ void gemv_stage_parts(const GemvParams& p, float* xs,
   __syncthreads();
 }
 
-// Loads this lane's next UNROLL chunks of ROWS rows of each matrix (w0, and w1 for SWIGLU).
-template <int ROWS, int UNROLL, int MATS, typename W>
+// Loads this lane's next UNROLL chunks of ROWS rows of each matrix (w0, and w1 for SWIGLU); FP8
+// weights (FMT) are bytes whatever W says.
+template <int ROWS, int UNROLL, int MATS, typename W, int FMT = WFMT_16>
 __device__ __forceinline__ void gemv_load(u32x4 (&wv)[UNROLL][MATS][ROWS], const W* w0, const W* w1, long long row0,
                                           long long N, long long K, long long k0, long long nchunks, long long c0,
                                           int lane) {
@@ -181,18 +196,88 @@ __device__ __forceinline__ void gemv_load(u32x4 (&wv)[UNROLL][MATS][ROWS], const
 #pragma unroll
       for (int r = 0; r < ROWS; ++r) {
         const long long row = row0 + r;
-        if (c < nchunks && row < N) wv[u][m][r] = load_stream16((m == 0 ? w0 : w1) + row * K + k0 + 8 * c);
-        else wv[u][m][r] = u32x4{0u, 0u, 0u, 0u};
+        if constexpr (FMT == WFMT_16) {
+          if (c < nchunks && row < N) wv[u][m][r] = load_stream16((m == 0 ? w0 : w1) + row * K + k0 + 8 * c);
+          else wv[u][m][r] = u32x4{0u, 0u, 0u, 0u};
+        } else {
+          const unsigned char* wm = reinterpret_cast<const unsigned char*>(m == 0 ? w0 : w1);
+          if (c < nchunks && row < N) wv[u][m][r] = load_stream16(wm + row * K + k0 + 16 * c);
+          else wv[u][m][r] = u32x4{0u, 0u, 0u, 0u};
+        }
       }
+  }
+}
+
+// t[m][r][b] += f[m][r] . x'[b, off .. off + 7] (xs: the staged x', kchunk apart per batch row).
+template <int ROWS, int MATS, int BATCH>
+__device__ __forceinline__ void gemv_dot8(float (&t)[MATS][ROWS][BATCH], const float (&f)[MATS][ROWS][8], const float* xs,
+                                          long long kchunk, long long off) {
+#pragma unroll
+  for (int b = 0; b < BATCH; ++b) {
+    const float4* px = reinterpret_cast<const float4*>(xs + b * kchunk + off);
+    const float4 lo = px[0], hi = px[1];
+    const float xv[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+    for (int m = 0; m < MATS; ++m)
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+        for (int i = 0; i < 8; ++i) t[m][r][b] = fmaf(f[m][r][i], xv[i], t[m][r][b]);
+  }
+}
+
+// FP8 chunks (FMT != WFMT_16): each half of 8 weights widened in turn, the chunk's partial sum
+// scaled by its 128 x 128 block's scale (sc: this block's row of block scales per matrix, sk
+// apart; k0 the slice's first column) or added as is (per-row scales come in the epilogue).
+template <int ROWS, int UNROLL, int MATS, int BATCH, int FMT>
+__device__ __forceinline__ void gemv_fma_fp8(float (&acc)[MATS][ROWS][BATCH], const u32x4 (&wv)[UNROLL][MATS][ROWS],
+                                             const float* xs, long long kchunk, long long nchunks, long long c0, int lane,
+                                             const float* sc, long long sk, long long k0) {
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const long long c = c0 + 32 * u + lane;
+    if (c >= nchunks) continue;
+    float part[MATS][ROWS][BATCH];
+#pragma unroll
+    for (int m = 0; m < MATS; ++m)
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b) part[m][r][b] = 0.0f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float f[MATS][ROWS][8];
+#pragma unroll
+      for (int m = 0; m < MATS; ++m)
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+          unpack_fp8x4(h == 0 ? wv[u][m][r].a : wv[u][m][r].c, f[m][r]);
+          unpack_fp8x4(h == 0 ? wv[u][m][r].b : wv[u][m][r].d, f[m][r] + 4);
+        }
+      gemv_dot8<ROWS, MATS, BATCH>(part, f, xs, kchunk, 16 * c + 8 * h);
+    }
+#pragma unroll
+    for (int m = 0; m < MATS; ++m) {
+      const float s = FMT == WFMT_FP8_BLOCK ? sc[m * sk + (k0 + 16 * c) / 128] : 1.0f;
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b) acc[m][r][b] = fmaf(s, part[m][r][b], acc[m][r][b]);
+    }
   }
 }
 
 // acc[m][r][b] += W_m[row r, chunk] . x'[b, chunk] for this lane's UNROLL chunks. The weights are
 // widened once per chunk; x' is read from shared memory one batch row at a time (registers stay
 // bounded by ROWS * MATS * 8 + 8 however large BATCH is).
-template <int ROWS, int UNROLL, int MATS, int BATCH, typename W>
+template <int ROWS, int UNROLL, int MATS, int BATCH, typename W, int FMT = WFMT_16>
 __device__ __forceinline__ void gemv_fma(float (&acc)[MATS][ROWS][BATCH], const u32x4 (&wv)[UNROLL][MATS][ROWS],
-                                         const float* xs, long long kchunk, long long nchunks, long long c0, int lane) {
+                                         const float* xs, long long kchunk, long long nchunks, long long c0, int lane,
+                                         const float* sc = nullptr, long long sk = 0, long long k0 = 0) {
+  if constexpr (FMT != WFMT_16) {
+    gemv_fma_fp8<ROWS, UNROLL, MATS, BATCH, FMT>(acc, wv, xs, kchunk, nchunks, c0, lane, sc, sk, k0);
+    return;
+  }
 #pragma unroll
   for (int u = 0; u < UNROLL; ++u) {
     const long long c = c0 + 32 * u + lane;
@@ -202,29 +287,19 @@ __device__ __forceinline__ void gemv_fma(float (&acc)[MATS][ROWS][BATCH], const 
     for (int m = 0; m < MATS; ++m)
 #pragma unroll
       for (int r = 0; r < ROWS; ++r) unpack8(wv[u][m][r], W{}, f[m][r]);
-#pragma unroll
-    for (int b = 0; b < BATCH; ++b) {
-      const float4* px = reinterpret_cast<const float4*>(xs + b * kchunk + 8 * c);
-      const float4 lo = px[0], hi = px[1];
-      const float xv[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-#pragma unroll
-      for (int m = 0; m < MATS; ++m)
-#pragma unroll
-        for (int r = 0; r < ROWS; ++r)
-#pragma unroll
-          for (int i = 0; i < 8; ++i) acc[m][r][b] = fmaf(f[m][r][i], xv[i], acc[m][r][b]);
-    }
+    gemv_dot8<ROWS, MATS, BATCH>(acc, f, xs, kchunk, 8 * c);
   }
 }
 
 // acc = the ROWS rows of each matrix from row0 times x' over this K slice, with two load buffers
 // in turn (wa holds the first chunks, loaded by the caller); before_last() runs once, when the
 // last loads are issued, so a caller can put its next loads in flight behind them.
-template <int ROWS, int UNROLL, int MATS, int BATCH, typename W, typename F>
+template <int ROWS, int UNROLL, int MATS, int BATCH, typename W, int FMT = WFMT_16, typename F>
 __device__ __forceinline__ void gemv_stream(float (&acc)[MATS][ROWS][BATCH], u32x4 (&wa)[UNROLL][MATS][ROWS],
                                             u32x4 (&wb)[UNROLL][MATS][ROWS], const W* w0, const W* w1, long long row0,
                                             long long N, long long K, long long k0, long long nchunks, const float* xs,
-                                            long long kchunk, int lane, F&& before_last) {
+                                            long long kchunk, int lane, F&& before_last, const float* sc = nullptr,
+                                            long long sk = 0) {
 #pragma unroll
   for (int m = 0; m < MATS; ++m)
 #pragma unroll
@@ -233,17 +308,18 @@ __device__ __forceinline__ void gemv_stream(float (&acc)[MATS][ROWS][BATCH], u32
       for (int b = 0; b < BATCH; ++b) acc[m][r][b] = 0.0f;
   constexpr long long STEP = 32 * UNROLL;
   for (long long c0 = 0; c0 < nchunks; c0 += 2 * STEP) {
-    gemv_load<ROWS, UNROLL, MATS, W>(wb, w0, w1, row0, N, K, k0, nchunks, c0 + STEP, lane);
+    gemv_load<ROWS, UNROLL, MATS, W, FMT>(wb, w0, w1, row0, N, K, k0, nchunks, c0 + STEP, lane);
     if (c0 + 2 * STEP >= nchunks) before_last();
-    gemv_fma<ROWS, UNROLL, MATS, BATCH, W>(acc, wa, xs, kchunk, nchunks, c0, lane);
+    gemv_fma<ROWS, UNROLL, MATS, BATCH, W, FMT>(acc, wa, xs, kchunk, nchunks, c0, lane, sc, sk, k0);
     if (c0 + STEP >= nchunks) break;
-    gemv_load<ROWS, UNROLL, MATS, W>(wa, w0, w1, row0, N, K, k0, nchunks, c0 + 2 * STEP, lane);
-    gemv_fma<ROWS, UNROLL, MATS, BATCH, W>(acc, wb, xs, kchunk, nchunks, c0 + STEP, lane);
+    gemv_load<ROWS, UNROLL, MATS, W, FMT>(wa, w0, w1, row0, N, K, k0, nchunks, c0 + 2 * STEP, lane);
+    gemv_fma<ROWS, UNROLL, MATS, BATCH, W, FMT>(acc, wb, xs, kchunk, nchunks, c0 + STEP, lane, sc, sk, k0);
   }
 }
 
-// PARTS > 0: gemv.merged, x' merged from the attention's partials (gemv_stage_parts).
-template <int BLOCK, int ROWS, int UNROLL, int SPLITK, int BATCH, int EPI, typename W, int PARTS = 0>
+// PARTS > 0: gemv.merged, x' merged from the attention's partials (gemv_stage_parts). FMT: the
+// weights' storage (WFMT_*; FP8 for gemv.fp8).
+template <int BLOCK, int ROWS, int UNROLL, int SPLITK, int BATCH, int EPI, typename W, int PARTS = 0, int FMT = WFMT_16>
 __device__ void gemv(const GemvParams& p) {
   constexpr int WARPS = BLOCK / 32;
   constexpr int MATS = EPI == EPI_SWIGLU ? 2 : 1;
@@ -252,17 +328,18 @@ __device__ void gemv(const GemvParams& p) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const long long K = p.K, N = p.N;
   const int B = (int)p.B;
-  const long long kchunk = ((K + SPLITK - 1) / SPLITK + 7) / 8 * 8;
+  constexpr int EPC = FMT == WFMT_16 ? 8 : 16;  // weights per 16-byte chunk
+  const long long kchunk = ((K + SPLITK - 1) / SPLITK + EPC - 1) / EPC * EPC;
   const long long k0 = (long long)blockIdx.y * kchunk;
   const long long k1 = k0 + kchunk < K ? k0 + kchunk : K;
-  const long long nchunks = k1 > k0 ? (k1 - k0) / 8 : 0;
+  const long long nchunks = k1 > k0 ? (k1 - k0) / EPC : 0;
   const long long row0 = ((long long)blockIdx.x * WARPS + warp) * ROWS;
   const W* w0 = static_cast<const W*>(p.w);
   const W* w1 = static_cast<const W*>(p.w2);
 
   // Weights do not depend on the previous kernel: start streaming them before waiting for it.
   u32x4 wa[UNROLL][MATS][ROWS], wb[UNROLL][MATS][ROWS];
-  gemv_load<ROWS, UNROLL, MATS, W>(wa, w0, w1, row0, N, K, k0, nchunks, 0, lane);
+  gemv_load<ROWS, UNROLL, MATS, W, FMT>(wa, w0, w1, row0, N, K, k0, nchunks, 0, lane);
   // The grid fits on the chip at once, so the next kernel may be scheduled now: its blocks start
   // streaming their weights while this one finishes.
   pdl_launch_dependents();
@@ -272,13 +349,24 @@ __device__ void gemv(const GemvParams& p) {
   // 1/rms scales the outputs instead: measured in bench/results/2026-11-30-deferred-norm/).
   __shared__ float ss_part[BATCH][WARPS];
   const bool deferred = PARTS == 0 && SPLITK == 1 && p.gamma != nullptr;
+  // FP8 block scales of the block's 128-row block, after x' (the staging below ends with a barrier).
+  float* sc = nullptr;
+  long long sk = 0;
+  if constexpr (FMT == WFMT_FP8_BLOCK) {
+    sc = xs + BATCH * kchunk;
+    sk = (K + 127) / 128;
+    const long long rb = (long long)blockIdx.x * WARPS * ROWS / 128;
+    for (long long i = threadIdx.x; i < MATS * sk; i += BLOCK)
+      sc[i] = (i < sk ? p.w_scale : p.w2_scale)[rb * sk + i % sk];
+  }
   if constexpr (PARTS > 0) gemv_stage_parts<BLOCK, BATCH, PARTS>(p, xs, k0, k1, kchunk);
   else if (SPLITK == 1) gemv_stage_x_deferred<BLOCK, BATCH, W>(p, xs, ss_part, kchunk);
   else gemv_stage_x<BLOCK, BATCH, W>(p, xs, k0, k1, kchunk);
   AC_TIMELINE_MARK(0);  // developer timeline: x' staged
 
   float acc[MATS][ROWS][BATCH];
-  gemv_stream<ROWS, UNROLL, MATS, BATCH, W>(acc, wa, wb, w0, w1, row0, N, K, k0, nchunks, xs, kchunk, lane, [] {});
+  gemv_stream<ROWS, UNROLL, MATS, BATCH, W, FMT>(acc, wa, wb, w0, w1, row0, N, K, k0, nchunks, xs, kchunk, lane, [] {}, sc,
+                                                 sk);
   AC_TIMELINE_MARK(1);  // thread 0's rows accumulated
 
   // Split-K partial sums of the warp's ROWS (2 or 4) consecutive rows: one vector reduction per
@@ -290,6 +378,11 @@ __device__ void gemv(const GemvParams& p) {
     for (int r = 0; r < ROWS; ++r)
 #pragma unroll
       for (int b = 0; b < BATCH; ++b) vs[b][r] = warp_sum(acc[0][r][b]);
+    if constexpr (FMT == WFMT_FP8_CHANNEL)  // the rows' scales (per-row FP8 weights)
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b) vs[b][r] *= row0 + r < N ? p.w_scale[row0 + r] : 1.0f;
     if (lane != 0) return;
 #pragma unroll
     for (int b = 0; b < BATCH; ++b) {
@@ -319,6 +412,12 @@ __device__ void gemv(const GemvParams& p) {
       float u = MATS == 2 ? warp_sum(acc[MATS - 1][r][b]) : 0.0f;
       const long long row = row0 + r;
       if (lane != 0) continue;
+      if constexpr (FMT == WFMT_FP8_CHANNEL) {  // the row's scale (per-row FP8 weights)
+        if (row < N) {
+          v *= p.w_scale[row];
+          if (MATS == 2) u *= p.w2_scale[row];
+        }
+      }
       if (deferred) {
         const float inv = gemv_inv_rms<BLOCK>(p, ss_part[b]);
         v *= inv;
@@ -336,4 +435,11 @@ __device__ void gemv(const GemvParams& p) {
 template <int BLOCK, int ROWS, int UNROLL, int SPLITK, int BATCH, int PARTS, typename W>
 __device__ void gemv_merged(const GemvParams& p) {
   gemv<BLOCK, ROWS, UNROLL, SPLITK, BATCH, EPI_RESIDUAL, W, PARTS>(p);
+}
+
+// gemv.fp8: gemv.fused over FP8 e4m3 weights with f32 scales, SCALE 0 per output row, 1 per
+// 128 x 128 block (see the top of this file); W is the 16-bit type of gamma and the bias.
+template <int BLOCK, int ROWS, int UNROLL, int SPLITK, int BATCH, int EPI, int SCALE, typename W>
+__device__ void gemv_fp8(const GemvParams& p) {
+  gemv<BLOCK, ROWS, UNROLL, SPLITK, BATCH, EPI, W, 0, SCALE == 0 ? WFMT_FP8_CHANNEL : WFMT_FP8_BLOCK>(p);
 }

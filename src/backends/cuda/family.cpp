@@ -125,8 +125,20 @@ std::vector<Family> build_families() {
     v.push_back(std::move(f));
   }
   {
-    // gemv.fused's output projection (residual epilogue) staging x' from attn_decode.parts's partials.
+    // gemv.fused over FP8 e4m3 weights (W8A16) with f32 scales per output row or 128 x 128 block.
     Family f = v.back();
+    f.name = "fp8";
+    f.device_fn = "gemv_fp8";
+    f.params.push_back({"SCALE", {0, 1}});
+    f.description = "decode GEMV over FP8 e4m3 weights (one byte each, 16 per streaming load, converted exactly "
+                    "in registers: cvt e4m3x2 on sm_89+) with f32 scales per output row (SCALE 0) or per "
+                    "128 x 128 block (SCALE 1, staged in shared memory); gemv.fused's prologue, epilogues and "
+                    "split-K; W is the 16-bit type of gamma and the bias";
+    v.push_back(std::move(f));
+  }
+  {
+    // gemv.fused's output projection (residual epilogue) staging x' from attn_decode.parts's partials.
+    Family f = v[v.size() - 2];
     f.name = "merged";
     f.device_fn = "gemv_merged";
     f.params = {{"BLOCK", {128, 256}}, {"ROWS", {1, 2, 4}}, {"UNROLL", {1, 2, 4}},

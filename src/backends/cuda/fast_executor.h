@@ -104,7 +104,8 @@ constexpr int kEpiStore = 0, kEpiResidual = 1, kEpiSwiglu = 2, kEpiArgmax = 3;
 // with the residual epilogue only).
 Variant fast_gemv_variant(const GemvChoice& ch, int epi, int batch, DType wt, const std::string& arch);
 
-// Grid, block and dynamic shared memory of a gemv.fused or gemv.mma variant for an [N, K] weight.
+// Grid, block and dynamic shared memory of a gemv.fused, gemv.fp8 or gemv.mma variant for an [N, K]
+// weight.
 struct LaunchShape {
   unsigned grid_x = 1, grid_y = 1, threads = 0;
   size_t smem = 0;
@@ -118,8 +119,11 @@ LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K);
 void launch_argmax_finish(unsigned long long* best, int* tokens, long long B, CUstream s, bool pdl,
                           const std::string& arch, int carveout = -1, int* positions = nullptr,
                           int* host_tokens = nullptr, long long slot_len = 0);
-// gemv.fused's K slice per block at split-K `splitk` (kernels/cuda/gemv/gemv.cuh's kchunk).
-inline long long gemv_kchunk(long long K, long long splitk) { return ((K + splitk - 1) / splitk + 7) / 8 * 8; }
+// gemv.fused's K slice per block at split-K `splitk` (kernels/cuda/gemv/gemv.cuh's kchunk): a
+// whole number of 16-byte chunks, 8 weights each (16 for gemv.fp8's FP8 weights).
+inline long long gemv_kchunk(long long K, long long splitk, long long per_chunk = 8) {
+  return ((K + splitk - 1) / splitk + per_chunk - 1) / per_chunk * per_chunk;
+}
 
 // The gemv.mma variant for a batch template (1, 2, 4, 8), or none (gemv.fused runs) when the
 // tensor-core kernel cannot: f16 weights, K % 32 != 0, below sm_80.

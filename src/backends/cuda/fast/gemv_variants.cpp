@@ -57,10 +57,13 @@ LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K) {
                        mma_smem(block, mt, v.param("EPI") == kEpiSwiglu ? 2 : 1)};
   }
   const int splitk = v.param("SPLITK"), block = v.param("BLOCK"), rows = v.param("ROWS");
-  const long long kchunk = gemv_kchunk(K, splitk);
+  const bool fp8 = v.family->name == "fp8";
+  const long long kchunk = gemv_kchunk(K, splitk, fp8 ? 16 : 8);
   const long long rows_per_block = block / 32 * rows;
-  return LaunchShape{unsigned((N + rows_per_block - 1) / rows_per_block), unsigned(splitk), unsigned(block),
-                     size_t(v.param("BATCH")) * size_t(kchunk) * 4};
+  size_t smem = size_t(v.param("BATCH")) * size_t(kchunk) * 4;
+  if (fp8 && v.param("SCALE") == 1)  // the block's 128 x 128 scales after x', per matrix
+    smem += size_t(v.param("EPI") == kEpiSwiglu ? 2 : 1) * size_t((K + 127) / 128) * 4;
+  return LaunchShape{unsigned((N + rows_per_block - 1) / rows_per_block), unsigned(splitk), unsigned(block), smem};
 }
 
 std::optional<Variant> fast_mlp_variant(const FastConfig& cfg, int batch, long long H, long long I, DType wt,

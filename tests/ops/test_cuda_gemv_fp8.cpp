@@ -1,0 +1,142 @@
+// gemv.fp8 (kernels/cuda/gemv/gemv.cuh gemv_fp8): the decode GEMV over FP8 e4m3 weights with
+// per-row or 128 x 128 block scales, against the CPU reference ops on the weights an FP8 checkpoint
+// describes (fp8 x scale in f32, model/fp8_quantize.h: what the CPU backend runs, W8A16). The
+// weights are exact on both sides, so the bound is gemv.fused's f32-accumulation bound (1e-5).
+// Shapes: N not a multiple of 128 (a partial row block), K a multiple of 16 but not of 128 (a
+// partial column block), split-K slices, ragged batches, every epilogue. Skipped where there is no
+// GPU, with the reason.
+#include <gtest/gtest.h>
+
+#include "agentcompile/core/fp8.h"
+#include "agentcompile/model/fp8_quantize.h"
+#include "agentcompile/runtime/sampler.h"
+#include "backends/cuda/fast_executor.h"
+#include "backends/cuda/kernel_loader.h"
+#include "ops/cuda_test_util.h"
+
+extern "C" {
+#include "../../kernels/cuda/common/params.h"
+}
+
+using namespace ac;
+using namespace ac::test;
+
+namespace {
+
+struct Fp8Case {
+  int block, rows, unroll, splitk, batch_tmpl, epi, scale;  // scale: 0 per row, 1 per 128 x 128 block
+  long long B, N, K;
+  bool norm, bias;
+};
+
+std::string describe(const Fp8Case& c) {
+  return std::string(c.scale ? "block-scaled" : "row-scaled") + " block" + std::to_string(c.block) + " rows" +
+         std::to_string(c.rows) + " unroll" + std::to_string(c.unroll) + " splitk" + std::to_string(c.splitk) + " batch" +
+         std::to_string(c.batch_tmpl) + " epi" + std::to_string(c.epi) + " B" + std::to_string(c.B) + " N" +
+         std::to_string(c.N) + " K" + std::to_string(c.K);
+}
+void PrintTo(const Fp8Case& c, std::ostream* os) { *os << describe(c); }
+
+// A random [N, K] weight quantized as a checkpoint stores it: e4m3 bytes, and the scales as f32
+// (the kernel's; per-row scales are stored bf16 and widened exactly), with the weight they
+// describe (`exact`).
+struct Fp8Weight {
+  std::vector<uint8_t> q;
+  std::vector<float> scales, exact;
+};
+Fp8Weight fp8_weight(long long N, long long K, bool block, uint64_t seed) {
+  Fp8Weight w;
+  std::vector<uint8_t> raw_scales;
+  const int64_t bo = fp8_scale_rows(block), bi = fp8_scale_cols(block, K);
+  const DType sd = fp8_scale_dtype(block);
+  quantize_fp8(random_vec(size_t(N * K), seed, 0.05f), N, K, bo, bi, sd, w.q, raw_scales);
+  w.exact = dequantize_fp8(w.q.data(), raw_scales.data(), sd, N, K, bo, bi);
+  for (size_t i = 0; i < raw_scales.size() / dtype_size(sd); ++i) w.scales.push_back(load_as_f32(raw_scales.data(), sd, i));
+  return w;
+}
+
+class CudaGemvFp8 : public ::testing::TestWithParam<Fp8Case> {};
+
+TEST_P(CudaGemvFp8, MatchesTheDequantizedWeightsOnCpu) {
+  AC_REQUIRE_GPU();
+  const Fp8Case c = GetParam();
+  SCOPED_TRACE(describe(c));
+  const bool swiglu = c.epi == 2;
+  std::vector<float> x = random_vec(size_t(c.B * c.K), 31, 2.0f), g_r, b_r;
+  const Fp8Weight w = fp8_weight(c.N, c.K, c.scale == 1, 32), w2 = fp8_weight(c.N, c.K, c.scale == 1, 33);
+  std::vector<float> g = random_vec(size_t(c.K), 34, 0.2f);
+  for (auto& v : g) v += 1.0f;
+  auto gamma = store_as(g, DType::BF16, g_r);
+  auto bias = store_as(random_vec(size_t(c.N), 35), DType::BF16, b_r);
+  std::vector<float> resid = random_vec(size_t(c.B * c.N), 36);
+
+  const std::vector<float> want = gemv_want(x, c.B, c.K, c.norm ? g_r.data() : nullptr, w.exact.data(), w2.exact.data(),
+                                           c.bias ? b_r.data() : nullptr, c.N, c.epi, resid);
+
+  auto dx = to_device(x), dw = to_device(w.q), dw2 = to_device(w2.q), ds = to_device(w.scales),
+       ds2 = to_device(w2.scales), dg = to_device(gamma), db = to_device(bias);
+  cuda::DeviceBuffer out = c.epi == 1 ? to_device(resid) : poisoned(want.size());
+  const auto v = cuda::make_variant(cuda::find_family("gemv", "fp8"),
+                                    {{"BLOCK", c.block}, {"ROWS", c.rows}, {"UNROLL", c.unroll}, {"SPLITK", c.splitk},
+                                     {"BATCH", c.batch_tmpl}, {"EPI", c.epi}, {"SCALE", c.scale}},
+                                    {DType::BF16}, arch());
+  const cuda::LaunchShape ls = cuda::gemv_launch_shape(v, c.N, c.K);
+  cuda::DeviceBuffer best(64), tok(32);
+  best.fill_u32(0, stream());
+  GemvParams p{dx.as<float>(), c.norm ? dg.as<void>() : nullptr, 1e-6f, dw.as<void>(), swiglu ? dw2.as<void>() : nullptr,
+               c.bias ? db.as<void>() : nullptr, out.as<float>(), best.as<unsigned long long>(), c.B, c.N, c.K};
+  p.w_scale = ds.as<float>();
+  p.w2_scale = swiglu ? ds2.as<float>() : nullptr;
+  cuda::launch_kernel(cuda::load_kernel(v), cuda::Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, stream(), &p);
+  if (c.epi == 3) cuda::launch_argmax_finish(best.as<unsigned long long>(), tok.as<int>(), c.B, stream(), true, arch());
+  EXPECT_LE(rel_l2(to_host<float>(out, want.size()), want), 1e-5);
+  if (c.epi == 3) {
+    auto got = to_host<int32_t>(tok, size_t(c.B));
+    for (long long b = 0; b < c.B; ++b) EXPECT_EQ(got[size_t(b)], argmax(want.data() + b * c.N, c.N)) << "row " << b;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Points, CudaGemvFp8,
+    ::testing::Values(
+        // QKV (store, norm, bias): both scale layouts, batch 1 and a ragged batch
+        Fp8Case{256, 2, 2, 1, 1, 0, 1, 1, 1000, 2048, true, true}, Fp8Case{256, 2, 2, 1, 1, 0, 0, 1, 1000, 2048, true, true},
+        Fp8Case{128, 1, 2, 1, 4, 0, 1, 3, 333, 2064, true, false},  // K = 16 x 129: a partial column block
+        // residual, split-K (the vector reductions at ROWS 2 and 4, the scalar path with the bias)
+        Fp8Case{256, 1, 4, 1, 1, 1, 1, 1, 2048, 2048, false, false}, Fp8Case{256, 1, 2, 4, 1, 1, 0, 1, 1000, 6144, false, true},
+        Fp8Case{128, 2, 2, 8, 2, 1, 1, 2, 64, 9728, false, false}, Fp8Case{256, 4, 1, 2, 2, 1, 0, 2, 1001, 2048, true, true},
+        Fp8Case{128, 2, 2, 4, 2, 1, 1, 2, 2048, 2064, false, false},  // split slices of 528 columns: 16-aligned, not 128
+        // SwiGLU (both matrices' scales), with the norm
+        Fp8Case{256, 1, 2, 1, 1, 2, 1, 1, 3000, 2048, true, false}, Fp8Case{128, 1, 1, 1, 4, 2, 0, 4, 100, 256, true, false},
+        // argmax (an lm_head quantized too: the variant with an fp8 lm_head)
+        Fp8Case{256, 2, 2, 1, 1, 3, 1, 1, 151936, 2048, true, false}, Fp8Case{128, 1, 1, 1, 8, 3, 0, 5, 32001, 512, true, false}));
+
+// The e4m3 conversion the GPU runs (cvt on sm_89+, the bit move into an f16 below) is exact: every
+// one of the 254 finite codes (NaN codes excluded), one per row of a row-scaled GEMV (scale 1, x all
+// ones): each row's output is its code's value.
+TEST(CudaGemvFp8Codes, EveryFiniteCodeConvertsExactly) {
+  AC_REQUIRE_GPU();
+  const long long N = 256, K = 256;
+  std::vector<uint8_t> q(size_t(N * K), 0);
+  std::vector<float> want(static_cast<size_t>(N));
+  for (long long r = 0; r < N; ++r) {
+    const uint8_t code = uint8_t(r);
+    const bool nan = (code & 0x7f) == 0x7f;
+    q[size_t(r * K + (r * 7) % K)] = nan ? 0 : code;  // one weight per row, the others zero
+    want[size_t(r)] = nan ? 0.0f : fp8_e4m3_to_f32(code);
+  }
+  std::vector<float> x(size_t(K), 1.0f), scales(size_t(N), 1.0f);
+  auto dx = to_device(x), dq = to_device(q), ds = to_device(scales);
+  cuda::DeviceBuffer out = poisoned(size_t(N));
+  const auto v = cuda::make_variant(cuda::find_family("gemv", "fp8"),
+                                    {{"BLOCK", 128}, {"ROWS", 1}, {"UNROLL", 1}, {"SPLITK", 1}, {"BATCH", 1}, {"EPI", 0}, {"SCALE", 0}},
+                                    {DType::BF16}, arch());
+  const cuda::LaunchShape ls = cuda::gemv_launch_shape(v, N, K);
+  GemvParams p{dx.as<float>(), nullptr, 1e-6f, dq.as<void>(), nullptr, nullptr, out.as<float>(), nullptr, 1, N, K};
+  p.w_scale = ds.as<float>();
+  cuda::launch_kernel(cuda::load_kernel(v), cuda::Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, stream(), &p);
+  const auto got = to_host<float>(out, size_t(N));
+  for (long long r = 0; r < N; ++r) EXPECT_EQ(got[size_t(r)], want[size_t(r)]) << "code 0x" << std::hex << r;
+}
+
+}  // namespace
