@@ -82,8 +82,19 @@ BenchModel resolve_model(const std::string& spec, const BenchOptions& o) {
   fs::path dir = spec;
   std::error_code ec;
   if (fs::is_directory(dir, ec)) {
+    if (o.in_memory) throw_input("--in-memory", json_quote(spec) + " is a folder: --in-memory makes a preset's weights in memory");
     m.name = fs::absolute(dir).lexically_normal().filename().string();
     if (m.name.empty()) m.name = fs::absolute(dir).lexically_normal().parent_path().filename().string();
+  } else if (find_synth_preset(spec) && o.in_memory) {
+    m.name = m.preset = spec;
+    progress_line(o.progress, "bench: making preset %s in memory (seed %llu)", spec.c_str(), (unsigned long long)o.seed);
+    SynthOptions so;
+    so.preset = spec;
+    so.seed = o.seed;
+    so.quiet = true;
+    m.model = synth_model_in_memory(so);
+    m.in_memory = true;
+    return m;
   } else if (find_synth_preset(spec)) {
     m.name = m.preset = spec;
     const fs::path cache = o.cache_dir.empty() ? default_cache_dir() : o.cache_dir;
@@ -111,7 +122,8 @@ BenchModel resolve_model(const std::string& spec, const BenchOptions& o) {
 Json model_json(const BenchModel& m) {
   const ModelConfig& c = m.model->config;
   return {{"name", m.name},
-          {"dir", fs::absolute(m.model->dir).string()},
+          {"dir", m.in_memory ? Json(nullptr) : Json(fs::absolute(m.model->dir).string())},
+          {"in_memory", m.in_memory},
           {"preset", m.preset.empty() ? Json(nullptr) : Json(m.preset)},
           {"architecture", std::string(arch_name(c.arch))},
           {"layers", c.num_layers},
@@ -158,7 +170,7 @@ Json report_header(const std::string& tier, const BenchOptions& o, const std::st
   if (backend == "cuda") env["gpu"] = cuda::gpu_environment();
 #endif
   Json settings = {{"backend", backend}, {"cuda_route", backend == "cuda" ? Json(o.cuda_route) : Json(nullptr)},
-                   {"repeats", o.repeats}, {"warmup", o.warmup}, {"seed", o.seed}};
+                   {"repeats", o.repeats}, {"warmup", o.warmup}, {"seed", o.seed}, {"in_memory", o.in_memory}};
   if (tier == "e2e") {
     settings["tie_epsilon"] = o.tie_epsilon;
     settings["validate_tokens"] = o.validate_tokens;

@@ -13,9 +13,10 @@ struct BenchModel {
   std::string name;    // preset name or folder basename: what peers are matched by
   std::string preset;  // "" for a user folder
   std::unique_ptr<Model> model;
+  bool in_memory = false;  // a preset made in memory: no folder
 };
 
-// A folder, or a preset synthesised (once) into the cache folder.
+// A folder, or a preset synthesised (once) into the cache folder, or made in memory (--in-memory).
 BenchModel resolve_model(const std::string& spec, const BenchOptions& o);
 Json model_json(const BenchModel& m);
 

@@ -50,6 +50,8 @@ void check_common(BenchCliOptions& o, const std::string& tier) {
   if (o.b.repeats < 1) throw_input("--repeats", "must be >= 1");
   if (o.b.warmup < 0) throw_input("--warmup", "must be >= 0");
   if (o.b.rebuild_kernels && o.b.plan.empty()) throw_input("--rebuild-kernels", "needs --plan");
+  if (o.b.in_memory && !o.b.plan.empty())
+    throw_input("--in-memory", "a plan is made for a model folder (compile reads one): give the folder, not --in-memory");
   if (o.b.backend != "cpu" && o.b.backend != "cuda" && o.b.backend != "auto")
     throw_input("--backend", json_quote(o.b.backend) + " is not one of cpu, cuda, auto");
   const std::string& r = o.b.cuda_route;
@@ -119,6 +121,9 @@ void add_common(CLI::App* app, BenchCliOptions& o) {
   app->add_option("--repeats", o.b.repeats, "Measured runs (default 3)")->check(in_range(1, 100000));
   app->add_option("--warmup", o.b.warmup, "Warm-up runs before measuring (default 1)")->check(in_range(0, 100000));
   app->add_option("--cache-dir", o.b.cache_dir, "Where presets are synthesised (default ~/.cache/agentcompile/models)");
+  app->add_flag("--in-memory", o.b.in_memory,
+                "Make presets' weights in memory instead of synthesising them into --cache-dir (no file: for presets "
+                "larger than the disk, e.g. qwen3-30b-a3b)");
   app->add_option("--seed", o.b.seed, "Synthesis seed of presets (default 11)")->check(in_range(0, 18446744073709551615.0L));
   app->add_option("--json-out", o.json_out, "Write the JSON report (every sample, the environment) here");
   app->add_option("--md-out", o.md_out, "Write the markdown report here (it is also printed)");

@@ -128,9 +128,46 @@ struct Fp8Synth {
   std::string suffix;
 };
 
+// A tensor's bytes, generated chunk by chunk from a stream seeded by its name (so they do not
+// depend on the file it lands in, the thread count or whether it goes to a file at all), in
+// pieces to `sink`; an FP8 weight is the 16-bit values quantized, its bytes then its scales'
+// (to `scale_sink`).
+template <class Sink, class ScaleSink>
+void emit_tensor(const ExpectedTensor& t, const ModelConfig& cfg, const SynthOptions& opts, const Fp8Synth& fp8,
+                 Sink&& sink, ScaleSink&& scale_sink) {
+  const size_t es = dtype_size(opts.dtype);
+  const size_t buf_elems = kChunk * 16;
+  int64_t numel = 1;
+  for (int64_t d : t.shape) numel *= d;
+  std::vector<uint8_t> buf(std::min<size_t>(buf_elems, size_t(numel)) * es);
+  const Init init = init_for(t, cfg);
+  const uint64_t tensor_seed = opts.seed * 0x9e3779b97f4a7c15ull ^ fnv1a(t.name);
+  if (fp8.quantizes(t)) {  // the whole weight: its scales' blocks span rows
+    std::vector<float> w(static_cast<size_t>(numel));
+    for (int64_t base = 0; base < numel; base += int64_t(buf_elems))
+      generate(init, tensor_seed, base, size_t(std::min<int64_t>(int64_t(buf_elems), numel - base)), w.data() + base);
+    for (auto& v : w) {  // as the 16-bit model stores it
+      store_from_f32(buf.data(), opts.dtype, 0, v);
+      v = load_as_f32(buf.data(), opts.dtype, 0);
+    }
+    std::vector<uint8_t> q, scales;
+    const auto [bo, bi] = fp8.scale_block(t);
+    quantize_fp8(w, t.shape[0], t.shape[1], bo, bi, fp8.scale_dtype, q, scales);
+    sink(q.data(), q.size());
+    scale_sink(scales.data(), scales.size());
+    return;
+  }
+  std::vector<float> values(buf.size() / es);
+  for (int64_t base = 0; base < numel; base += int64_t(buf_elems)) {
+    size_t n = size_t(std::min<int64_t>(int64_t(buf_elems), numel - base));
+    generate(init, tensor_seed, base, n, values.data());
+    for (size_t i = 0; i < n; ++i) store_from_f32(buf.data(), opts.dtype, i, values[i]);
+    sink(buf.data(), n * es);
+  }
+}
+
 // One safetensors file of `tensors`: the header first (all shapes are known), then each tensor's
-// values generated chunk by chunk from a stream seeded by its name, so a tensor's bytes do not
-// depend on the file it lands in or the thread count. FP8 weights are the 16-bit values quantized.
+// bytes (emit_tensor).
 void write_safetensors(const fs::path& st_path, const std::vector<ExpectedTensor>& tensors, const ModelConfig& cfg,
                        const SynthOptions& opts) {
   const Fp8Synth fp8(opts);
@@ -144,37 +181,13 @@ void write_safetensors(const fs::path& st_path, const std::vector<ExpectedTensor
   if (f == nullptr) throw_input(st_path.string(), "cannot create");
   try {
     write_all(f, header.data(), header.size(), st_path);
-    const size_t es = dtype_size(opts.dtype);
-    const size_t buf_elems = kChunk * 16;
-    std::vector<uint8_t> buf(buf_elems * es);
-    std::vector<float> values(buf_elems);
+    auto to_file = [&](const void* data, size_t n) { write_all(f, data, n, st_path); };
     for (const auto& t : tensors) {
+      emit_tensor(t, cfg, opts, fp8, to_file, to_file);
       int64_t numel = 1;
       for (int64_t d : t.shape) numel *= d;
-      const Init init = init_for(t, cfg);
-      const uint64_t tensor_seed = opts.seed * 0x9e3779b97f4a7c15ull ^ fnv1a(t.name);
-      if (fp8.quantizes(t)) {  // the whole weight: its scales' blocks span rows
-        std::vector<float> w(static_cast<size_t>(numel));
-        for (int64_t base = 0; base < numel; base += int64_t(buf_elems))
-          generate(init, tensor_seed, base, size_t(std::min<int64_t>(int64_t(buf_elems), numel - base)), w.data() + base);
-        for (auto& v : w) {  // as the 16-bit model stores it
-          store_from_f32(buf.data(), opts.dtype, 0, v);
-          v = load_as_f32(buf.data(), opts.dtype, 0);
-        }
-        std::vector<uint8_t> q, scales;
-        const auto [bo, bi] = fp8.scale_block(t);
-        quantize_fp8(w, t.shape[0], t.shape[1], bo, bi, fp8.scale_dtype, q, scales);
-        write_all(f, q.data(), q.size(), st_path);
-        write_all(f, scales.data(), scales.size(), st_path);
-        continue;
-      }
-      for (int64_t base = 0; base < numel; base += int64_t(buf_elems)) {
-        size_t n = size_t(std::min<int64_t>(int64_t(buf_elems), numel - base));
-        generate(init, tensor_seed, base, n, values.data());
-        for (size_t i = 0; i < n; ++i) store_from_f32(buf.data(), opts.dtype, i, values[i]);
-        write_all(f, buf.data(), n * es, st_path);
-      }
-      if (!opts.quiet && numel > (int64_t(1) << 24)) std::fprintf(stderr, "\r  wrote %s        ", t.name.c_str());
+      if (!opts.quiet && numel > (int64_t(1) << 24))
+        std::fprintf(stderr, "\r  wrote %s        ", t.name.c_str());
     }
     if (!opts.quiet) std::fprintf(stderr, "\r");
   } catch (...) {
@@ -227,8 +240,12 @@ const FolderKind& synth_model_folder_kind() {
   return k;
 }
 
-SynthResult synth_model(const SynthOptions& opts) {
-  const SynthPreset* preset = find_synth_preset(opts.preset);
+namespace {
+
+// The preset's config.json as synth-model writes it (torch_dtype, and the quantization_config of
+// --weights); bad options are one-line errors.
+Json synth_config(const SynthOptions& opts, const SynthPreset*& preset) {
+  preset = find_synth_preset(opts.preset);
   if (preset == nullptr) {
     std::string names;
     for (const auto& p : synth_presets()) names += (names.empty() ? "" : ", ") + p.name;
@@ -256,6 +273,14 @@ SynthResult synth_model(const SynthOptions& opts) {
             {"weights", {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}, {"symmetric", true}, {"dynamic", false}}},
             {"input_activations", nullptr}}}}},
         {"ignore", {"lm_head"}}};
+  return config;
+}
+
+}  // namespace
+
+SynthResult synth_model(const SynthOptions& opts) {
+  const SynthPreset* preset = nullptr;
+  const Json config = synth_config(opts, preset);
   const ModelConfig cfg = parse_model_config(config, "preset " + preset->name);
 
   static const char* kTokenizerFiles[] = {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
@@ -296,6 +321,42 @@ SynthResult synth_model(const SynthOptions& opts) {
   }
   out.commit();
   return result;
+}
+
+std::unique_ptr<Model> synth_model_in_memory(const SynthOptions& opts) {
+  const SynthPreset* preset = nullptr;
+  const Json config = synth_config(opts, preset);
+  const std::string subject = "preset " + preset->name + " seed " + std::to_string(opts.seed) + " (in memory)";
+  auto m = std::make_unique<Model>();
+  m->dir = subject;  // no folder: nothing is read from it (no tokenizer)
+  m->config = parse_model_config(config, subject);
+  m->store = WeightStore::in_memory(subject);
+  const Fp8Synth fp8(opts);
+  for (const ExpectedTensor& t : expected_tensors(m->config)) {
+    std::vector<uint8_t> bytes, scales;
+    bytes.reserve(size_t(fp8.bytes(t, opts.dtype)));
+    emit_tensor(
+        t, m->config, opts, fp8, [&](const void* d, size_t n) { bytes.insert(bytes.end(), (const uint8_t*)d, (const uint8_t*)d + n); },
+        [&](const void* d, size_t n) { scales.insert(scales.end(), (const uint8_t*)d, (const uint8_t*)d + n); });
+    TensorInfo info;
+    info.name = t.name;
+    info.dtype = fp8.quantizes(t) ? DType::F8_E4M3 : opts.dtype;
+    info.shape = t.shape;
+    if (fp8.quantizes(t)) {
+      TensorInfo s;
+      s.name = fp8.scale_name(t);
+      s.dtype = fp8.scale_dtype;
+      s.shape = fp8.scale_shape(t);
+      m->store.replace_bytes(std::move(s), std::move(scales));
+    }
+    m->store.replace_bytes(std::move(info), std::move(bytes));
+    if (!opts.quiet) std::fprintf(stderr, "\r  made %s        ", t.name.c_str());
+  }
+  if (!opts.quiet) std::fprintf(stderr, "\r");
+  m->quant = parse_quantization_config(config, subject);
+  m->dequant = dequantize_fp8_weights(m->store, m->quant);
+  m->weights = bind_weights(m->config, m->store);
+  return m;
 }
 
 }  // namespace ac

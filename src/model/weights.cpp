@@ -72,14 +72,36 @@ WeightStore WeightStore::open(const fs::path& dir) {
   return ws;
 }
 
-void WeightStore::replace(TensorInfo info, std::vector<float> data) {
-  auto o = std::make_unique<Owned>(Owned{std::move(info), std::move(data)});
-  o->info.dtype = DType::F32;
+WeightStore WeightStore::in_memory(const std::string& source) {
+  WeightStore ws;
+  ws.source_ = source;
+  return ws;
+}
+
+void WeightStore::own(std::unique_ptr<Owned> o, const uint8_t* data, uint64_t nbytes) {
   o->info.begin = 0;
-  o->info.end = o->data.size() * sizeof(float);
-  o->info.data = reinterpret_cast<const uint8_t*>(o->data.data());
+  o->info.end = nbytes;
+  o->info.data = data;
+  if (o->info.file.empty()) o->info.file = source_.string();
   by_name_[o->info.name] = &o->info;
   owned_.push_back(std::move(o));
+}
+
+void WeightStore::replace(TensorInfo info, std::vector<float> data) {
+  auto o = std::make_unique<Owned>(Owned{std::move(info), std::move(data), {}});
+  o->info.dtype = DType::F32;
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(o->data.data());
+  const uint64_t n = o->data.size() * sizeof(float);
+  own(std::move(o), p, n);
+}
+
+void WeightStore::replace_bytes(TensorInfo info, std::vector<uint8_t> bytes) {
+  auto o = std::make_unique<Owned>(Owned{std::move(info), {}, std::move(bytes)});
+  if (uint64_t(o->info.numel()) * dtype_size(o->info.dtype) != o->bytes.size())
+    throw_internal("weights", "tensor " + o->info.name + ": " + std::to_string(o->bytes.size()) + " bytes for its shape");
+  const uint8_t* p = o->bytes.data();
+  const uint64_t n = o->bytes.size();
+  own(std::move(o), p, n);
 }
 
 void WeightStore::drop(const std::string& name) { by_name_.erase(name); }

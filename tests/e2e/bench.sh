@@ -92,6 +92,21 @@ PY
 "$bin" bench e2e --backend cpu --model tiny-llama --cache-dir "$tmp/cache" --workloads 8/2 --repeats 1 >/dev/null 2>"$tmp/p2.err"
 ! grep -q "synthesising" "$tmp/p2.err" || fail "preset synthesised twice"
 
+# 4b. --in-memory: the preset made in memory (nothing written to the cache) runs the same model.
+"$bin" bench e2e --backend cpu --model tiny-llama --in-memory --cache-dir "$tmp/mem-cache" --workloads 8/4,8/4x2 \
+  --repeats 1 --json-out "$tmp/m.json" >/dev/null 2>"$tmp/m.err" || fail "bench --in-memory: $(tail -3 "$tmp/m.err")"
+grep -q "making preset tiny-llama in memory" "$tmp/m.err" || fail "no in-memory line: $(cat "$tmp/m.err")"
+[ ! -e "$tmp/mem-cache" ] || fail "--in-memory wrote to the cache folder"
+python3 - "$tmp/p.json" "$tmp/m.json" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert b["settings"]["in_memory"] is True and b["models"][0]["in_memory"] is True and b["models"][0]["dir"] is None
+assert [r["tokens"] for r in a["results"]] == [r["tokens"] for r in b["results"]], "in-memory tokens differ from the folder's"
+assert a["models"][0]["parameters"] == b["models"][0]["parameters"]
+PY
+expect_error "--in-memory" -- "$bin" bench e2e --backend cpu --model "$fx" --in-memory --workloads 8/2
+expect_error "--in-memory" -- "$bin" bench e2e --backend cpu --model tiny-llama --in-memory --plan "$tmp" --workloads 8/2
+
 # 5. module tier on the CPU: one layer, prefill and decode.
 "$bin" bench module --backend cpu --model tiny-llama --cache-dir "$tmp/cache" --prompt 8 --steps 4 --repeats 1 --quiet \
   --json-out "$tmp/m.json" >"$tmp/m.md"

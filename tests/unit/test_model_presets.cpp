@@ -3,6 +3,8 @@
 // folder loads with exactly that many parameters.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "agentcompile/model/architecture.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/model/synth_model.h"
@@ -123,4 +125,46 @@ TEST(ModelPresets, TinyPresetsSynthesiseAndLoadWithExactCounts) {
     // generation_config.json's eos list replaces config.json's single id.
     EXPECT_GE(m->config.eos_token_ids.size(), 2u);
   }
+}
+
+// A preset made in memory holds, tensor for tensor, the bytes the folder synth-model writes holds
+// (16-bit, mixture of experts, FP8 block-scaled: its dequantized weights and counts too), so a
+// benchmark of a preset too large for the disk runs the model the folder would give.
+TEST(ModelPresets, InMemoryHoldsTheFolderBytes) {
+  struct Case {
+    const char* preset;
+    const char* weights;
+  };
+  for (const Case c : {Case{"tiny-qwen3", ""}, Case{"tiny-qwen3-moe", ""}, Case{"tiny-qwen3", "fp8-block"}}) {
+    SCOPED_TRACE(std::string(c.preset) + " " + c.weights);
+    TempDir dir;
+    SynthOptions o;
+    o.preset = c.preset;
+    o.out = dir / "m";
+    o.seed = 9;
+    o.quiet = true;
+    o.weights = c.weights;
+    synth_model(o);
+    auto file = load_model(dir / "m");
+    auto mem = synth_model_in_memory(o);
+    ASSERT_EQ(mem->store.all().size(), file->store.all().size());
+    for (const auto& [name, t] : file->store.all()) {
+      const TensorInfo* u = mem->store.find(name);
+      ASSERT_NE(u, nullptr) << name;
+      EXPECT_EQ(u->dtype, t->dtype) << name;
+      EXPECT_EQ(u->shape, t->shape) << name;
+      ASSERT_EQ(u->nbytes(), t->nbytes()) << name;
+      EXPECT_EQ(std::memcmp(u->data, t->data, t->nbytes()), 0) << name;
+    }
+    EXPECT_EQ(mem->weights.parameters, file->weights.parameters);
+    EXPECT_EQ(mem->weights.bytes, file->weights.bytes);
+    EXPECT_EQ(mem->stored_bytes(), file->stored_bytes());
+    EXPECT_EQ(mem->quant.kind, file->quant.kind);
+    EXPECT_EQ(mem->dequant.tensors, file->dequant.tensors);
+    expect_same_config(mem->config, file->config);
+    EXPECT_FALSE(mem->has_tokenizer());
+  }
+  SynthOptions bad;
+  bad.preset = "tiny-nope";
+  expect_bad_input([&] { synth_model_in_memory(bad); }, {"tiny-nope"});
 }

@@ -30,6 +30,7 @@ struct BenchOptions {
   // quantized to FP8, whose 16-bit peers' references are of other weights; peer otherwise).
   std::string reference = "auto";
   fs::path cache_dir;                 // where presets are synthesised (empty: the default)
+  bool in_memory = false;             // presets made in memory, not synthesised into cache_dir
   uint64_t seed = 11;                 // synthesis seed of presets
   int64_t module_prompt = 128;        // module: prefill length, decode context
   int64_t module_steps = 64;          // module: decode steps per run

@@ -9,6 +9,7 @@
 #include "agentcompile/core/dtype.h"
 #include "agentcompile/core/fs.h"
 #include "agentcompile/core/json.h"
+#include "agentcompile/model/model.h"
 
 namespace ac {
 
@@ -44,6 +45,11 @@ struct SynthResult {
 // Writes the folder (atomically: it appears complete or not at all). An existing folder at
 // opts.out is replaced only when synth-model wrote it (synth_model_folder_kind).
 SynthResult synth_model(const SynthOptions& opts);
+
+// The same model made in memory, no file written: its tensors hold exactly the bytes synth_model
+// would write for these options (out, tokenizer_dir, max_shard_bytes and config_only unused), then
+// load as load_model would load them. For presets larger than a disk can hold (qwen3-30b-a3b).
+std::unique_ptr<Model> synth_model_in_memory(const SynthOptions& opts);
 
 // Folders synth-model writes: marked ones only (an unmarked model folder may be a user's download).
 const FolderKind& synth_model_folder_kind();

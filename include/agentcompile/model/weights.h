@@ -31,17 +31,25 @@ class WeightStore {
   // The file that says which tensors exist: the index when sharded, else model.safetensors.
   const fs::path& source() const { return source_; }
 
+  // A store of tensors made in memory, none from a file (a synthetic model's weights made where
+  // no disk could hold them); `source` names it in messages.
+  static WeightStore in_memory(const std::string& source);
+
   // Tensors made at load (dequantized weights): `info` takes the place of the stored tensor of
   // its name, its data held by the store; drop() removes a stored tensor (a consumed scale).
   void replace(TensorInfo info, std::vector<float> data);
+  // The same for bytes in info.dtype (a tensor of an in-memory store).
+  void replace_bytes(TensorInfo info, std::vector<uint8_t> bytes);
   void drop(const std::string& name);
 
  private:
   void add_file(const fs::path& path, const std::set<std::string>* only);
   struct Owned {
     TensorInfo info;
-    std::vector<float> data;
+    std::vector<float> data;      // replace()
+    std::vector<uint8_t> bytes;   // replace_bytes()
   };
+  void own(std::unique_ptr<Owned> o, const uint8_t* data, uint64_t nbytes);
   std::vector<std::unique_ptr<Owned>> owned_;
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
   std::vector<fs::path> paths_;
