@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine: the model and weight-format checks only a machine with torch, transformers
 # and a GPU can make. Needs build-device/ carried (and .deps/gputok for the serve check).
-#   0. the GPU tests of the generic route, the prefill flash attention and the ops
+#   0. the GPU tests of the generic route, the prefill flash attention, gemv.fp8 and the ops (the
+#      16-bit GEMV tests again: gemv.fp8 shares their template)
 #   1. HF fixtures of the mixture-of-experts architectures and of both FP8 checkpoint formats
 #      (tools/make_hf_moe_fixtures.py, tools/make_hf_fp8_fixtures.py) -> $OUT/hf_*_fixtures.tar.gz
 #   2. synth-model's MoE and FP8 folders loaded by transformers (tools/check_synth_hf.py)
@@ -15,7 +16,7 @@ log=$out/models_check.log
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   echo "build-device: $(cat build-device/COMMIT)"
   python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"
-  gpu_tests '*PrefillFlash*:*CudaMoe*:*CudaAttention.*:*CudaGenericRoute*:*CudaFixture.*:CudaOps*:*CudaLinear*'
+  gpu_tests '*PrefillFlash*:*CudaMoe*:*CudaAttention.*:*CudaGenericRoute*:*CudaFixture.*:CudaOps*:*CudaLinear*:*CudaGemvFp8*:*CudaGemv.*:CudaFastOps*'
   echo "== prefill of 2048 tokens (W3's prompt), decode attention per row vs attn_prefill.flash"
   m=/tmp/ac-qwen3-1.7b
   [ -f "$m/model.safetensors" ] || $bin synth-model --preset qwen3-1.7b --out $m --seed 11 --quiet

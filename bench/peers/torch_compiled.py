@@ -7,13 +7,18 @@ torch.compiler.cudagraph_mark_step_begin() before every step. bf16, greedy. One 
 compilation) per batch size, sized for the longest workload of that batch size.
 
     python3 bench/peers/torch_compiled.py --model DIR --workloads W2 --out torch-compiled.json
+
+With --from-config, DIR needs only config.json (`agentcompile synth-model --config-only`): the model
+is built on the GPU with transformers' random initialisation, for presets whose weights no disk
+here holds (qwen3-30b-a3b; `bench e2e --in-memory` makes ours in memory). Its timings compare; its
+tokens do not (other weights), and the record says so ("weights").
 """
 import argparse
 import time
 
 import torch
 import transformers
-from transformers import AutoModelForCausalLM, StaticCache
+from transformers import AutoConfig, AutoModelForCausalLM, StaticCache
 
 import common
 
@@ -60,10 +65,16 @@ def main():
     ap.add_argument("--workloads", default="W2")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--from-config", action="store_true",
+                    help="build the model from DIR's config.json with random weights on the GPU (timings only)")
     args = ap.parse_args()
     workloads = common.parse_workloads(args.workloads)
     torch.backends.cuda.matmul.allow_tf32 = False
-    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.bfloat16).cuda().eval()
+    if args.from_config:
+        with torch.device("cuda"):
+            model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(args.model), dtype=torch.bfloat16).eval()
+    else:
+        model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.bfloat16).cuda().eval()
     vocab = model.config.vocab_size
     decoders, compile_s, runs = {}, {}, []
     for name, p, g, b in workloads:
@@ -90,6 +101,7 @@ def main():
     common.write_record(args.out, {
         "schema": "agentcompile.peer/1", "peer": "torch-compiled", "model": args.name or common.model_name(args.model),
         "model_dir": args.model, "parameters": sum(p.numel() for p in model.parameters()),
+        "weights": "random (from_config: timings only)" if args.from_config else "from the folder",
         "environment": common.environment(torch, transformers, {"mode": "reduce-overhead", "fullgraph": True,
                                                                 "compile_and_warmup_s": compile_s}),
         "runs": runs, "references": []})

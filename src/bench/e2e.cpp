@@ -93,7 +93,7 @@ const Reference& cpu_reference(std::map<std::vector<int32_t>, Reference>& cache,
 
 Json measure(const Prepared& m, const Graph& graph, const Workload& w, const std::vector<std::vector<int32_t>>& prompts,
              const BenchOptions& o, const std::string& backend, const std::optional<Plan>& plan, double floor_ms,
-             const Reference* cpu_ref) {
+             const Reference* ref, const std::string& no_ref_detail) {
   const ModelConfig& cfg = m.bm.model->config;
   const ExecutorLimits lim{int(w.batch), w.prompt + w.gen, w.batch * w.prompt, w.batch};
   auto ex = plan ? make_plan_executor(*plan, graph, lim) : make_executor(backend, graph, lim, BackendOptions{o.cuda_route});
@@ -110,8 +110,7 @@ Json measure(const Prepared& m, const Graph& graph, const Workload& w, const std
   Validation val;
   val.wanted = o.validate_tokens;
   val.epsilon = o.tie_epsilon;
-  val.detail = "no reference for this prompt (give --peer with an hf-eager record, or --reference cpu)";
-  const Reference* ref = cpu_ref ? cpu_ref : find_reference(m.peers, prompts[0]);
+  val.detail = no_ref_detail;
   if (ref) {
     const int n = int(std::min<int64_t>(o.validate_tokens, w.gen));
     auto ours = teacher_forced_choices(*ex, prompts[0], ref->tokens, n, w.batch);
@@ -208,12 +207,20 @@ Json run_e2e(const BenchOptions& o) {
   for (const PeerFile& p : peers)
     rep["peers"].push_back({{"file", p.path}, {"peer", p.peer}, {"model", p.model}, {"environment", p.environment}});
   for (const Prepared& m : models) {
-    // The floor counts the weights as stored: an FP8 model's fp8 bytes and scales, which its
-    // kernels are to stream (the generic route reads the f32 they load as, and shows it).
-    const double bytes = double(m.bm.model->stored_bytes());
-    const double floor_ms = copy_GBps > 0 ? bytes / (copy_GBps * 1e6) : 0.0;
+    // The weight bytes a decode step reads, as stored (an FP8 model's fp8 bytes and scales, which
+    // its kernels are to stream; the generic route reads the f32 they load as, and shows it):
+    // every weight once for a dense model, whose batch rows share them; a mixture of experts at
+    // batch 1 reads the top-k experts of each sparse layer (Model::decode_step_bytes), and a batch
+    // the union of its rows' picks, which is not counted yet (no floor).
+    const Model& model = *m.bm.model;
+    auto step_bytes = [&](int64_t batch) {
+      if (model.config.is_moe()) return batch == 1 ? double(model.decode_step_bytes()) : 0.0;
+      return double(model.stored_bytes());
+    };
+    auto floor_at = [](double bytes, double GBps) { return GBps > 0 && bytes > 0 ? bytes / (GBps * 1e6) : 0.0; };
+    const double floor_ms = floor_at(step_bytes(1), copy_GBps);
     // The same weights at what reads alone stream: a lower floor (the stays the copy's).
-    const double read_floor_ms = read_GBps > 0 ? bytes / (read_GBps * 1e6) : 0.0;
+    const double read_floor_ms = floor_at(step_bytes(1), read_GBps);
     Json mj = model_json(m.bm);
     mj["floor_ms"] = floor_ms > 0 ? Json(floor_ms) : Json(nullptr);
     mj["read_floor_ms"] = read_floor_ms > 0 ? Json(read_floor_ms) : Json(nullptr);
@@ -231,9 +238,19 @@ Json run_e2e(const BenchOptions& o) {
       Json row;
       // A run that fails (a kernel error, memory) is reported and the others still run.
       try {
-        const Reference* cpu_ref =
-            reference_on_cpu(o, *m.bm.model) ? &cpu_reference(cpu_refs, graph, *m.bm.model, m.prompts[i][0], o) : nullptr;
-        row = measure(m, graph, w, m.prompts[i], o, backend, plan, floor_ms, cpu_ref);
+        // The reference: the CPU's (which may not fit: the row is then measured without one) or a peer's.
+        const Reference* ref = nullptr;
+        std::string why = "no reference for this prompt (give --peer with an hf-eager record, or --reference cpu)";
+        if (reference_on_cpu(o, model)) {
+          try {
+            ref = &cpu_reference(cpu_refs, graph, model, m.prompts[i][0], o);
+          } catch (const Error& e) {
+            why = std::string("the CPU reference could not run: ") + e.what();
+          }
+        } else {
+          ref = find_reference(m.peers, m.prompts[i][0]);
+        }
+        row = measure(m, graph, w, m.prompts[i], o, backend, plan, floor_at(step_bytes(w.batch), copy_GBps), ref, why);
       } catch (const Error& e) {
         progress_line(o.progress, "bench e2e: %s %s: error: %s", m.bm.name.c_str(), w.name.c_str(), e.what());
         row = {{"error", e.what()}, {"counted", false}, {"validation", {{"status", "error"}, {"detail", e.what()}}},
@@ -247,7 +264,10 @@ Json run_e2e(const BenchOptions& o) {
       row["backend"] = backend;
       row["route"] = plan ? "plan" : backend == "cuda" ? o.cuda_route : "cpu";
       const double decode = row.value("decode_ms_per_token", 0.0);
-      row["pct_of_read_floor"] = read_floor_ms > 0 && decode > 0 ? Json(100.0 * read_floor_ms / decode) : Json(nullptr);
+      const double read_floor = floor_at(step_bytes(w.batch), read_GBps);
+      row["pct_of_read_floor"] = read_floor > 0 && decode > 0 ? Json(100.0 * read_floor / decode) : Json(nullptr);
+      if (model.config.is_moe() && w.batch > 1)
+        row["floor_note"] = "a batched mixture-of-experts step reads the union of its rows' experts: not counted yet";
       rep["results"].push_back(std::move(row));
     }
   }

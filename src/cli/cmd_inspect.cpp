@@ -107,22 +107,9 @@ Json describe(const Model& m) {
   j["bytes"] = m.weights.bytes;
   // FP8 checkpoints: what the files hold, beside the dequantized weights that "bytes" counts.
   j["stored_bytes"] = m.stored_bytes();
-  if (m.dequant.tensors > 0) {
-    // A decode step reads the stored fp8 bytes and their scales, not the 16-bit size the count
-    // from the config assumes (the picked share of experts, as there). The files as stored:
-    const WeightStore raw = WeightStore::open(m.dir);
-    const ModelConfig& c = m.config;
-    const uint64_t es = dtype_size(m.weights.embed->dtype);
-    const double picked = c.is_moe() ? double(c.moe.experts_per_token) / double(c.moe.experts) : 1.0;
-    double saved = 0;
-    for (const auto& [name, t] : raw.all()) {
-      if (t->dtype != DType::F8_E4M3) continue;
-      const TensorInfo* scale = raw.find(name.substr(0, name.size() - 6) + m.quant.scale_suffix);
-      const double stored = double(t->nbytes() + (scale ? scale->nbytes() : 0));
-      saved += (double(uint64_t(t->numel()) * es) - stored) * (name.find(".experts.") != std::string::npos ? picked : 1.0);
-    }
-    j["decode_step_weight_bytes"] = uint64_t(std::llround(double(j["decode_step_weight_bytes"].get<uint64_t>()) - saved));
-  }
+  // A decode step reads the stored fp8 bytes and their scales, not the 16-bit size the count from
+  // the config assumes.
+  j["decode_step_weight_bytes"] = m.decode_step_bytes();
   j["files"] = files;
   j["ignored_tensors"] = m.weights.ignored;
   j["tokenizer"] = m.has_tokenizer();

@@ -61,6 +61,7 @@ DequantStats quantize_fp8_weights(WeightStore& store, bool block) {
     w = dequantize_fp8(q.data(), scales.data(), sdt, out, in, bo, bi);  // what a reader of the checkpoint computes
     stats.tensors += 1;
     stats.stored_bytes += q.size() + scales.size();
+    stats.stored_of[t->name] = q.size() + scales.size();
     stats.loaded_bytes += w.size() * sizeof(float);
     TensorInfo info = *t;
     store.replace(std::move(info), std::move(w));

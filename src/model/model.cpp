@@ -1,10 +1,24 @@
 #include "agentcompile/model/model.h"
 
+#include <cmath>
+
 namespace ac {
 
 bool Model::has_tokenizer() const {
   std::error_code ec;
   return fs::exists(dir / "tokenizer.json", ec);
+}
+
+uint64_t Model::decode_step_bytes() const {
+  const uint64_t es = dtype_size(weights.embed->dtype);
+  const double picked = config.is_moe() ? double(config.moe.experts_per_token) / double(config.moe.experts) : 1.0;
+  double saved = 0;
+  for (const auto& [name, stored] : dequant.stored_of) {
+    const TensorInfo* t = store.find(name);
+    if (!t) continue;
+    saved += (double(uint64_t(t->numel()) * es) - double(stored)) * (name.find(".experts.") != std::string::npos ? picked : 1.0);
+  }
+  return uint64_t(std::llround(double(parameter_counts(config, weights.embed->dtype).decode_bytes) - saved));
 }
 
 std::unique_ptr<Model> load_model(const fs::path& dir) {

@@ -178,6 +178,7 @@ DequantStats dequantize_fp8_weights(WeightStore& store, const QuantConfig& q) {
     std::vector<float> w = dequantize_fp8(t->data, s->data, s->dtype, out, in, bo, bi);
     stats.tensors += 1;
     stats.stored_bytes += t->nbytes() + s->nbytes();
+    stats.stored_of[name] = t->nbytes() + s->nbytes();
     stats.loaded_bytes += w.size() * sizeof(float);
     TensorInfo info = *t;
     store.drop(scale_name);

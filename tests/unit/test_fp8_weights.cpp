@@ -332,3 +332,43 @@ TEST(Fp8Weights, AccuracyReportAgainstTheSixteenBitModel) {
     test::expect_bad_input([&] { quantize_model_fp8(*m, block); }, {"already quantized"});
   }
 }
+
+// The weight bytes one decode step reads, as stored: a 16-bit model's are parameter_counts'; an
+// FP8 mixture of experts reads each quantized tensor's fp8 bytes and scales (counted here from the
+// checkpoint's files), its experts at the picked share, the router and embeddings 16-bit.
+TEST(Fp8Weights, DecodeStepBytesCountTheStoredFormat) {
+  test::TempDir dir;
+  SynthOptions o;
+  o.preset = "tiny-qwen3-moe";
+  o.seed = 3;
+  o.quiet = true;
+  o.out = dir / "bf16";
+  synth_model(o);
+  o.out = dir / "fp8";
+  o.weights = "fp8-block";
+  synth_model(o);
+  auto m16 = load_model(dir / "bf16");
+  const ParameterCounts pc = parameter_counts(m16->config, DType::BF16);
+  EXPECT_EQ(m16->decode_step_bytes(), pc.decode_bytes);
+  auto m8 = load_model(dir / "fp8");
+  const WeightStore raw = WeightStore::open(dir / "fp8");
+  const ModelConfig& c = m8->config;
+  const double picked = double(c.moe.experts_per_token) / double(c.moe.experts);
+  double want = double(pc.decode_bytes);
+  int quantized = 0;
+  for (const auto& [name, t] : raw.all()) {
+    if (t->dtype != DType::F8_E4M3) continue;
+    ++quantized;
+    const TensorInfo* s = raw.find(name.substr(0, name.size() - 6) + "weight_scale_inv");
+    ASSERT_NE(s, nullptr) << name;
+    const double share = name.find(".experts.") != std::string::npos ? picked : 1.0;
+    want -= (double(t->numel()) * 2.0 - double(t->nbytes() + s->nbytes())) * share;
+  }
+  EXPECT_GT(quantized, 0);
+  EXPECT_NEAR(double(m8->decode_step_bytes()), want, 1.0);
+  EXPECT_LT(m8->decode_step_bytes(), m16->decode_step_bytes());
+  // Quantized at load, the same count.
+  auto mq = load_model(dir / "bf16");
+  quantize_model_fp8(*mq, true);
+  EXPECT_EQ(mq->decode_step_bytes(), m8->decode_step_bytes());
+}

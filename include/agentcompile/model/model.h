@@ -22,6 +22,10 @@ struct Model {
   // The weights' bytes as stored (FP8 weights and their scales, not the f32 they load as): what a
   // decode step of kernels that read the stored format streams.
   uint64_t stored_bytes() const { return weights.bytes - dequant.loaded_bytes + dequant.stored_bytes; }
+  // The weight bytes one decode step of one sequence reads, as stored (parameter_counts'
+  // decode_bytes at the model's dtype, FP8 weights at their fp8 bytes and scales): an embedding
+  // row, every non-expert tensor, the picked experts' share of each sparse layer.
+  uint64_t decode_step_bytes() const;
 };
 
 std::unique_ptr<Model> load_model(const fs::path& dir);

@@ -9,6 +9,7 @@
 //    `X.input_scale` is dropped (activations stay unquantized).
 // Any other quant_method (awq, gptq, bitsandbytes, ...) or format is refused, naming it.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,7 @@ struct DequantStats {
   int64_t tensors = 0;        // FP8 weights dequantized
   uint64_t stored_bytes = 0;  // their fp8 bytes and their scales' bytes, as stored
   uint64_t loaded_bytes = 0;  // the f32 weights made of them
+  std::map<std::string, uint64_t> stored_of;  // each one's fp8 bytes and its scale's bytes
 };
 
 // Replaces every FP8 weight of the store and its scale by the f32 weight they describe. Errors
