@@ -59,6 +59,15 @@ DequantStats quantize_fp8_weights(WeightStore& store, bool block) {
     for (size_t i = 0; i < w.size(); ++i) w[i] = load_as_f32(t->data, t->dtype, i);
     quantize_fp8(w, out, in, bo, bi, sdt, q, scales);
     w = dequantize_fp8(q.data(), scales.data(), sdt, out, in, bo, bi);  // what a reader of the checkpoint computes
+    auto kept = std::make_shared<Fp8Weight>();
+    kept->out = out;
+    kept->in = in;
+    kept->bo = bo;
+    kept->bi = bi;
+    kept->owned_codes = q;
+    kept->codes = kept->owned_codes.data();
+    for (size_t i = 0; i < scales.size() / dtype_size(sdt); ++i) kept->scales.push_back(load_as_f32(scales.data(), sdt, i));
+    stats.weights[t->name] = std::move(kept);
     stats.tensors += 1;
     stats.stored_bytes += q.size() + scales.size();
     stats.stored_of[t->name] = q.size() + scales.size();

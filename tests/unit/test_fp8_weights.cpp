@@ -372,3 +372,55 @@ TEST(Fp8Weights, DecodeStepBytesCountTheStoredFormat) {
   quantize_model_fp8(*mq, true);
   EXPECT_EQ(mq->decode_step_bytes(), m8->decode_step_bytes());
 }
+
+// The FP8 weights kept as stored (what FP8 kernels read) describe exactly the f32 weights the
+// model runs: every code times its block's scale is the loaded value, bit for bit; a checkpoint's
+// codes are its file's own bytes. Block and channel checkpoints, and a model quantized at load.
+TEST(Fp8Weights, KeptCodesAndScalesGiveTheLoadedWeights) {
+  test::TempDir dir;
+  SynthOptions o;
+  o.preset = "tiny-qwen3-moe";
+  o.seed = 5;
+  o.quiet = true;
+  o.out = dir / "bf16";
+  synth_model(o);
+  std::vector<std::unique_ptr<Model>> models;
+  for (const char* w : {"fp8-block", "fp8-channel"}) {
+    o.out = dir / w;
+    o.weights = w;
+    synth_model(o);
+    models.push_back(load_model(dir / w));
+  }
+  models.push_back(load_model(dir / "bf16"));
+  quantize_model_fp8(*models.back(), false);
+  for (size_t k = 0; k < models.size(); ++k) {
+    const Model& m = *models[k];
+    SCOPED_TRACE(k);
+    EXPECT_EQ(int64_t(m.dequant.weights.size()), m.dequant.tensors);
+    const WeightStore* raw = nullptr;
+    WeightStore file_store;
+    if (k < 2) {
+      file_store = WeightStore::open(m.dir);
+      raw = &file_store;
+    }
+    for (const auto& [name, fw] : m.dequant.weights) {
+      const TensorInfo* t = m.store.find(name);
+      ASSERT_NE(t, nullptr) << name;
+      ASSERT_EQ(t->dtype, DType::F32) << name;
+      ASSERT_EQ((std::vector<int64_t>{fw->out, fw->in}), t->shape) << name;
+      const int64_t si = (fw->in + fw->bi - 1) / fw->bi;
+      ASSERT_EQ(int64_t(fw->scales.size()), (fw->out + fw->bo - 1) / fw->bo * si) << name;
+      const float* w = reinterpret_cast<const float*>(t->data);
+      for (int64_t i = 0; i < fw->out; ++i)
+        for (int64_t j = 0; j < fw->in; ++j) {
+          const float v = fp8_e4m3_to_f32(fw->codes[i * fw->in + j]) * fw->scales[size_t((i / fw->bo) * si + j / fw->bi)];
+          ASSERT_EQ(std::memcmp(&v, &w[i * fw->in + j], 4), 0) << name << " [" << i << ", " << j << "]";
+        }
+      if (raw) {
+        const TensorInfo* q = raw->find(name);
+        ASSERT_NE(q, nullptr) << name;
+        EXPECT_EQ(std::memcmp(q->data, fw->codes, size_t(fw->out * fw->in)), 0) << name;
+      }
+    }
+  }
+}

@@ -10,6 +10,7 @@
 // Any other quant_method (awq, gptq, bitsandbytes, ...) or format is refused, naming it.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,11 +37,22 @@ QuantConfig parse_quantization_config(const Json& config, const std::string& sub
 // The same from dir/config.json.
 QuantConfig read_quantization_config(const fs::path& dir);
 
+// An FP8 weight as stored, for kernels that read it so: e4m3 codes [out, in] row-major (the
+// checkpoint's own bytes, whose file stays mapped, or made at load into owned_codes) and its
+// scales widened to f32 (exactly), one per [bo, bi] block, [ceil(out/bo), ceil(in/bi)] row-major.
+struct Fp8Weight {
+  int64_t out = 0, in = 0, bo = 0, bi = 0;
+  const uint8_t* codes = nullptr;
+  std::vector<uint8_t> owned_codes;
+  std::vector<float> scales;
+};
+
 struct DequantStats {
   int64_t tensors = 0;        // FP8 weights dequantized
   uint64_t stored_bytes = 0;  // their fp8 bytes and their scales' bytes, as stored
   uint64_t loaded_bytes = 0;  // the f32 weights made of them
   std::map<std::string, uint64_t> stored_of;  // each one's fp8 bytes and its scale's bytes
+  std::map<std::string, std::shared_ptr<const Fp8Weight>> weights;  // each one as stored
 };
 
 // Replaces every FP8 weight of the store and its scale by the f32 weight they describe. Errors
