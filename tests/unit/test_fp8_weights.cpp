@@ -22,6 +22,16 @@ using namespace ac;
 
 namespace {
 
+// synth-model's options for a preset written quietly to `out`.
+SynthOptions quiet_preset(const char* preset, uint64_t seed, const fs::path& out) {
+  SynthOptions o;
+  o.preset = preset;
+  o.seed = seed;
+  o.quiet = true;
+  o.out = out;
+  return o;
+}
+
 // e4m3fn from its definition: (-1)^s * 2^(e-7) * (1 + m/8), subnormal 2^-6 * m/8, S.1111.111 NaN.
 double e4m3_value(int code) {
   const int s = code >> 7, e = (code >> 3) & 15, m = code & 7;
@@ -221,11 +231,7 @@ TEST(Fp8Weights, BadFp8FoldersGetOneLineErrors) {
 // within e4m3's rounding of it (half a step: 1/16 of the value, or of the scale near zero).
 TEST(Fp8Weights, SynthModelWritesTheSixteenBitModelQuantized) {
   test::TempDir dir;
-  SynthOptions o;
-  o.preset = "tiny-qwen3";
-  o.seed = 4;
-  o.quiet = true;
-  o.out = dir / "bf16";
+  SynthOptions o = quiet_preset("tiny-qwen3", 4, dir / "bf16");
   synth_model(o);
   auto ref = load_model(o.out);
   for (const char* kind : {"fp8-block", "fp8-channel"}) {
@@ -260,11 +266,8 @@ TEST(Fp8Weights, SynthModelWritesTheSixteenBitModelQuantized) {
 // checkpoints keep 16-bit stay untouched, and the counted bytes are the checkpoint's.
 TEST(Fp8Weights, QuantizingAtLoadEqualsLoadingTheCheckpoint) {
   test::TempDir dir;
-  SynthOptions o;
-  o.preset = "tiny-qwen3-moe";  // experts and a router: the router stays 16-bit
-  o.seed = 6;
-  o.quiet = true;
-  o.out = dir / "bf16";
+  // Experts and a router: the router stays 16-bit.
+  SynthOptions o = quiet_preset("tiny-qwen3-moe", 6, dir / "bf16");
   synth_model(o);
   for (const char* kind : {"fp8-block", "fp8-channel"}) {
     auto ref = load_model(dir / "bf16");
@@ -294,11 +297,7 @@ TEST(Fp8Weights, QuantizingAtLoadEqualsLoadingTheCheckpoint) {
 // (block and channel) is close but not equal, and every figure is in its range.
 TEST(Fp8Weights, AccuracyReportAgainstTheSixteenBitModel) {
   test::TempDir dir;
-  SynthOptions o;
-  o.preset = "tiny-qwen3";
-  o.seed = 8;
-  o.quiet = true;
-  o.out = dir / "m";
+  SynthOptions o = quiet_preset("tiny-qwen3", 8, dir / "m");
   synth_model(o);
   auto ref = load_model(o.out);
   const Graph gr = build_decoder_graph(ref->config, ref->weights);
@@ -338,11 +337,7 @@ TEST(Fp8Weights, AccuracyReportAgainstTheSixteenBitModel) {
 // checkpoint's files), its experts at the picked share, the router and embeddings 16-bit.
 TEST(Fp8Weights, DecodeStepBytesCountTheStoredFormat) {
   test::TempDir dir;
-  SynthOptions o;
-  o.preset = "tiny-qwen3-moe";
-  o.seed = 3;
-  o.quiet = true;
-  o.out = dir / "bf16";
+  SynthOptions o = quiet_preset("tiny-qwen3-moe", 3, dir / "bf16");
   synth_model(o);
   o.out = dir / "fp8";
   o.weights = "fp8-block";
@@ -378,11 +373,7 @@ TEST(Fp8Weights, DecodeStepBytesCountTheStoredFormat) {
 // codes are its file's own bytes. Block and channel checkpoints, and a model quantized at load.
 TEST(Fp8Weights, KeptCodesAndScalesGiveTheLoadedWeights) {
   test::TempDir dir;
-  SynthOptions o;
-  o.preset = "tiny-qwen3-moe";
-  o.seed = 5;
-  o.quiet = true;
-  o.out = dir / "bf16";
+  SynthOptions o = quiet_preset("tiny-qwen3-moe", 5, dir / "bf16");
   synth_model(o);
   std::vector<std::unique_ptr<Model>> models;
   for (const char* w : {"fp8-block", "fp8-channel"}) {
