@@ -85,29 +85,25 @@ BenchModel resolve_model(const std::string& spec, const BenchOptions& o) {
     if (o.in_memory) throw_input("--in-memory", json_quote(spec) + " is a folder: --in-memory makes a preset's weights in memory");
     m.name = fs::absolute(dir).lexically_normal().filename().string();
     if (m.name.empty()) m.name = fs::absolute(dir).lexically_normal().parent_path().filename().string();
-  } else if (find_synth_preset(spec) && o.in_memory) {
+  } else if (find_synth_preset(spec)) {
     m.name = m.preset = spec;
-    progress_line(o.progress, "bench: making preset %s in memory (seed %llu)", spec.c_str(), (unsigned long long)o.seed);
     SynthOptions so;
     so.preset = spec;
     so.seed = o.seed;
     so.quiet = true;
-    m.model = synth_model_in_memory(so);
-    m.in_memory = true;
-    return m;
-  } else if (find_synth_preset(spec)) {
-    m.name = m.preset = spec;
+    if (o.in_memory) {
+      progress_line(o.progress, "bench: making preset %s in memory (seed %llu)", spec.c_str(), (unsigned long long)o.seed);
+      m.model = synth_model_in_memory(so);
+      m.in_memory = true;
+      return m;
+    }
     const fs::path cache = o.cache_dir.empty() ? default_cache_dir() : o.cache_dir;
     dir = cache / (spec + "-seed" + std::to_string(o.seed));
     if (!fs::exists(dir / "model.safetensors", ec)) {
       fs::create_directories(cache, ec);
       if (ec) throw_input(cache.string(), "cannot create the model cache folder: " + ec.message());
       progress_line(o.progress, "bench: synthesising preset %s into %s", spec.c_str(), dir.c_str());
-      SynthOptions so;
-      so.preset = spec;
       so.out = dir;
-      so.seed = o.seed;
-      so.quiet = true;
       synth_model(so);
     }
   } else {

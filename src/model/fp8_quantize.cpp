@@ -44,6 +44,22 @@ std::vector<float> dequantize_fp8(const uint8_t* q, const uint8_t* scales, DType
   return w;
 }
 
+std::shared_ptr<const Fp8Weight> keep_fp8_weight(const uint8_t* codes, const uint8_t* scales, DType scale_dtype,
+                                                 int64_t out, int64_t in, int64_t bo, int64_t bi, uint64_t stored_bytes,
+                                                 bool own) {
+  auto kept = std::make_shared<Fp8Weight>();
+  kept->out = out;
+  kept->in = in;
+  kept->bo = bo;
+  kept->bi = bi;
+  if (own) kept->owned_codes.assign(codes, codes + out * in);
+  kept->codes = own ? kept->owned_codes.data() : codes;
+  const int64_t count = (out + bo - 1) / bo * ((in + bi - 1) / bi);
+  for (int64_t i = 0; i < count; ++i) kept->scales.push_back(load_as_f32(scales, scale_dtype, size_t(i)));
+  kept->stored_bytes = stored_bytes;
+  return kept;
+}
+
 DequantStats quantize_fp8_weights(WeightStore& store, bool block) {
   DequantStats stats;
   std::vector<const TensorInfo*> picked;
@@ -59,18 +75,9 @@ DequantStats quantize_fp8_weights(WeightStore& store, bool block) {
     for (size_t i = 0; i < w.size(); ++i) w[i] = load_as_f32(t->data, t->dtype, i);
     quantize_fp8(w, out, in, bo, bi, sdt, q, scales);
     w = dequantize_fp8(q.data(), scales.data(), sdt, out, in, bo, bi);  // what a reader of the checkpoint computes
-    auto kept = std::make_shared<Fp8Weight>();
-    kept->out = out;
-    kept->in = in;
-    kept->bo = bo;
-    kept->bi = bi;
-    kept->owned_codes = q;
-    kept->codes = kept->owned_codes.data();
-    for (size_t i = 0; i < scales.size() / dtype_size(sdt); ++i) kept->scales.push_back(load_as_f32(scales.data(), sdt, i));
-    stats.weights[t->name] = std::move(kept);
+    stats.weights[t->name] = keep_fp8_weight(q.data(), scales.data(), sdt, out, in, bo, bi, q.size() + scales.size(), true);
     stats.tensors += 1;
     stats.stored_bytes += q.size() + scales.size();
-    stats.stored_of[t->name] = q.size() + scales.size();
     stats.loaded_bytes += w.size() * sizeof(float);
     TensorInfo info = *t;
     store.replace(std::move(info), std::move(w));

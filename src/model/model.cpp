@@ -13,11 +13,9 @@ uint64_t Model::decode_step_bytes() const {
   const uint64_t es = dtype_size(weights.embed->dtype);
   const double picked = config.is_moe() ? double(config.moe.experts_per_token) / double(config.moe.experts) : 1.0;
   double saved = 0;
-  for (const auto& [name, stored] : dequant.stored_of) {
-    const TensorInfo* t = store.find(name);
-    if (!t) continue;
-    saved += (double(uint64_t(t->numel()) * es) - double(stored)) * (name.find(".experts.") != std::string::npos ? picked : 1.0);
-  }
+  for (const auto& [name, fw] : dequant.weights)
+    saved += (double(uint64_t(fw->out * fw->in) * es) - double(fw->stored_bytes)) *
+             (name.find(".experts.") != std::string::npos ? picked : 1.0);
   return uint64_t(std::llround(double(parameter_counts(config, weights.embed->dtype).decode_bytes) - saved));
 }
 

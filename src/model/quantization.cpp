@@ -176,14 +176,10 @@ DequantStats dequantize_fp8_weights(WeightStore& store, const QuantConfig& q) {
       throw_input(s->file, "scale " + json_quote(scale_name) + " has shape " + shape_of(ss) + ", expected " +
                                shape_of({so, si}) + " for weight " + shape_of(t->shape) + " with " + q.scheme + " scales");
     std::vector<float> w = dequantize_fp8(t->data, s->data, s->dtype, out, in, bo, bi);
-    auto kept = std::make_shared<Fp8Weight>();
-    *kept = Fp8Weight{out, in, bo, bi, t->data, {}, {}};
-    for (int64_t i = 0; i < so * si; ++i)  // a per-tensor scale of shape [] holds one value too
-      kept->scales.push_back(load_as_f32(s->data, s->dtype, size_t(i)));
-    stats.weights[name] = std::move(kept);
+    // The checkpoint's codes stay mapped; a per-tensor scale of shape [] holds one value too.
+    stats.weights[name] = keep_fp8_weight(t->data, s->data, s->dtype, out, in, bo, bi, t->nbytes() + s->nbytes(), false);
     stats.tensors += 1;
     stats.stored_bytes += t->nbytes() + s->nbytes();
-    stats.stored_of[name] = t->nbytes() + s->nbytes();
     stats.loaded_bytes += w.size() * sizeof(float);
     TensorInfo info = *t;
     store.drop(scale_name);

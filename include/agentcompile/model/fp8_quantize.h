@@ -8,6 +8,7 @@
 //  - block: 128x128 blocks, F32 scales (Qwen's *-FP8, weight_scale_inv)
 //  - channel: one BF16 scale per output row (llm-compressor's per-channel, weight_scale)
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,13 @@ void quantize_fp8(const std::vector<float>& w, int64_t out, int64_t in, int64_t 
 // scale of its [bo, bi] block (scales row-major over the blocks, in `scale_dtype`), in f32.
 std::vector<float> dequantize_fp8(const uint8_t* q, const uint8_t* scales, DType scale_dtype, int64_t out, int64_t in,
                                   int64_t bo, int64_t bi);
+
+// An FP8 weight kept as stored (quantization.h Fp8Weight) beside the f32 it loads as: its codes
+// (copied only with `own`, else they must outlive it, e.g. a mapped checkpoint) and its scales
+// (ceil(out/bo) x ceil(in/bi) in `scale_dtype`) widened to f32.
+std::shared_ptr<const Fp8Weight> keep_fp8_weight(const uint8_t* codes, const uint8_t* scales, DType scale_dtype,
+                                                 int64_t out, int64_t in, int64_t bo, int64_t bi, uint64_t stored_bytes,
+                                                 bool own);
 
 // Every weight quantized_in_fp8 selects (16- or 32-bit) replaced by fp8 x scale in f32, as an
 // FP8 checkpoint of it would load; stats as dequantize_fp8_weights counts them (the bytes such a

@@ -45,13 +45,13 @@ struct Fp8Weight {
   const uint8_t* codes = nullptr;
   std::vector<uint8_t> owned_codes;
   std::vector<float> scales;
+  uint64_t stored_bytes = 0;  // the codes' and the scales' bytes as stored
 };
 
 struct DequantStats {
   int64_t tensors = 0;        // FP8 weights dequantized
   uint64_t stored_bytes = 0;  // their fp8 bytes and their scales' bytes, as stored
   uint64_t loaded_bytes = 0;  // the f32 weights made of them
-  std::map<std::string, uint64_t> stored_of;  // each one's fp8 bytes and its scale's bytes
   std::map<std::string, std::shared_ptr<const Fp8Weight>> weights;  // each one as stored
 };
 
