@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
-"""NOT YET RUN (no torch where it was written): the HF-transformers reference fixtures of the
-mixture-of-experts architectures, in the format of tools/make_hf_fixtures.py. Run on the GPU
-machine (it has torch + transformers), from the repository root:
+"""The HF-transformers reference fixtures of the mixture-of-experts architectures, in the format
+of tools/make_hf_fixtures.py. Run on the GPU machine (it has torch + transformers), from the repository root:
 
     python3 tools/make_hf_moe_fixtures.py --out $OUT/hf_moe_fixtures.tar.gz
 

@@ -114,9 +114,16 @@ void run_search_stage(CompileRun& r) {
     decide_span(searches.back(), separate_us, r.so.margin);
   }
   for (const std::string& m : timing_methods) r.timing_method += (r.timing_method.empty() ? "" : "; ") + m;
-  if (searches.empty())
-    throw_input("--backend " + o.backend, "nothing to search for this model on this backend" +
-                                              (front.notes.empty() ? std::string() : ": " + front.notes.front()));
+  // A model the backend runs only on its generic route (CUDA: a mixture of experts, FP8 weights
+  // before the fast path reads them) still gets a plan: no region searched, the generic route
+  // checked end to end and profiled like any plan; the whole-step tuning has nothing to tune.
+  if (searches.empty()) {
+    if (r.backend.generic_route_reason(r.g).empty())
+      throw_input("--backend " + o.backend, "nothing to search for this model on this backend" +
+                                                (front.notes.empty() ? std::string() : ": " + front.notes.front()));
+    r.step_tune = false;
+    r.generic_only = true;
+  }
   r.search_s = seconds_since(r.search_start);
   r.search_end_s = seconds_since(r.start);
 }

@@ -72,6 +72,7 @@ Json try_step_setting(const Backend& backend, const StepSetting& st, Plan& plan,
     trials.push_back(r);
     if (r.value("status", "") == "kept") kept = r;
   }
+  if (trials.empty()) return {{"status", "not tried (the backend gave no values)"}};
   if (trials.size() == 1) return trials.front();
   Json out = kept.is_null() ? trials.back() : kept;
   out["trials"] = trials;
@@ -155,8 +156,9 @@ Json tune_routes(CompileRun& r, const StepTuneOptions& sto, const std::function<
 
 void run_step_stage(CompileRun& r) {
   const CompileOptions& o = r.o;
-  r.step_tuning = {{"status", r.step_tune ? "not run (no fast-path plan)"
-                                          : "off (CPU backend, throughput objective or --no-step-tuning)"}};
+  r.step_tuning = {{"status", r.generic_only ? "not run (the plan runs the backend's generic route: nothing to tune)"
+                              : r.step_tune  ? "not run (no fast-path plan)"
+                                             : "off (CPU backend, throughput objective or --no-step-tuning)"}};
   // The backend's whole-step settings (report.json's entries under their report keys).
   if (r.step_tune) r.settings = r.backend.step_settings();
   for (const StepSetting& st : r.settings) r.settings_report[st.report_key] = {{"status", "not tried"}};

@@ -1,5 +1,6 @@
 // The CPU reference backend against HF transformers (tests/fixtures/hf, made on the GPU machine
-// by tools/make_hf_fixtures.py): teacher-forced logits within 2e-3 of the reference's scale, and
+// by tools/make_hf_fixtures.py, make_hf_moe_fixtures.py and make_hf_fp8_fixtures.py): dense,
+// mixture-of-experts and FP8 checkpoints; teacher-forced logits within 2e-3 of the reference's scale, and
 // the same 40 greedy tokens (a different token is allowed only where HF's own top-2 margin is
 // below the tie epsilon, and the comparison stops there).
 #include <gtest/gtest.h>
@@ -57,6 +58,7 @@ TEST_P(HfFixture, CpuMatchesTransformers) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, HfFixture,
                          ::testing::Values("llama_gqa2_tied_llama3", "qwen3_mha_untied_5x", "qwen2_gqa5_bias_f16",
-                                           "llama_gqa5_f32_5x"));
+                                           "llama_gqa5_f32_5x", "qwen3_moe_e6k2_dense1", "mixtral_e4_window20",
+                                           "qwen3_fp8_block32x40", "llama_fp8_channel_ct"));
 
 }  // namespace

@@ -311,7 +311,13 @@ class CudaExecutor final : public Executor {
   void moe(const Op& op, const float* x, long long n, float* out) {
     const DType t = weight_dtype(op), te = op.weights.at(1)->dtype;  // router's, experts'
     const long long hidden = g_.value(op.inputs[0]).width, k = op.top_k, inter = op.expert_inter;
-    linear(t, weight(op, 0), nullptr, x, n, hidden, op.experts, moe_logits_.as<float>());
+    // The router on the reference kernel (f32 activations) on every route: its top-k is a discrete
+    // choice, and the library route's bf16 inputs to cuBLAS flip it near ties, which changes the
+    // layer's output wholesale (a tiny qwen3_moe's logits were 2.2% off the CPU reference's). It is
+    // E x hidden: the cost is noise next to the experts'.
+    LinearParams lp{x, nullptr, weight(op, 0), nullptr, moe_logits_.as<float>(), n, hidden, op.experts};
+    cuda::launch_kernel(*k_linear_.at(t), Dim3{unsigned((op.experts + kBlock / 32 - 1) / (kBlock / 32)), unsigned(n)},
+                        kBlock, 0, stream_, &lp);
     MoeRouteParams rp{moe_logits_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(), n, op.experts, k,
                       op.norm_topk ? 1 : 0};
     cuda::launch_kernel(*k_moe_route_, Dim3{unsigned(n)}, kBlock, 0, stream_, &rp);

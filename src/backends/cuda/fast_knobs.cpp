@@ -19,7 +19,10 @@ using K = BoundKnob<FastConfig>;
 // trials are few. 80 for the routes: Qwen3-1.7B's output projection and gate/up under their own
 // 80 were 0.26% faster together than under 60 and the step's 40
 // (bench/results/2026-12-03-region-carveout/).
-const std::vector<int> kCarveouts = {25, 40, 60, 80};
+// A function, not a namespace-scope vector: the table is built during static initialisation
+// (plan_config.cpp registers it as the program starts), when such a vector of this file may not be
+// initialised yet; the CLI binary's link order gave the step tuning an empty list (a crash).
+std::vector<int> carveouts() { return {25, 40, 60, 80}; }
 
 constexpr KnobInPlan kRequired = KnobInPlan::Required, kOptional = KnobInPlan::Optional, kWithParent = KnobInPlan::WithParent;
 
@@ -76,7 +79,7 @@ K region_carveout_knob(const std::string& region, const std::string& route_regio
               .none_at(-1)
               .in_plan(kOptional)
               .override_as("carveout." + region)
-              .picked_by({"", "smem_carveout", route_region, kCarveouts})
+              .picked_by({"", "smem_carveout", route_region, carveouts()})
               .described("the " + region + " kernels' shared-memory carveout (percent) instead of smem_carveout"),
           [region](const FastConfig& c) {
             auto it = c.region_carveout.find(region);
@@ -149,7 +152,7 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("attn_merge_o").range(0, 1).none_at(0).in_plan(kOptional).read_by({"attn_decode.parts", "gemv.merged"})
                        .described("the output projection merges the attention's partials (attn_decode.parts + gemv.merged)"),
                    &FastConfig::attn_merge_o));
-  k.push_back(bind(Knob("smem_carveout").range(0, 100).none_at(-1).in_plan(kOptional).tried_per_step(kCarveouts)
+  k.push_back(bind(Knob("smem_carveout").range(0, 100).none_at(-1).in_plan(kOptional).tried_per_step(carveouts())
                        .described("every kernel's preferred shared-memory carveout, percent (-1: the driver's choice)"),
                    &FastConfig::smem_carveout));
   for (const GemvSlotField& s : kGemvSlots) k.push_back(region_carveout_knob(s.name, s.region));
