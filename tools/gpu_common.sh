@@ -5,6 +5,8 @@ export AGENTCOMPILE_KERNEL_CACHE=/tmp/ac-kernel-cache
 out=${OUT:-/tmp/out}; mkdir -p "$out/runs"
 root=${AC_BUILD_ROOT:-/tmp/lead}; [ -e "$root" ] || ln -s "$(pwd)" "$root"
 bin=build-device/agentcompile
+# The commit the binaries were built from (reports' "engine"): the checkout here may be another.
+export AGENTCOMPILE_COMMIT=${AGENTCOMPILE_COMMIT:-$(cat build-device/COMMIT 2>/dev/null)}
 # The W2 prompt: 128 fixed pseudo-random token ids ($PROMPT_LEN of them if set: 2048 for W3's context).
 w2_prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(3, 120000)) for _ in range(${PROMPT_LEN:-128})))")
 

@@ -22,11 +22,11 @@ log=$out/models_check.log
   python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"
   want tests && gpu_tests '*PrefillFlash*:*CudaMoe*:*CudaAttention.*:*CudaGenericRoute*:*CudaFixture.*:CudaOps*:*CudaLinear*:*CudaGemvFp8*:*CudaGemv.*:CudaFastOps*'
   if want prefill; then
-  echo "== prefill of 2048 tokens (W3's prompt), decode attention per row vs attn_prefill.flash"
+  echo "== prefill of 2048 tokens (W3's prompt), decode attention per row (prefill_flash=0) vs attn_prefill.flash (the default)"
   m=/tmp/ac-qwen3-1.7b
   [ -f "$m/model.safetensors" ] || $bin synth-model --preset qwen3-1.7b --out $m --seed 11 --quiet
   p2048=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(3, 120000)) for _ in range(2048)))")
-  for cfg in "" prefill_flash=1 prefill_flash=1,prefill_flash_bk=32 prefill_flash=1,prefill_flash_block=256; do
+  for cfg in prefill_flash=0 "" prefill_flash_bk=32 prefill_flash_block=256; do
     for rep in 1 2; do
       AGENTCOMPILE_FAST_CONFIG=$cfg $bin generate $m --prompt-tokens $p2048 --max-tokens 16 --ignore-eos --backend cuda \
         --cuda-route fast --json 2> "$out/runs/w3.err" | python3 -c "
