@@ -90,6 +90,9 @@ Graph build_decoder_graph(const ModelConfig& c, const ModelWeights& w) {
   int n = b.op(OpKind::RmsNorm, "norm", -1, {x}, c.hidden_size, {w.final_norm}, "final");
   b.last().eps = eps;
   g.logits = b.op(OpKind::Logits, "lm_head", -1, {n}, c.vocab_size, {w.lm_head}, "logits");
+  for (const Op& op : g.ops)
+    for (const TensorInfo* t : op.weights)
+      if (auto it = w.fp8.find(t); it != w.fp8.end()) g.fp8.emplace(t, it->second);
   return g;
 }
 

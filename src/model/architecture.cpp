@@ -5,6 +5,7 @@
 
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/json.h"
+#include "agentcompile/model/quantization.h"
 
 namespace ac {
 
@@ -83,7 +84,7 @@ std::vector<ExpectedTensor> expected_tensors(const ModelConfig& c) {
   return out;
 }
 
-ModelWeights bind_weights(const ModelConfig& cfg, const WeightStore& store) {
+ModelWeights bind_weights(const ModelConfig& cfg, const WeightStore& store, const DequantStats* dequant) {
   ModelWeights w;
   std::map<std::string, const TensorInfo*> bound;
   for (const auto& e : expected_tensors(cfg)) {
@@ -145,6 +146,9 @@ ModelWeights bind_weights(const ModelConfig& cfg, const WeightStore& store) {
     }
     w.layers.push_back(l);
   }
+  if (dequant)
+    for (const auto& [name, stored] : dequant->weights)
+      if (auto it = bound.find(name); it != bound.end()) w.fp8.emplace(it->second, stored);
   return w;
 }
 

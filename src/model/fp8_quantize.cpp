@@ -95,7 +95,7 @@ void quantize_model_fp8(Model& m, bool block) {
   m.quant.block_out = fp8_scale_rows(block);
   m.quant.block_in = block ? kFp8Block : 0;
   m.quant.scale_suffix = block ? "weight_scale_inv" : "weight_scale";
-  m.weights = bind_weights(m.config, m.store);
+  m.weights = bind_weights(m.config, m.store, &m.dequant);
 }
 
 }  // namespace ac

@@ -26,7 +26,7 @@ std::unique_ptr<Model> load_model(const fs::path& dir) {
   m->store = WeightStore::open(dir);
   m->quant = read_quantization_config(dir);
   m->dequant = dequantize_fp8_weights(m->store, m->quant);
-  m->weights = bind_weights(m->config, m->store);
+  m->weights = bind_weights(m->config, m->store, &m->dequant);
   return m;
 }
 

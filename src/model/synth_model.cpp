@@ -355,7 +355,7 @@ std::unique_ptr<Model> synth_model_in_memory(const SynthOptions& opts) {
   if (!opts.quiet) std::fprintf(stderr, "\r");
   m->quant = parse_quantization_config(config, subject);
   m->dequant = dequantize_fp8_weights(m->store, m->quant);
-  m->weights = bind_weights(m->config, m->store);
+  m->weights = bind_weights(m->config, m->store, &m->dequant);
   return m;
 }
 

@@ -46,6 +46,24 @@ size_t expect_reference_greedy(Executor& cpu, int64_t vocab, const std::vector<i
   return agreed;
 }
 
+// "PRESET" or "PRESET:WEIGHTS" (synth-model --weights): the weights part, and the model
+// synthesised into `dir` (seed 5) and loaded.
+std::string weights_of(const std::string& spec) {
+  return spec.find(':') == std::string::npos ? "" : spec.substr(spec.find(':') + 1);
+}
+std::unique_ptr<Model> synth_spec(const std::string& spec, const fs::path& dir) {
+  SynthOptions so{spec.substr(0, spec.find(':')), dir, 5, DType::BF16, {}, true};
+  so.weights = weights_of(spec);
+  synth_model(so);
+  return load_model(dir);
+}
+std::vector<int32_t> random_prompt(int n, int64_t vocab, uint64_t seed) {
+  std::vector<int32_t> prompt;
+  Rng rng(seed);
+  for (int i = 0; i < n; ++i) prompt.push_back(int32_t(rng.next_u64() % uint64_t(vocab)));
+  return prompt;
+}
+
 // A short CUDA compile of `model` (the end-to-end check on 8 tokens, small shape points), its plan
 // folder written under `tmp` and loaded back as `generate --plan` does.
 Plan compile_small_cuda_plan(const Model& model, const fs::path& tmp, double budget_s) {
@@ -159,10 +177,10 @@ TEST_P(CudaFixturePlan, CompiledPlanReproducesTransformersGreedyTokens) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, CudaFixturePlan, ::testing::Values("llama_gqa2_tied_llama3", "qwen3_mha_untied_5x"));
 
-// Models the fast path cannot run take the generic route (reference kernels, cuBLAS): mixture of
-// experts (bf16), sliding-window attention (mixtral, window 16 inside a 54-token sequence) and FP8
-// checkpoints (dequantized to f32 on load; an FP8 mixture of experts keeps its router bf16, its
-// experts f32). Teacher-forced logits against the CPU reference
+// Models the auto route does not run on the fast path take the generic route (reference kernels,
+// cuBLAS): mixture of experts (bf16), sliding-window attention (mixtral, window 16 inside a
+// 54-token sequence) and FP8 checkpoints (dequantized to f32 on load; an FP8 mixture of experts
+// keeps its router bf16, its experts f32; the fast path runs FP8 only when asked, CudaFastFp8). Teacher-forced logits against the CPU reference
 // (f32 weights: the f32 bound; bf16: the library route's 1e-2), greedy tokens the reference's
 // argmax within the tie epsilon, and `compile --backend cuda` writes a plan (no fast-path block)
 // whose executor generates the same tokens.
@@ -171,18 +189,12 @@ class CudaGenericRoute : public ::testing::TestWithParam<std::string> {};
 TEST_P(CudaGenericRoute, MatchesCpuAndCompiles) {
   AC_REQUIRE_GPU();
   const std::string spec = GetParam();
-  const std::string preset = spec.substr(0, spec.find(':'));
-  const std::string weights = spec.find(':') == std::string::npos ? "" : spec.substr(spec.find(':') + 1);
+  const std::string weights = weights_of(spec);
   TempDir tmp;
-  SynthOptions so{preset, tmp / "m", 5, DType::BF16, {}, true};
-  so.weights = weights;
-  synth_model(so);
-  auto model = load_model(tmp / "m");
+  auto model = synth_spec(spec, tmp / "m");
   Graph g = build_decoder_graph(model->config, model->weights);
-  ASSERT_NE(cuda::fast_path_unsupported(g), "");
-  std::vector<int32_t> prompt;
-  Rng rng(3);
-  for (int i = 0; i < 30; ++i) prompt.push_back(int32_t(rng.next_u64() % uint64_t(model->config.vocab_size)));
+  ASSERT_NE(cuda::fast_path_not_default(g), "");
+  const std::vector<int32_t> prompt = random_prompt(30, model->config.vocab_size, 3);
   const int64_t steps = 24, seq = int64_t(prompt.size()) + steps, v = model->config.vocab_size;
   const ExecutorLimits lim{1, seq, seq, seq};
   auto cpu = make_executor("cpu", g, lim);
@@ -220,6 +232,57 @@ TEST_P(CudaGenericRoute, MatchesCpuAndCompiles) {
 INSTANTIATE_TEST_SUITE_P(Models, CudaGenericRoute,
                          ::testing::Values("tiny-qwen3-moe", "tiny-mixtral", "tiny-qwen3:fp8-block", "tiny-llama:fp8-channel",
                                            "tiny-qwen3-moe:fp8-block"));
+
+// FP8 projections on the fast path, asked for with route "fast" (not yet the auto route's
+// choice): gemv.fp8 in the decode steps, the projections dequantized for the prefill's GEMMs.
+// Teacher-forced logits within the bf16 bound of the reference on the same quantized weights, and
+// the greedy tokens decoded through the CUDA graph its argmax within the tie epsilon. Channel
+// scales on the tiny presets, against the CPU reference; 128x128 blocks need q and k/v rows in
+// whole blocks, so they run on Qwen3-1.7B's shapes (AGENTCOMPILE_GPU_LARGE), against the library
+// route (the same f32 weights on cuBLAS).
+class CudaFastFp8 : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CudaFastFp8, MatchesTheQuantizedReference) {
+  AC_REQUIRE_GPU();
+  const std::string spec = GetParam();
+  const bool large = spec.rfind("tiny", 0) != 0;
+  if (large && !std::getenv("AGENTCOMPILE_GPU_LARGE")) GTEST_SKIP() << "a real-shape model: AGENTCOMPILE_GPU_LARGE=1";
+  TempDir tmp;
+  auto model = synth_spec(spec, tmp / "m");
+  Graph g = build_decoder_graph(model->config, model->weights);
+  ASSERT_EQ(cuda::fast_path_unsupported(g), "");
+  ASSERT_NE(cuda::fast_path_not_default(g), "");
+  EXPECT_EQ(cuda::fast_fp8_scales(g), weights_of(spec) == "fp8-block" ? cuda::Fp8Scales::Block : cuda::Fp8Scales::Row);
+  const std::vector<int32_t> prompt = random_prompt(large ? 16 : 30, model->config.vocab_size, 11);
+  const int64_t steps = large ? 16 : 24, seq = int64_t(prompt.size()) + steps, v = model->config.vocab_size;
+  const ExecutorLimits lim{1, seq, seq, seq};
+  CudaExecutorOptions lib;
+  lib.route = "library";
+  auto ref = large ? make_cuda_executor(g, lim, lib) : make_executor("cpu", g, lim);
+  const auto want = teacher_forced_logits(*ref, prompt);
+  CudaExecutorOptions fast;
+  fast.route = "fast";
+  auto ex = make_cuda_executor(g, lim, fast);
+  const auto got = teacher_forced_logits(*ex, prompt);
+  std::vector<float> a, b;
+  for (size_t i = 0; i < got.size(); ++i) {
+    a.insert(a.end(), got[i].begin(), got[i].end());
+    b.insert(b.end(), want[i].begin(), want[i].end());
+  }
+  EXPECT_LE(rel_l2(a, b), 1e-2) << "prefill logits";
+  auto ex2 = make_cuda_executor(g, lim, fast);
+  GenerateOptions go;
+  go.max_tokens = steps;
+  go.ignore_eos = true;
+  const auto r = generate(*ex2, model->config, prompt, go, nullptr);
+  ASSERT_EQ(r.tokens.size(), size_t(steps));
+  const size_t agreed = expect_reference_greedy(*ref, v, prompt, r.tokens, spec);
+  std::printf("[ fp8 ] %s: %zu/%lld greedy tokens equal to the reference argmax, prefill rel l2 %.2e\n", spec.c_str(), agreed,
+              (long long)steps, rel_l2(a, b));
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, CudaFastFp8,
+                         ::testing::Values("tiny-qwen3:fp8-channel", "tiny-llama:fp8-channel", "qwen3-1.7b:fp8-block"));
 
 // The fast path (fused kernels, bf16 KV cache, CUDA graphs) against the CPU reference on the tiny
 // presets (real vocabularies, GQA, head_dim 32): teacher-forced logits within the bf16 bound and

@@ -5,6 +5,8 @@
 // the stored tensor they read. The builder (builder.cpp) makes this from a config; backends
 // execute it op by op; the compiler cuts it into regions.
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,6 +68,9 @@ struct Graph {
   std::vector<Value> values;
   std::vector<Op> ops;
   int logits = -1;  // the output value
+  // The ops' weights loaded from FP8 (ModelWeights::fp8), each as stored: a backend whose kernels
+  // read e4m3 codes and scales (the CUDA fast path's gemv.fp8) takes these instead of the f32.
+  std::map<const TensorInfo*, std::shared_ptr<const Fp8Weight>> fp8;
 
   const Value& value(int id) const { return values.at(static_cast<size_t>(id)); }
   // Index of the last op reading each value (-1: never read; the graph output stays live).

@@ -2,6 +2,8 @@
 // Binds stored tensors to an architecture: the list of tensors a config implies (names and
 // shapes, HF naming), checked against the weight store. A missing, mis-shaped, wrongly typed or
 // unexpected tensor is an error naming it.
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -9,6 +11,9 @@
 #include "agentcompile/model/weights.h"
 
 namespace ac {
+
+struct Fp8Weight;     // quantization.h
+struct DequantStats;  // quantization.h
 
 struct ExpectedTensor {
   std::string name;
@@ -57,9 +62,12 @@ struct ModelWeights {
   std::vector<std::string> ignored;        // stored tensors HF also ignores (rotary inv_freq, tied lm_head)
   int64_t parameters = 0;                  // elements of the bound tensors, a tied embedding once
   uint64_t bytes = 0;                      // bytes of the bound tensors
+  // The bound tensors loaded from FP8 (f32 here), each as stored: for kernels that read that.
+  std::map<const TensorInfo*, std::shared_ptr<const Fp8Weight>> fp8;
 };
 
-ModelWeights bind_weights(const ModelConfig& cfg, const WeightStore& store);
+// `dequant`: what loading dequantized (Model::dequant), whose weights fill ModelWeights::fp8.
+ModelWeights bind_weights(const ModelConfig& cfg, const WeightStore& store, const DequantStats* dequant = nullptr);
 
 // Parameter counts from the config alone (no weights needed): every tensor's elements (a tied
 // embedding once), those one token uses (all but the experts the router does not pick: a dense

@@ -70,6 +70,15 @@ struct CastParams {
   long long count;
 };
 
+// FP8 e4m3 codes [N, K] times their f32 scales into a 16-bit matrix (the CUDA fast path's prefill
+// GEMMs): scale of (r, k) at scales[(r / bo) * scale_cols + k / bi].
+struct Fp8DequantParams {
+  const unsigned char* codes;  // [N, K]
+  const float* scales;
+  void* out;                   // [N, K] OUT
+  long long N, K, bo, bi, scale_cols;
+};
+
 struct BiasParams {
   float* out;            // [n, cols], bias added in place
   const void* bias;      // [cols] W

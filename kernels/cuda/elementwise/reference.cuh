@@ -23,6 +23,18 @@ __device__ void cast_ref(const CastParams& p) {
     static_cast<OUT*>(p.out)[i] = from_f32<OUT>(p.x[i]);
 }
 
+// An e4m3 code's value: its bits moved into an f16 (sign, then exponent and mantissa one place
+// lower) scaled by 2^8, exact for every finite code (as gemv.fp8's pre-sm_89 path).
+template <int BLOCK, typename OUT>
+__device__ void fp8_dequant_ref(const Fp8DequantParams& p) {
+  for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < p.N * p.K; i += (long long)gridDim.x * BLOCK) {
+    const unsigned b = p.codes[i];
+    const float v = to_f32(ac_f16{(unsigned short)(((b & 0x80u) << 8) | ((b & 0x7fu) << 7))}) * 256.0f;
+    const long long r = i / p.K, k = i % p.K;
+    static_cast<OUT*>(p.out)[i] = from_f32<OUT>(v * p.scales[(r / p.bo) * p.scale_cols + k / p.bi]);
+  }
+}
+
 template <int BLOCK, typename W>
 __device__ void bias_ref(const BiasParams& p) {
   const W* b = static_cast<const W*>(p.bias);

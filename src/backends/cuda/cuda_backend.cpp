@@ -112,7 +112,7 @@ class CudaBackend final : public Backend {
     plan.cuda_fast = f;
   }
 
-  std::string generic_route_reason(const Graph& g) const override { return cuda::fast_path_unsupported(g); }
+  std::string generic_route_reason(const Graph& g) const override { return cuda::fast_path_not_default(g); }
 
   bool tunes_whole_steps() const override { return true; }
 

@@ -363,7 +363,7 @@ std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const ExecutorL
                                              const CudaExecutorOptions& opts) {
   CudaExecutorOptions o = opts;
   for (const PlanKernel& k : o.kernels) cuda::use_prebuilt_kernel(k.name, k.source_key, k.bytes);
-  if (o.route == "auto") o.route = cuda::fast_path_unsupported(graph).empty() ? "fast" : "library";
+  if (o.route == "auto") o.route = cuda::fast_path_not_default(graph).empty() ? "fast" : "library";
   if (o.route == "fast") {
     // A compiled plan's choices are never overridden; without a plan a developer may override
     // the defaults (AGENTCOMPILE_FAST_CONFIG, fast_executor.h).

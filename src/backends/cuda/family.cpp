@@ -71,6 +71,8 @@ std::vector<Family> build_families() {
   v.push_back(ref("add", "elementwise/reference.cuh", "ElementwiseParams", "add_ref", {}));
   v.push_back(ref("cast", "elementwise/reference.cuh", "CastParams", "cast_ref", {"OUT"}));
   v.push_back(ref("bias", "elementwise/reference.cuh", "BiasParams", "bias_ref", {"W"}));
+  v.push_back(ref("fp8_dequant", "elementwise/reference.cuh", "Fp8DequantParams", "fp8_dequant_ref", {"OUT"}, {},
+                  "FP8 e4m3 codes times their f32 scales into a 16-bit matrix (the fast path's prefill GEMMs)"));
   v.push_back(ref("gather_rows", "elementwise/reference.cuh", "GatherRowsParams", "gather_rows_ref", {}));
   v.push_back(ref("argmax", "sampling/argmax.cuh", "ArgmaxParams", "argmax_ref", {}));
   v.push_back(ref("moe_route", "moe/reference.cuh", "MoeRouteParams", "moe_route_ref", {}, {},

@@ -33,13 +33,25 @@ int batch_template(long long n);
 
 // Why the fast path cannot run this graph ("" when it can).
 std::string fast_path_unsupported(const Graph& g);
+// Why the auto route and the compile do not take the fast path for this graph ("" when they do):
+// fast_path_unsupported's reasons, and FP8 weights, which the fast path runs (gemv.fp8) only when
+// asked for (--cuda-route fast) until that has run on a GPU.
+std::string fast_path_not_default(const Graph& g);
+
+// How the fast path reads a graph's FP8 projections (Graph::fp8): None (16-bit weights), scales
+// per output row (Row: channel or tensor scales, gemv.fp8 SCALE 0) or per 128 x 128 block (Block,
+// SCALE 1). `why` (when given) says why it cannot read them ("" when it can).
+enum class Fp8Scales { None = -1, Row = 0, Block = 1 };
+Fp8Scales fast_fp8_scales(const Graph& g, std::string* why = nullptr);
 
 // Every kernel variant the fast path launches for a model with this config (all batch sizes),
 // so they can be compiled ahead of time and checked without a GPU.
 }  // namespace ac::cuda
 #include "backends/cuda/family.h"
 namespace ac::cuda {
-std::vector<Variant> fast_path_variants(const ModelConfig& c, DType weights, const FastConfig& cfg, const std::string& arch);
+// `fp8`: the graph's FP8 projections (fast_fp8_scales), which run gemv.fp8 under fp8_fast_config(cfg).
+std::vector<Variant> fast_path_variants(const ModelConfig& c, DType weights, const FastConfig& cfg, const std::string& arch,
+                                        Fp8Scales fp8 = Fp8Scales::None);
 // The decode attention a step of `batch` tokens runs when its longest sequence holds `longest`
 // positions: up to attn_long_from (or always, when that is 0) the short range, attn_decode.cluster
 // at batch 1 (FastConfig::attn_cluster) or attn_decode.fused's short splits; past it the long
@@ -124,6 +136,13 @@ void launch_argmax_finish(unsigned long long* best, int* tokens, long long B, CU
 inline long long gemv_kchunk(long long K, long long splitk, long long per_chunk = 8) {
   return ((K + splitk - 1) / splitk + per_chunk - 1) / per_chunk * per_chunk;
 }
+
+// gemv.fp8 at a region's point for FP8 projections (`sc`: their scale layout): fast_gemv_variant's
+// adaptation to the batch, every batch (gemv.mma reads 16-bit weights).
+Variant fast_fp8_gemv_variant(const GemvChoice& ch, int epi, int batch, Fp8Scales sc, DType wt, const std::string& arch);
+// The fast path's configuration for FP8 projections: mlp.fused, attn_o.cluster, attn_merge_o and
+// decode_layers.persistent read 16-bit weights, so they are off.
+FastConfig fp8_fast_config(FastConfig cfg);
 
 // The gemv.mma variant for a batch template (1, 2, 4, 8), or none (gemv.fused runs) when the
 // tensor-core kernel cannot: f16 weights, K % 32 != 0, below sm_80.

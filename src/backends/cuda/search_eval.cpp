@@ -760,7 +760,7 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
     notes->push_back("the CUDA backend searches decode regions only: prefill runs its fixed route (cuBLAS)");
     return {};
   }
-  if (std::string why = fast_path_unsupported(g); !why.empty()) {
+  if (std::string why = fast_path_not_default(g); !why.empty()) {
     notes->push_back("the CUDA fast path cannot run this model (" + why +
                      "): there is nothing to tune; the plan runs it on the library route (reference kernels and cuBLAS)");
     return {};

@@ -37,6 +37,7 @@ void FastExecutor::run_decode(long long n) {
 void FastExecutor::record_decode(long long n) {
   const ModelConfig& c = g_.config;
   const double es = double(dtype_size(wt_));
+  const double pes = fp8_ != Fp8Scales::None ? 1.0 : es;  // a projection weight's bytes (scales not counted)
   mark("start", 0);
   EmbedParams ep{wptr(ops_.embed, 0), in_.tokens(), resid_.as<float>(), n, c.hidden_size, c.vocab_size};
   launch(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, &ep, cfg_.pdl);
@@ -57,8 +58,8 @@ void FastExecutor::record_decode(long long n) {
     const LayerOps& L = ops_.layers[l];
     gemv("qkv", cfg_.qkv, cfg_.qkv_mma, kEpiStore, n, resid_.as<float>(), wptr(L.input_norm, 0), reinterpret_cast<const void*>(fw_->wqkv[l].ptr()),
          nullptr, fw_->bqkv[l].ptr() ? reinterpret_cast<const void*>(fw_->bqkv[l].ptr()) : nullptr, qkv_.as<float>(), qkvd,
-         c.hidden_size);
-    mark("qkv_gemv", double(qkvd * c.hidden_size) * es);
+         c.hidden_size, sqkv(l));
+    mark("qkv_gemv", double(qkvd * c.hidden_size) * pes);
     if (ao && L.o->weights.size() == 1) {
       attention_and_output(*ao, L, l, n);
     } else if (mo) {
@@ -72,8 +73,8 @@ void FastExecutor::record_decode(long long n) {
     } else {
       fused_attention(L, l, n);
       gemv("o", cfg_.o, cfg_.o_mma, kEpiResidual, n, attn_.as<float>(), nullptr, wptr(L.o, 0), nullptr, wptr(L.o, 1), resid_.as<float>(),
-           c.hidden_size, c.q_dim());
-      mark("o_gemv", double(c.hidden_size * c.q_dim()) * es);
+           c.hidden_size, c.q_dim(), sptr(L.o));
+      mark("o_gemv", double(c.hidden_size * c.q_dim()) * pes);
     }
     if (auto mv = fast_mlp_variant(cfg_, batch_template(n), c.hidden_size, c.intermediate_size, wt_, arch_)) {
       mlp(*mv, L, l, n);
@@ -81,11 +82,11 @@ void FastExecutor::record_decode(long long n) {
       continue;
     }
     gemv("gate_up", cfg_.gate_up, cfg_.gate_up_mma, kEpiSwiglu, n, resid_.as<float>(), wptr(L.post_norm, 0), wptr(L.gate, 0), wptr(L.up, 0), nullptr,
-         gate_.as<float>(), c.intermediate_size, c.hidden_size);
-    mark("gate_up_gemv", double(2 * c.intermediate_size * c.hidden_size) * es);
+         gate_.as<float>(), c.intermediate_size, c.hidden_size, sptr(L.gate), sptr(L.up));
+    mark("gate_up_gemv", double(2 * c.intermediate_size * c.hidden_size) * pes);
     gemv("down", cfg_.down, cfg_.down_mma, kEpiResidual, n, gate_.as<float>(), nullptr, wptr(L.down, 0), nullptr, nullptr, resid_.as<float>(),
-         c.hidden_size, c.intermediate_size);
-    mark("down_gemv", double(c.hidden_size * c.intermediate_size) * es);
+         c.hidden_size, c.intermediate_size, sptr(L.down));
+    mark("down_gemv", double(c.hidden_size * c.intermediate_size) * pes);
   }
   gemv("lm_head", cfg_.lm_head, cfg_.lm_head_mma, kEpiArgmax, n, resid_.as<float>(), wptr(ops_.final_norm, 0), wptr(ops_.logits, 0), nullptr,
        nullptr, logits_.as<float>(), c.vocab_size, c.hidden_size);
@@ -95,10 +96,13 @@ void FastExecutor::record_decode(long long n) {
 // `region`: the slot's name (qkv, o, ...), for its carveout.
 void FastExecutor::gemv(const char* region, const GemvChoice& ch, const MmaChoice& mma, int epi, long long n,
                         const float* x, const void* gamma, const void* w, const void* w2, const void* bias, float* out,
-                        long long N, long long K) {
+                        long long N, long long K, const float* ws, const float* ws2) {
   const int batch = batch_template(n);
-  const Variant v = fast_decode_gemv(cfg_, ch, mma, epi, batch, K, wt_, arch_);
+  const Variant v = ws ? fast_fp8_gemv_variant(ch, epi, batch, fp8_, wt_, arch_)
+                       : fast_decode_gemv(cfg_, ch, mma, epi, batch, K, wt_, arch_);
   GemvParams p{x, gamma, float(g_.config.rms_norm_eps), w, w2, bias, out, best_.as<unsigned long long>(), n, N, K};
+  p.w_scale = ws;
+  p.w2_scale = ws2;
   const LaunchShape ls = gemv_launch_shape(v, N, K);
   launch(load_kernel(v), Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, &p, cfg_.pdl, region);
   // The tokens, over the next step's input ids, from the blocks' keys.

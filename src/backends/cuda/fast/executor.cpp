@@ -16,6 +16,8 @@ FastExecutor::FastExecutor(const Graph& g, const ExecutorLimits& lim, const Fast
   if (std::string why = fast_path_unsupported(g); !why.empty()) throw_input("cuda fast path", why);
   const ModelConfig& c = g.config;
   wt_ = g.ops.front().weights.at(0)->dtype;
+  fp8_ = fast_fp8_scales(g);
+  if (fp8_ != Fp8Scales::None) cfg_ = fp8_fast_config(cfg_);
   cluster_reach_ = cluster_long_reaches(c, cfg_, wt_, arch_);
   fw_ = fast_weights(g, ops_, cfg_, wt_, s_, share);
   setup_kv_cache();
@@ -32,6 +34,10 @@ FastExecutor::FastExecutor(const Graph& g, const ExecutorLimits& lim, const Fast
   up_ = f32(nt * c.intermediate_size);
   tmp_ = f32(nt * std::max(c.hidden_size, c.intermediate_size));
   cast_ = DeviceBuffer(size_t(nt) * size_t(std::max({c.hidden_size, c.q_dim(), c.intermediate_size})) * 2);
+  if (fp8_ != Fp8Scales::None)
+    wdq_ = DeviceBuffer(size_t(std::max<long long>({qkvd * c.hidden_size, c.q_dim() * c.hidden_size,
+                                                    c.intermediate_size * c.hidden_size})) *
+                        dtype_size(wt_));
   // Also attn_decode.parts's partials (attn_merge_o): attn_cluster per (KV head, token).
   const long long parts = std::max<long long>(max_splits_, cfg_.attn_cluster);
   part_o_ = f32(nt * c.num_heads * parts * c.head_dim);
@@ -54,7 +60,7 @@ FastExecutor::FastExecutor(const Graph& g, const ExecutorLimits& lim, const Fast
   host_ahead_ = PinnedBuffer(2 * kMaxBatch * 4);
   for (CUevent& e : ahead_done_) CU_CHECK(drv().cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
   // Compile (or load from the cache) every kernel now, so no step pays for it.
-  for (const Variant& v : fast_path_variants(c, wt_, cfg_, arch_)) load_kernel(v);
+  for (const Variant& v : fast_path_variants(c, wt_, cfg_, arch_, fp8_)) load_kernel(v);
   setup_persistent();
   for (const char* op : {"embed", "rms_norm", "cast", "bias"}) ref(op, {}, {wt_});
   for (const char* op : {"add", "swiglu", "gather_rows", "argmax", "argmax_finish"}) ref(op, {});

@@ -58,8 +58,10 @@ class FastExecutor final : public Executor {
   static bool is_decode_step(const StepBatch& b);
   void run_decode(long long n);
   void record_decode(long long n);
+  // `ws`, `ws2`: FP8 weights' scales (then gemv.fp8 runs), else null.
   void gemv(const char* region, const GemvChoice& ch, const MmaChoice& mma, int epi, long long n, const float* x,
-            const void* gamma, const void* w, const void* w2, const void* bias, float* out, long long N, long long K);
+            const void* gamma, const void* w, const void* w2, const void* bias, float* out, long long N, long long K,
+            const float* ws = nullptr, const float* ws2 = nullptr);
   void mlp(const Variant& v, const LayerOps& L, size_t layer, long long n);
   void fused_attention(const LayerOps& L, size_t layer, long long n, const Variant* parts = nullptr);
   FusedAttnParams attn_params(size_t layer, const LayerOps& L, long long n) const;
@@ -79,12 +81,20 @@ class FastExecutor final : public Executor {
   // A weight's device pointer (null for none).
   const void* wptr(const TensorInfo* t) const { return t ? reinterpret_cast<const void*>(fw_->w.at(t).ptr()) : nullptr; }
   const void* wptr(const Op* op, size_t k) const { return k < op->weights.size() ? wptr(op->weights[k]) : nullptr; }
+  // An FP8 projection's scales on the device (null for a 16-bit weight).
+  const float* sptr(const Op* op) const {
+    const auto it = fw_->scale.find(op->weights.at(0));
+    return it == fw_->scale.end() ? nullptr : it->second.as<float>();
+  }
+  const float* sqkv(size_t layer) const { return fw_->sqkv.empty() ? nullptr : fw_->sqkv.at(layer).as<float>(); }
 
   // prefill.cpp: cuBLAS GEMMs over the step's tokens.
   void run_prefill(long long n, long long r);
   void attention(const LayerOps& L, size_t layer, long long n, bool pdl);
   void prefill_attention(const LayerOps& L, size_t layer, long long n, const Variant& v);
-  void linear(const void* w, const void* bias, const float* x, long long n, long long in, long long out_dim, float* out);
+  // `ws`: an FP8 weight's scales (it is dequantized into wdq_ first), else null.
+  void linear(const void* w, const void* bias, const float* x, long long n, long long in, long long out_dim, float* out,
+              const float* ws = nullptr);
   void rms_norm(const Op* norm, const float* x, long long rows, long long dim, float* out);
   void add(float* acc, const float* x, long long count);
 
@@ -119,6 +129,8 @@ class FastExecutor final : public Executor {
   std::string arch_;
   CublasHandle cublas_;
   DType wt_ = DType::BF16;
+  Fp8Scales fp8_ = Fp8Scales::None;  // the projections' FP8 scale layout (fast_fp8_scales), or none
+  DeviceBuffer wdq_;  // FP8: the largest projection dequantized to wt_, for a prefill GEMM
   std::shared_ptr<const FastWeights> fw_;  // the weights, perhaps shared (ExecutorShare)
   DeviceBuffer inv_freq_, rope_cos_, rope_sin_;  // rope_*: [max_seq, head_dim / 2]
   std::vector<DeviceBuffer> kcache_, vcache_;  // bf16 [slot][kv_head][position][head_dim]

@@ -24,6 +24,20 @@ Variant fast_gemv_variant(const GemvChoice& ch, int epi, int batch, DType wt, co
                       {wt}, arch);
 }
 
+Variant fast_fp8_gemv_variant(const GemvChoice& ch, int epi, int batch, Fp8Scales sc, DType wt, const std::string& arch) {
+  std::map<std::string, int> values = fast_gemv_variant(ch, epi, batch, wt, arch).values;
+  values["SCALE"] = int(sc);
+  return make_variant(find_family("gemv", "fp8"), values, {wt}, arch);
+}
+
+FastConfig fp8_fast_config(FastConfig cfg) {
+  cfg.mlp_fused_batch = 0;
+  cfg.attn_o = 0;
+  cfg.attn_merge_o = 0;
+  cfg.persistent = 0;
+  return cfg;
+}
+
 namespace {
 // gemv.mma's dynamic shared memory: the warps' partial tiles.
 size_t mma_smem(int block, int mt, int mats) { return size_t(block / 32 * mats * mt * 128) * 4; }

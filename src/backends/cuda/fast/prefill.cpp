@@ -25,17 +25,17 @@ void FastExecutor::run_prefill(long long n, long long r) {
     rms_norm(L.input_norm, resid_.as<float>(), n, c.hidden_size, h_.as<float>());
     linear(reinterpret_cast<const void*>(fw_->wqkv[l].ptr()),
            fw_->bqkv[l].ptr() ? reinterpret_cast<const void*>(fw_->bqkv[l].ptr()) : nullptr, h_.as<float>(), n, c.hidden_size,
-           qkvd, qkv_.as<float>());
+           qkvd, qkv_.as<float>(), sqkv(l));
     if (flash) prefill_attention(L, l, n, *flash);
     else attention(L, l, n, false);
-    linear(wptr(L.o, 0), wptr(L.o, 1), attn_.as<float>(), n, c.q_dim(), c.hidden_size, tmp_.as<float>());
+    linear(wptr(L.o, 0), wptr(L.o, 1), attn_.as<float>(), n, c.q_dim(), c.hidden_size, tmp_.as<float>(), sptr(L.o));
     add(resid_.as<float>(), tmp_.as<float>(), n * c.hidden_size);
     rms_norm(L.post_norm, resid_.as<float>(), n, c.hidden_size, h_.as<float>());
-    linear(wptr(L.gate, 0), nullptr, h_.as<float>(), n, c.hidden_size, c.intermediate_size, gate_.as<float>());
-    linear(wptr(L.up, 0), nullptr, h_.as<float>(), n, c.hidden_size, c.intermediate_size, up_.as<float>());
+    linear(wptr(L.gate, 0), nullptr, h_.as<float>(), n, c.hidden_size, c.intermediate_size, gate_.as<float>(), sptr(L.gate));
+    linear(wptr(L.up, 0), nullptr, h_.as<float>(), n, c.hidden_size, c.intermediate_size, up_.as<float>(), sptr(L.up));
     ElementwiseParams sp{gate_.as<float>(), up_.as<float>(), gate_.as<float>(), n * c.intermediate_size};
     launch(ref("swiglu", {}), Dim3{elementwise_blocks(n * c.intermediate_size, kRefBlock)}, kRefBlock, 0, &sp);
-    linear(wptr(L.down, 0), nullptr, gate_.as<float>(), n, c.intermediate_size, c.hidden_size, tmp_.as<float>());
+    linear(wptr(L.down, 0), nullptr, gate_.as<float>(), n, c.intermediate_size, c.hidden_size, tmp_.as<float>(), sptr(L.down));
     add(resid_.as<float>(), tmp_.as<float>(), n * c.hidden_size);
   }
   GatherRowsParams gp{resid_.as<float>(), in_.rows(), gathered_.as<float>(), r, c.hidden_size};
@@ -88,7 +88,15 @@ void FastExecutor::prefill_attention(const LayerOps& L, size_t layer, long long 
          "attention");
 }
 
-void FastExecutor::linear(const void* w, const void* bias, const float* x, long long n, long long in, long long out_dim, float* out) {
+void FastExecutor::linear(const void* w, const void* bias, const float* x, long long n, long long in, long long out_dim, float* out,
+                          const float* ws) {
+  if (ws) {  // an FP8 weight: dequantized to wt_ (rounded, as the activations are for the GEMM)
+    const bool block = fp8_ == Fp8Scales::Block;
+    Fp8DequantParams dp{static_cast<const unsigned char*>(w), ws, wdq_.as<void>(), out_dim, in, block ? 128 : 1,
+                        block ? 128 : in, block ? (in + 127) / 128 : 1};
+    launch(ref("fp8_dequant", {}, {wt_}), Dim3{elementwise_blocks(out_dim * in, kRefBlock)}, kRefBlock, 0, &dp);
+    w = wdq_.as<void>();
+  }
   CastParams cp{x, cast_.as<void>(), n * in};
   launch(ref("cast", {}, {wt_}), Dim3{elementwise_blocks(n * in, kRefBlock)}, kRefBlock, 0, &cp);
   cublas_linear(cublas_, wt_, cast_.as<void>(), w, out, n, in, out_dim);

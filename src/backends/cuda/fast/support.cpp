@@ -1,9 +1,11 @@
 // What the fast path supports: the graphs it runs (fast_path_unsupported) and every kernel variant
 // it launches for a model (fast_path_variants).
+#include <optional>
 #include <string>
 
 #include "agentcompile/core/error.h"
 #include "agentcompile/ir/decoder_layers.h"
+#include "agentcompile/model/quantization.h"
 #include "backends/cuda/fast/variants.h"
 
 namespace ac::cuda {
@@ -13,6 +15,70 @@ namespace {
 bool is16(DType t) { return t == DType::BF16 || t == DType::F16; }
 
 }  // namespace
+
+Fp8Scales fast_fp8_scales(const Graph& g, std::string* why) {
+  std::string local;
+  std::string& w = why ? *why : local;
+  w.clear();
+  if (g.fp8.empty()) return Fp8Scales::None;
+  DecoderOps ops;
+  try {
+    ops = match_decoder_ops(g);
+  } catch (const Error& e) {
+    w = e.reason();
+    return Fp8Scales::None;
+  }
+  const ModelConfig& c = g.config;
+  std::optional<Fp8Scales> kind;
+  size_t projections = 0;
+  for (const LayerOps& L : ops.layers)
+    for (const Op* op : {L.q, L.k, L.v, L.o, L.gate, L.up, L.down}) {
+      if (!op) continue;
+      const auto it = g.fp8.find(op->weights.at(0));
+      if (it == g.fp8.end()) {
+        w = "FP8 weights beside 16-bit ones in the projections (" + op->weights.at(0)->name + ")";
+        return Fp8Scales::None;
+      }
+      ++projections;
+      const Fp8Weight& f = *it->second;
+      // Channel (bo 1) and tensor (one block) scales become one scale per output row at upload.
+      Fp8Scales k;
+      if (f.bi == f.in && (f.bo == 1 || f.bo == f.out)) k = Fp8Scales::Row;
+      else if (f.bo == 128 && f.bi == 128) k = Fp8Scales::Block;
+      else {
+        w = "FP8 scale blocks of " + std::to_string(f.bo) + "x" + std::to_string(f.bi) +
+            " (the fast path reads 128x128 blocks, channel or tensor scales)";
+        return Fp8Scales::None;
+      }
+      if (kind && *kind != k) {
+        w = "FP8 projections with different scale layouts";
+        return Fp8Scales::None;
+      }
+      kind = k;
+    }
+  if (projections != g.fp8.size()) {
+    w = "FP8 weights outside the layers' projections (an FP8 embedding, lm_head or router)";
+    return Fp8Scales::None;
+  }
+  // gemv.fp8 reads 16 weights per 16-byte load; q, k and v run as one matrix, so with block
+  // scales each one's rows must end on a block.
+  if (c.hidden_size % 16 || c.q_dim() % 16 || c.intermediate_size % 16) {
+    w = "FP8 projections with an input width not a multiple of 16";
+    return Fp8Scales::None;
+  }
+  if (*kind == Fp8Scales::Block && (c.q_dim() % 128 || c.kv_dim() % 128)) {
+    w = "FP8 block scales with q or k/v rows not a multiple of 128 (q, k and v run as one matrix)";
+    return Fp8Scales::None;
+  }
+  return *kind;
+}
+
+std::string fast_path_not_default(const Graph& g) {
+  if (std::string why = fast_path_unsupported(g); !why.empty()) return why;
+  if (!g.fp8.empty())
+    return "FP8 weights: the fast path's FP8 GEMV has not run on a GPU yet (--cuda-route fast runs it)";
+  return "";
+}
 
 std::string fast_path_unsupported(const Graph& g) {
   const ModelConfig& c = g.config;
@@ -25,13 +91,15 @@ std::string fast_path_unsupported(const Graph& g) {
   if (group > 8 || group == 7) return "GQA group of " + std::to_string(group);
   if (c.hidden_size % 8 || c.q_dim() % 8 || c.intermediate_size % 8) return "dimensions not multiples of 8";
   if ((group * c.head_dim) % 64 != 0) return "GQA group x head_dim not a multiple of 64";
+  // FP8 projections (Graph::fp8) are read as stored; every other weight is 16-bit, one dtype.
+  if (std::string why; fast_fp8_scales(g, &why), !why.empty()) return why;
   for (const Op& op : g.ops)
     for (const TensorInfo* w : op.weights)
-      if (!is16(w->dtype)) return "weight " + w->name + " is " + std::string(dtype_user_name(w->dtype));
+      if (!g.fp8.count(w) && !is16(w->dtype)) return "weight " + w->name + " is " + std::string(dtype_user_name(w->dtype));
   DType first = g.ops.front().weights.at(0)->dtype;
   for (const Op& op : g.ops)
     for (const TensorInfo* w : op.weights)
-      if (w->dtype != first) return "mixed weight dtypes";
+      if (!g.fp8.count(w) && w->dtype != first) return "mixed weight dtypes";
   try {
     match_decoder_ops(g);
   } catch (const Error& e) {
@@ -40,16 +108,27 @@ std::string fast_path_unsupported(const Graph& g) {
   return "";
 }
 
-std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const FastConfig& cfg, const std::string& arch) {
+std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const FastConfig& given, const std::string& arch,
+                                        Fp8Scales fp8) {
   std::vector<Variant> v;
+  const FastConfig cfg = fp8 == Fp8Scales::None ? given : fp8_fast_config(given);
   for (int batch : {1, 2, 4, 8}) {
-    v.push_back(fast_decode_gemv(cfg, cfg.qkv, cfg.qkv_mma, kEpiStore, batch, c.hidden_size, wt, arch));
-    v.push_back(fast_decode_gemv(cfg, cfg.o, cfg.o_mma, kEpiResidual, batch, c.q_dim(), wt, arch));
-    v.push_back(fast_decode_gemv(cfg, cfg.gate_up, cfg.gate_up_mma, kEpiSwiglu, batch, c.hidden_size, wt, arch));
-    v.push_back(fast_decode_gemv(cfg, cfg.down, cfg.down_mma, kEpiResidual, batch, c.intermediate_size, wt, arch));
+    if (fp8 != Fp8Scales::None) {
+      v.push_back(fast_fp8_gemv_variant(cfg.qkv, kEpiStore, batch, fp8, wt, arch));
+      v.push_back(fast_fp8_gemv_variant(cfg.o, kEpiResidual, batch, fp8, wt, arch));
+      v.push_back(fast_fp8_gemv_variant(cfg.gate_up, kEpiSwiglu, batch, fp8, wt, arch));
+      v.push_back(fast_fp8_gemv_variant(cfg.down, kEpiResidual, batch, fp8, wt, arch));
+    } else {
+      v.push_back(fast_decode_gemv(cfg, cfg.qkv, cfg.qkv_mma, kEpiStore, batch, c.hidden_size, wt, arch));
+      v.push_back(fast_decode_gemv(cfg, cfg.o, cfg.o_mma, kEpiResidual, batch, c.q_dim(), wt, arch));
+      v.push_back(fast_decode_gemv(cfg, cfg.gate_up, cfg.gate_up_mma, kEpiSwiglu, batch, c.hidden_size, wt, arch));
+      v.push_back(fast_decode_gemv(cfg, cfg.down, cfg.down_mma, kEpiResidual, batch, c.intermediate_size, wt, arch));
+    }
     v.push_back(fast_decode_gemv(cfg, cfg.lm_head, cfg.lm_head_mma, kEpiArgmax, batch, c.hidden_size, wt, arch));
     if (auto m = fast_mlp_variant(cfg, batch, c.hidden_size, c.intermediate_size, wt, arch)) v.push_back(*m);
   }
+  // The prefill GEMMs read FP8 projections dequantized into a 16-bit scratch.
+  if (fp8 != Fp8Scales::None) v.push_back(make_variant(find_family("fp8_dequant", "ref"), {{"BLOCK", 256}}, {wt}, arch));
   v.push_back(qkv_post_variant(cfg, wt, arch));
   if (cfg.gpu_top_k) v.push_back(topk_variant(cfg, arch));
   v.push_back(fused_attn_variant(c, cfg, wt, arch));

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "agentcompile/model/quantization.h"
+
 namespace ac::cuda {
 
 std::vector<uint16_t> tile_mlp_down(const void* w, long long H, long long I, int kc) {
@@ -21,19 +23,42 @@ std::string fast_weights_key(const FastConfig& cfg) {
 
 namespace {
 
+// An FP8 projection as stored: its codes, and its scales one per output row (channel scales as
+// they are, a tensor's one scale repeated) or per 128 x 128 block.
+void upload_fp8(const Fp8Weight& f, const TensorInfo* t, FastWeights& fw, CUstream s) {
+  DeviceBuffer codes(size_t(f.out * f.in));
+  codes.upload(f.codes, size_t(f.out * f.in), s);
+  fw.w.emplace(t, std::move(codes));
+  std::vector<float> rows;
+  const std::vector<float>* sc = &f.scales;
+  if (fw.fp8 == Fp8Scales::Row && f.bo != 1) {  // a tensor scale (one block)
+    rows.assign(size_t(f.out), f.scales.at(0));
+    sc = &rows;
+  }
+  DeviceBuffer b(sc->size() * 4);
+  b.upload(sc->data(), sc->size() * 4, s);
+  CU_CHECK(drv().cuStreamSynchronize(s));  // rows goes out of scope
+  fw.scale.emplace(t, std::move(b));
+}
+
 std::shared_ptr<FastWeights> upload_fast_weights(const Graph& g, const DecoderOps& ops, const FastConfig& cfg, DType wt,
                                                  CUstream s) {
   auto fw = std::make_shared<FastWeights>();
   const ModelConfig& c = g.config;
+  fw->fp8 = fast_fp8_scales(g);
   for (const Op& op : g.ops)
     for (const TensorInfo* w : op.weights)
       if (!fw->w.count(w)) {
+        if (auto f = g.fp8.find(w); f != g.fp8.end()) {
+          upload_fp8(*f->second, w, *fw, s);
+          continue;
+        }
         DeviceBuffer buf(w->nbytes());
         buf.upload(w->data, w->nbytes(), s);
         fw->w.emplace(w, std::move(buf));
       }
   // q, k and v of a layer as one matrix: one GEMV (or GEMM) instead of three.
-  const size_t es = dtype_size(wt);
+  const size_t es = fw->fp8 != Fp8Scales::None ? 1 : dtype_size(wt);
   for (const LayerOps& L : ops.layers) {
     const size_t rows_q = size_t(c.q_dim()), rows_kv = size_t(c.kv_dim()), h = size_t(c.hidden_size);
     DeviceBuffer w((rows_q + 2 * rows_kv) * h * es);
@@ -42,6 +67,14 @@ std::shared_ptr<FastWeights> upload_fast_weights(const Graph& g, const DecoderOp
     CU_CHECK(drv().cuMemcpyDtoDAsync(w.ptr() + (rows_q + rows_kv) * h * es, fw->w.at(L.v->weights[0]).ptr(),
                                      rows_kv * h * es, s));
     fw->wqkv.push_back(std::move(w));
+    if (fw->fp8 != Fp8Scales::None) {  // their scales in the same order (block rows end on a block)
+      const size_t nq = fw->scale.at(L.q->weights[0]).bytes(), nk = fw->scale.at(L.k->weights[0]).bytes();
+      DeviceBuffer sc(nq + 2 * nk);
+      CU_CHECK(drv().cuMemcpyDtoDAsync(sc.ptr(), fw->scale.at(L.q->weights[0]).ptr(), nq, s));
+      CU_CHECK(drv().cuMemcpyDtoDAsync(sc.ptr() + nq, fw->scale.at(L.k->weights[0]).ptr(), nk, s));
+      CU_CHECK(drv().cuMemcpyDtoDAsync(sc.ptr() + nq + nk, fw->scale.at(L.v->weights[0]).ptr(), nk, s));
+      fw->sqkv.push_back(std::move(sc));
+    }
     if (L.q->weights.size() > 1) {
       DeviceBuffer b((rows_q + 2 * rows_kv) * es);
       CU_CHECK(drv().cuMemcpyDtoDAsync(b.ptr(), fw->w.at(L.q->weights[1]).ptr(), rows_q * es, s));
@@ -52,8 +85,8 @@ std::shared_ptr<FastWeights> upload_fast_weights(const Graph& g, const DecoderOp
       fw->bqkv.emplace_back();
     }
   }
-  // mlp.fused reads W_down tiled by its unit (kc columns); built only where it may run.
-  if (cfg.mlp_fused_batch > 0)
+  // mlp.fused reads W_down tiled by its unit (kc columns); built only where it may run (not FP8).
+  if (cfg.mlp_fused_batch > 0 && fw->fp8 == Fp8Scales::None)
     for (const LayerOps& L : ops.layers) {
       const TensorInfo* d = L.down->weights[0];
       std::vector<uint16_t> t = tile_mlp_down(d->data, c.hidden_size, c.intermediate_size, cfg.mlp.kc);
@@ -65,7 +98,10 @@ std::shared_ptr<FastWeights> upload_fast_weights(const Graph& g, const DecoderOp
   // The separate q/k/v copies are no longer needed: the fused matrix replaces them.
   for (const LayerOps& L : ops.layers)
     for (const Op* op : {L.q, L.k, L.v})
-      for (const TensorInfo* w : op->weights) fw->w.erase(w);
+      for (const TensorInfo* w : op->weights) {
+        fw->w.erase(w);
+        fw->scale.erase(w);
+      }
   return fw;
 }
 

@@ -1,0 +1,108 @@
+// The CUDA fast path's reading of FP8 projections, without a GPU: which graphs it can run
+// (fast_fp8_scales: the scale layouts gemv.fp8 reads, the shapes it needs), that the auto route
+// and the compile keep FP8 on the library route until it is the default (fast_path_not_default),
+// that the weights reach the graph as stored, and that every kernel the path launches for an
+// FP8 model compiles with NVRTC. The GPU runs are tests/ops/test_cuda_e2e.cpp's CudaFastFp8.
+#ifdef AGENTCOMPILE_HAVE_CUDA
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "agentcompile/ir/graph.h"
+#include "agentcompile/model/hf_config.h"
+#include "agentcompile/model/model.h"
+#include "agentcompile/model/quantization.h"
+#include "agentcompile/model/synth_model.h"
+#include "backends/cuda/family.h"
+#include "backends/cuda/fast_executor.h"
+#include "backends/cuda/nvrtc_jit.h"
+
+using namespace ac;
+using namespace ac::cuda;
+
+namespace {
+
+std::unique_ptr<Model> tiny(const std::string& preset, const std::string& weights) {
+  SynthOptions so{preset, {}, 5, DType::BF16, {}, true};
+  so.weights = weights;
+  return synth_model_in_memory(so);
+}
+
+TEST(FastFp8, TheGraphHoldsTheWeightsAsStored) {
+  auto m = tiny("tiny-qwen3", "fp8-channel");
+  const Graph g = build_decoder_graph(m->config, m->weights);
+  // Every FP8 weight the loader kept is one of the graph's, with the same codes.
+  ASSERT_EQ(g.fp8.size(), m->dequant.weights.size());
+  for (const auto& [t, f] : g.fp8) {
+    ASSERT_TRUE(m->dequant.weights.count(t->name)) << t->name;
+    EXPECT_EQ(f.get(), m->dequant.weights.at(t->name).get()) << t->name;
+    EXPECT_EQ(t->shape, (std::vector<int64_t>{f->out, f->in})) << t->name;
+  }
+  auto plain = tiny("tiny-qwen3", "");
+  EXPECT_TRUE(build_decoder_graph(plain->config, plain->weights).fp8.empty());
+}
+
+TEST(FastFp8, ScaleLayoutsAndRefusals) {
+  std::string why;
+  {  // channel scales: one per output row; the fast path runs it when asked, not by default
+    auto m = tiny("tiny-qwen3", "fp8-channel");
+    const Graph g = build_decoder_graph(m->config, m->weights);
+    EXPECT_EQ(fast_fp8_scales(g, &why), Fp8Scales::Row);
+    EXPECT_EQ(why, "");
+    EXPECT_EQ(fast_path_unsupported(g), "");
+    EXPECT_NE(fast_path_not_default(g).find("FP8"), std::string::npos) << fast_path_not_default(g);
+  }
+  {  // 128x128 blocks, but tiny-qwen3's k/v rows (64) end inside a block: q, k, v run as one matrix
+    auto m = tiny("tiny-qwen3", "fp8-block");
+    const Graph g = build_decoder_graph(m->config, m->weights);
+    EXPECT_EQ(fast_fp8_scales(g, &why), Fp8Scales::None);
+    EXPECT_NE(why.find("multiple of 128"), std::string::npos) << why;
+    EXPECT_EQ(fast_path_unsupported(g), why);
+    EXPECT_EQ(fast_path_not_default(g), why);
+  }
+  {  // a 16-bit model: nothing to say
+    auto m = tiny("tiny-qwen3", "");
+    const Graph g = build_decoder_graph(m->config, m->weights);
+    EXPECT_EQ(fast_fp8_scales(g, &why), Fp8Scales::None);
+    EXPECT_EQ(why, "");
+    EXPECT_EQ(fast_path_not_default(g), "");
+  }
+  {  // a checkpoint's 32x40 blocks are not a layout gemv.fp8 reads
+    auto m = load_model(fs::path(AC_TEST_FIXTURES) / "hf" / "qwen3_fp8_block32x40");
+    const Graph g = build_decoder_graph(m->config, m->weights);
+    EXPECT_EQ(fast_fp8_scales(g, &why), Fp8Scales::None);
+    EXPECT_NE(why.find("32x40"), std::string::npos) << why;
+  }
+  {  // per-channel compressed-tensors checkpoint (head_dim 16: 4 heads x 16 = 64 rows, K 64)
+    auto m = load_model(fs::path(AC_TEST_FIXTURES) / "hf" / "llama_fp8_channel_ct");
+    const Graph g = build_decoder_graph(m->config, m->weights);
+    EXPECT_EQ(fast_fp8_scales(g, &why), Fp8Scales::Row) << why;
+  }
+}
+
+// The kernels an FP8 model's fast path loads, for the real shapes: gemv.fp8 at every batch
+// template for the four projections (no gemv.mma, mlp.fused or persistent kernel), the 16-bit
+// lm_head as before, and the prefill's dequantization; each compiles for sm_90.
+TEST(FastFp8, FastPathVariantsCompile) {
+  const ModelConfig c = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
+  FastConfig cfg;
+  cfg.mlp_fused_batch = 2;  // off for FP8 whatever the configuration says
+  cfg.persistent = 1;
+  std::set<std::string> names, families;
+  for (const Variant& v : fast_path_variants(c, DType::BF16, cfg, "sm_90", Fp8Scales::Block)) {
+    families.insert(v.family->op + "." + v.family->name);
+    if (v.family->name != "fp8" && v.family->op != "fp8_dequant") continue;
+    if (!names.insert(v.name()).second) continue;
+    const JitResult r = jit_compile(JitRequest{v.name(), v.source(), "sm_90", {}});
+    ASSERT_TRUE(r.ok) << v.name() << ": " << r.error;
+    EXPECT_LE(r.spill_bytes, 64) << v.name();
+  }
+  EXPECT_TRUE(families.count("gemv.fp8"));
+  EXPECT_TRUE(families.count("fp8_dequant.ref"));
+  EXPECT_FALSE(families.count("mlp.fused"));
+  EXPECT_FALSE(families.count("decode_layers.persistent"));
+  EXPECT_EQ(names.size(), size_t(4 * 4 + 1)) << "four projections at four batch templates, and the dequantization";
+}
+
+}  // namespace
+#endif  // AGENTCOMPILE_HAVE_CUDA
