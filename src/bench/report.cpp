@@ -101,7 +101,9 @@ std::string e2e_tables(const Json& r) {
     else if (check == "error")
       check = "ERROR: " + str(v, "detail").substr(0, 80);
     const std::string backend = str(row, "backend") == "cuda" ? "cuda " + str(row, "route") : str(row, "backend");
-    s += "| " + cell(str(row, "model")) + " | " + human_bytes(num(m, "bytes")) + " | " + human_count(num(m, "parameters")) +
+    // The weights as stored (an FP8 model's fp8 bytes and scales, not the f32 it loads as).
+    const double size = num(m, "stored_bytes") > 0 ? num(m, "stored_bytes") : num(m, "bytes");
+    s += "| " + cell(str(row, "model")) + " | " + human_bytes(size) + " | " + human_count(num(m, "parameters")) +
          " | " + backend + " | " + cell(str(row, "workload")) + (num(row, "batch") > 1 ? " (x" + str(row, "batch") + ")" : "") +
          " | " + fmt(num(row, "prefill_ms"), "%.2f") + " | " + fmt(num(row, "decode_ms_per_token"), "%.3f") + mark + " | " +
          fmt(num(row, "request_ms"), "%.1f") + " | " + fmt(num(row, "tokens_per_s"), "%.1f") + " |";
