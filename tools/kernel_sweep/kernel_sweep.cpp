@@ -5,7 +5,10 @@
 // decode step), rotating over enough weight copies to defeat the L2 (60 MiB on the H200); median of 7 replays.
 // Prints one JSON line per measured point and a summary of the best point per (model, region).
 // SWEEP_BATCH=B (1..8, default 1) sweeps at B rows of x; SWEEP_FAMILY=fused|mma|both (default:
-// fused at batch 1, both above) picks the GEMV families (gemv.mma: TERMS=2).
+// fused at batch 1, both above) picks the GEMV families (gemv.mma: TERMS=2); SWEEP_FAMILY=fp8
+// sweeps gemv.fp8 instead over the four projections (not the 16-bit lm_head): random weights
+// quantized to e4m3 with amax scales per 128 x 128 block (SWEEP_SCALE=1, default) or per row
+// (SWEEP_SCALE=0), checked against their dequantized f32 weights.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +20,7 @@
 #include "agentcompile/core/json.h"
 #include "agentcompile/core/rng.h"
 #include "agentcompile/core/threads.h"
+#include "agentcompile/model/fp8_quantize.h"
 #include "agentcompile/model/hf_config.h"
 #include "agentcompile/model/synth_model.h"
 #include "backends/cuda/device.h"
@@ -101,6 +105,7 @@ int main(int argc, char** argv) {
                                                    : std::vector<std::string>{"llama-3.2-1b", "qwen3-1.7b", "qwen3-4b"};
   const Family& gemv = find_family("gemv", "fused");
   const Family& mma = find_family("gemv", "mma");
+  const Family& gemv_fp8 = find_family("gemv", "fp8");
   const char* batch_env = std::getenv("SWEEP_BATCH");
   const long long B = batch_env ? std::atoll(batch_env) : 1;
   if (B < 1 || B > 8) {
@@ -109,6 +114,12 @@ int main(int argc, char** argv) {
   }
   const int tmpl = batch_template(B);
   const std::string fam = std::getenv("SWEEP_FAMILY") ? std::getenv("SWEEP_FAMILY") : (B == 1 ? "fused" : "both");
+  const bool fp8 = fam == "fp8";
+  const int scale = std::getenv("SWEEP_SCALE") ? std::atoi(std::getenv("SWEEP_SCALE")) : 1;
+  if (fp8 && scale != 0 && scale != 1) {
+    std::fprintf(stderr, "kernel_sweep: SWEEP_SCALE must be 0 (per row) or 1 (128 x 128 blocks)\n");
+    return 2;
+  }
   Json best = Json::object();
   for (const auto& model : models) {
     const ModelConfig c = parse_model_config(find_synth_preset(model)->config, model);
@@ -119,15 +130,32 @@ int main(int argc, char** argv) {
                               {"down", 1, false, c.hidden_size, c.intermediate_size},
                               {"lm_head", 3, true, c.vocab_size, c.hidden_size}};
     for (const Region& R : regions) {
+      if (fp8 && R.epi == 3) continue;  // the lm_head stays 16-bit in FP8 checkpoints
       const int mats = R.epi == 2 ? 2 : 1;
-      const double bytes = double(R.N) * double(R.K) * 2 * mats;
+      const double bytes = double(R.N) * double(R.K) * (fp8 ? 1 : 2) * mats;
       const int copies = std::max(1, int(std::ceil(160e6 / bytes)));
       // Inputs: weights (copies x mats), x, gamma, residual; the CPU answer for copy 0.
       std::vector<DeviceBuffer> w;
       std::vector<uint16_t> w0 = random_bf16(size_t(R.N * R.K), 1, 0.03f), w1 = random_bf16(size_t(R.N * R.K), 2, 0.03f);
+      // FP8: the same weights quantized (e4m3 codes, f32 scales); the answer from their dequantized values.
+      std::vector<uint8_t> q[2], sc[2];
+      std::vector<float> deq[2];
+      DeviceBuffer dscale[2];
+      if (fp8) {
+        const int64_t bo = scale ? 128 : 1, bi = scale ? 128 : R.K;
+        for (int m = 0; m < mats; ++m) {
+          std::vector<float> wf32(w0.size());
+          for (size_t i = 0; i < wf32.size(); ++i) wf32[i] = bf16_to_f32(m == 0 ? w0[i] : w1[i]);
+          quantize_fp8(wf32, R.N, R.K, bo, bi, DType::F32, q[m], sc[m]);
+          deq[m] = dequantize_fp8(q[m].data(), sc[m].data(), DType::F32, R.N, R.K, bo, bi);
+          dscale[m] = DeviceBuffer(sc[m].size());
+          dscale[m].upload(sc[m].data(), sc[m].size(), s);
+        }
+      }
       for (int i = 0; i < copies * mats; ++i) {
-        w.emplace_back(size_t(R.N * R.K) * 2);
-        w.back().upload(i % mats == 0 ? w0.data() : w1.data(), w0.size() * 2, s);
+        w.emplace_back(size_t(R.N * R.K) * (fp8 ? 1 : 2));
+        if (fp8) w.back().upload(q[i % mats].data(), q[i % mats].size(), s);
+        else w.back().upload(i % mats == 0 ? w0.data() : w1.data(), w0.size() * 2, s);
       }
       std::vector<float> x(size_t(B * R.K)), gamma_f(size_t(R.K));
       Rng rng(3);
@@ -144,17 +172,30 @@ int main(int argc, char** argv) {
       std::vector<float> xn(x.size()), wf(w0.size()), y(size_t(B * R.N)), y2(y.size()), want(y.size());
       if (R.norm) ref::rms_norm(x.data(), B, R.K, gamma_f.data(), 1e-6f, xn.data());
       else xn = x;
-      for (size_t i = 0; i < wf.size(); ++i) wf[i] = bf16_to_f32(w0[i]);
+      for (size_t i = 0; i < wf.size(); ++i) wf[i] = fp8 ? deq[0][i] : bf16_to_f32(w0[i]);
       ref::linear(xn.data(), B, R.K, wf.data(), nullptr, R.N, y.data());
       want = y;
       if (R.epi == 2) {
-        for (size_t i = 0; i < wf.size(); ++i) wf[i] = bf16_to_f32(w1[i]);
+        for (size_t i = 0; i < wf.size(); ++i) wf[i] = fp8 ? deq[1][i] : bf16_to_f32(w1[i]);
         ref::linear(xn.data(), B, R.K, wf.data(), nullptr, R.N, y2.data());
         ref::swiglu(y.data(), y2.data(), B * R.N, want.data());
       }
       // Every valid point of the space(s) for this region at this batch.
       std::vector<Variant> points;
-      if (fam != "mma")
+      if (fp8)
+        for (int block : gemv_fp8.params[0].values)
+          for (int rows : gemv_fp8.params[1].values)
+            for (int unroll : gemv_fp8.params[2].values)
+              for (int splitk : gemv_fp8.params[3].values) {
+                if (splitk > 1 && R.epi != 1) continue;
+                std::map<std::string, int> vals{{"BLOCK", block},  {"ROWS", rows}, {"UNROLL", unroll}, {"SPLITK", splitk},
+                                                {"BATCH", tmpl}, {"EPI", R.epi}, {"SCALE", scale}};
+                if (!gemv_fp8.constraint(vals).empty()) continue;
+                const Variant v = make_variant(gemv_fp8, vals, {DType::BF16}, arch);
+                if (gemv_launch_shape(v, R.N, R.K).smem > 160 * 1024) continue;
+                points.push_back(v);
+              }
+      if (fam != "mma" && !fp8)
       for (int block : gemv.params[0].values)
         for (int rows : gemv.params[1].values)
           for (int unroll : gemv.params[2].values)
@@ -167,7 +208,7 @@ int main(int argc, char** argv) {
               if (gemv_launch_shape(v, R.N, R.K).smem > 160 * 1024) continue;  // x' of the K slice
               points.push_back(v);
             }
-      if (fam != "fused")
+      if (fam != "fused" && !fp8)
         for (int block : mma.params[0].values)
           for (int mt : mma.params[1].values)
             for (int unroll : mma.params[2].values)
@@ -188,10 +229,15 @@ int main(int argc, char** argv) {
         const LoadedKernel& k = load_kernel(v);
         const LaunchShape ls = gemv_launch_shape(v, R.N, R.K);
         auto params_for = [&](int copy) {
-          return GemvParams{dx.as<float>(), R.norm ? dg.as<void>() : nullptr, 1e-6f,
-                            reinterpret_cast<const void*>(w[size_t(copy * mats)].ptr()),
-                            mats == 2 ? reinterpret_cast<const void*>(w[size_t(copy * mats + 1)].ptr()) : nullptr,
-                            nullptr, out.as<float>(), keys.as<unsigned long long>(), B, R.N, R.K};
+          GemvParams p{dx.as<float>(), R.norm ? dg.as<void>() : nullptr, 1e-6f,
+                       reinterpret_cast<const void*>(w[size_t(copy * mats)].ptr()),
+                       mats == 2 ? reinterpret_cast<const void*>(w[size_t(copy * mats + 1)].ptr()) : nullptr,
+                       nullptr, out.as<float>(), keys.as<unsigned long long>(), B, R.N, R.K};
+          if (fp8) {
+            p.w_scale = dscale[0].as<float>();
+            p.w2_scale = mats == 2 ? dscale[1].as<float>() : nullptr;
+          }
+          return p;
         };
         // Check (residual starts at zero so y is compared directly).
         out.fill_u32(R.epi == 1 ? 0u : 0x7fc00000u, s);
@@ -233,7 +279,8 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("BEST %s\n", best.dump().c_str());
-  std::fprintf(stderr, "\nbest point per region (batch %lld, bf16):\n", B);
+  std::fprintf(stderr, "\nbest point per region (batch %lld, %s):\n", B,
+               fp8 ? (scale ? "fp8, 128 x 128 block scales" : "fp8, row scales") : "bf16");
   for (auto& [model, regs] : best.items())
     for (auto& [region, b] : regs.items())
       std::fprintf(stderr, "  %-13s %-8s %7.2f us %7.0f GB/s  %s\n", model.c_str(), region.c_str(), b["us"].get<double>(),
