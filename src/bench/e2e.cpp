@@ -217,6 +217,13 @@ Json run_e2e(const BenchOptions& o) {
       if (model.config.is_moe()) return batch == 1 ? double(model.decode_step_bytes()) : 0.0;
       return double(model.stored_bytes());
     };
+    // And the KV cache an average decode step of the workload reads (decode_kv_bytes): long
+    // contexts (W3) read hundreds of MB a step.
+    auto kv_bytes = [&](const Workload& w) { return decode_kv_bytes(model.config, w); };
+    auto row_bytes = [&](const Workload& w) {
+      const double weights = step_bytes(w.batch);
+      return weights > 0 ? weights + kv_bytes(w) : 0.0;
+    };
     auto floor_at = [](double bytes, double GBps) { return GBps > 0 && bytes > 0 ? bytes / (GBps * 1e6) : 0.0; };
     const double floor_ms = floor_at(step_bytes(1), copy_GBps);
     // The same weights at what reads alone stream: a lower floor (the stays the copy's).
@@ -250,7 +257,7 @@ Json run_e2e(const BenchOptions& o) {
         } else {
           ref = find_reference(m.peers, m.prompts[i][0]);
         }
-        row = measure(m, graph, w, m.prompts[i], o, backend, plan, floor_at(step_bytes(w.batch), copy_GBps), ref, why);
+        row = measure(m, graph, w, m.prompts[i], o, backend, plan, floor_at(row_bytes(w), copy_GBps), ref, why);
       } catch (const Error& e) {
         progress_line(o.progress, "bench e2e: %s %s: error: %s", m.bm.name.c_str(), w.name.c_str(), e.what());
         row = {{"error", e.what()}, {"counted", false}, {"validation", {{"status", "error"}, {"detail", e.what()}}},
@@ -264,7 +271,8 @@ Json run_e2e(const BenchOptions& o) {
       row["backend"] = backend;
       row["route"] = plan ? "plan" : backend == "cuda" ? o.cuda_route : "cpu";
       const double decode = row.value("decode_ms_per_token", 0.0);
-      const double read_floor = floor_at(step_bytes(w.batch), read_GBps);
+      const double read_floor = floor_at(row_bytes(w), read_GBps);
+      row["floor_kv_bytes"] = floor_at(row_bytes(w), copy_GBps) > 0 ? Json(kv_bytes(w)) : Json(nullptr);
       row["pct_of_read_floor"] = read_floor > 0 && decode > 0 ? Json(100.0 * read_floor / decode) : Json(nullptr);
       if (model.config.is_moe() && w.batch > 1)
         row["floor_note"] = "a batched mixture-of-experts step reads the union of its rows' experts: not counted yet";

@@ -119,7 +119,8 @@ std::string e2e_tables(const Json& r) {
   }
   if (any_uncounted)
     s += "\n† not counted: the semantic check did not pass, there was no reference to check against, or the run failed.\n";
-  s += "\n% of floor = (weight bytes / copy bandwidth measured in this run) / decode ms per token. request ms = prefill "
+  s += "\n% of floor = ((weight bytes + the KV-cache bytes an average decode step reads) / copy bandwidth measured in this "
+       "run) / decode ms per token. request ms = prefill "
        "(time to first token) + the other tokens' decode steps; \"vs\" a peer: its request ms over ours (its TTFT and decode "
        "ms/token over ours in brackets).\n";
   // A step only reads its weights, and reads can stream faster than a copy: the same rows against

@@ -61,4 +61,8 @@ std::vector<int32_t> synthetic_prompt(int64_t n, int row, int64_t vocab) {
   return ids;
 }
 
+double decode_kv_bytes(const ModelConfig& c, const Workload& w) {
+  return double(w.batch) * double(c.num_layers) * 2.0 * double(c.kv_dim()) * 2.0 * (double(w.prompt) + double(w.gen) / 2.0);
+}
+
 }  // namespace ac::bench

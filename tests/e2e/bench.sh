@@ -31,6 +31,7 @@ assert v["status"] == "pass" and v["compared"] == 32 and v["equal"] + v["ties"] 
 assert row["counted"] is True and row["reference"].startswith("hf"), row["reference"]
 assert len(row["prefill_samples_ms"]) == 2 and len(row["decode_samples_ms"]) == 2 * 39, row
 assert row["decode_ms_per_token"] > 0 and row["floor_ms"] is None and row["pct_of_floor"] is None
+assert row["floor_kv_bytes"] is None
 assert abs(row["tokens_per_s"] - 1000 / row["decode_ms_per_token"]) < 1e-6 * row["tokens_per_s"]
 assert r["models"][0]["name"] == "qwen3_mha_untied_5x" and r["models"][0]["parameters"] > 0
 PY

@@ -83,6 +83,17 @@ TEST(BenchWorkloads, StandardAndCustom) {
     EXPECT_EQ(error_kind([&] { parse_workloads(bad, "--workloads"); }), ErrorKind::BadInput) << bad;
 }
 
+// The KV cache in bench e2e's floor: Qwen3-1.7B (28 layers, 8 KV heads of 128) at W2 reads K and
+// V over 128 + 64 positions on average, 22 MB a step (0.6% of its 3.4 GB of weights); W3's 2048-token
+// prompt makes it 242 MB; a batch reads one cache per row.
+TEST(BenchWorkloads, DecodeKvBytesOfTheFloor) {
+  const ModelConfig c = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
+  const auto w = parse_workloads("W2,W3,W5", "--workloads");
+  EXPECT_DOUBLE_EQ(decode_kv_bytes(c, w[0]), 28.0 * 2 * 1024 * 2 * (128 + 64));
+  EXPECT_DOUBLE_EQ(decode_kv_bytes(c, w[1]), 28.0 * 2 * 1024 * 2 * (2048 + 64));
+  EXPECT_DOUBLE_EQ(decode_kv_bytes(c, w[2]), 8 * decode_kv_bytes(c, w[0]));
+}
+
 TEST(BenchWorkloads, SyntheticPromptIsFixedAndInRange) {
   const auto a = synthetic_prompt(64, 0, 1000), b = synthetic_prompt(64, 0, 1000), c = synthetic_prompt(64, 1, 1000);
   EXPECT_EQ(a, b);

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "agentcompile/model/hf_config.h"
+
 namespace ac::bench {
 
 struct Workload {
@@ -15,6 +17,11 @@ struct Workload {
 const std::vector<Workload>& standard_workloads();
 // A comma list of W1..W5 and "P/G" or "P/GxB" items; BadInput naming `flag` otherwise.
 std::vector<Workload> parse_workloads(const std::string& spec, const std::string& flag);
+
+// The KV-cache bytes an average decode step of `w` reads: every row's K and V in every layer over
+// its context, which grows by one per step from the prompt (prompt + gen / 2 positions on
+// average), in the fast path's bf16 cache. Part of bench e2e's floor.
+double decode_kv_bytes(const ModelConfig& c, const Workload& w);
 
 // Row `row` of a synthetic prompt: n ids from splitmix64 seeded with 0x5eed0000 + row, mapped into
 // [3, vocab) (ids 0-2 are often special). bench/peers/common.py computes the same ids.
