@@ -144,7 +144,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, CudaFixture,
 
 // A CUDA plan compiled for a fixture (search, end-to-end check, plan folder written and loaded as
 // `generate --plan` does, its kernel binaries included) reproduces HF's greedy tokens, ties within
-// the bf16 bound aside. Not yet run on the GPU when written (session 4 had no device time left).
+// the bf16 bound aside.
 class CudaFixturePlan : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaFixturePlan, CompiledPlanReproducesTransformersGreedyTokens) {

@@ -35,7 +35,8 @@ int batch_template(long long n);
 std::string fast_path_unsupported(const Graph& g);
 // Why the auto route and the compile do not take the fast path for this graph ("" when they do):
 // fast_path_unsupported's reasons, and FP8 weights, which the fast path runs (gemv.fp8) only when
-// asked for (--cuda-route fast) until that has run on a GPU.
+// asked for (--cuda-route fast) until the FP8 GEMV has points of its own (at the 16-bit ones it
+// decoded Qwen3-1.7B at 51% of its floor: bench/results/2026-12-06-fp8-fast/).
 std::string fast_path_not_default(const Graph& g);
 
 // How the fast path reads a graph's FP8 projections (Graph::fp8): None (16-bit weights), scales
