@@ -61,7 +61,6 @@ struct CompileRun {
   TimingNoise noise_now;
   double reference_s = 0;  // the reference backend's half of the end-to-end stage
   bool step_tune = false;  // whether step_stage runs (it needs its share of the budget)
-  bool generic_only = false;  // nothing searched: the plan runs the backend's generic route
   std::vector<RegionSearch> searches;
   std::vector<SpanWork> spans;  // searched fused spans, their searches after the regions'
   std::string timing_method;

@@ -122,7 +122,6 @@ void run_search_stage(CompileRun& r) {
       throw_input("--backend " + o.backend, "nothing to search for this model on this backend" +
                                                 (front.notes.empty() ? std::string() : ": " + front.notes.front()));
     r.step_tune = false;
-    r.generic_only = true;
   }
   r.search_s = seconds_since(r.search_start);
   r.search_end_s = seconds_since(r.start);

@@ -156,7 +156,8 @@ Json tune_routes(CompileRun& r, const StepTuneOptions& sto, const std::function<
 
 void run_step_stage(CompileRun& r) {
   const CompileOptions& o = r.o;
-  r.step_tuning = {{"status", r.generic_only ? "not run (the plan runs the backend's generic route: nothing to tune)"
+  // No search (the search stage allows that only where the plan runs the generic route).
+  r.step_tuning = {{"status", r.searches.empty() ? "not run (the plan runs the backend's generic route: nothing to tune)"
                               : r.step_tune  ? "not run (no fast-path plan)"
                                              : "off (CPU backend, throughput objective or --no-step-tuning)"}};
   // The backend's whole-step settings (report.json's entries under their report keys).

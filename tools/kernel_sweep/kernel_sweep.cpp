@@ -182,29 +182,19 @@ int main(int argc, char** argv) {
       }
       // Every valid point of the space(s) for this region at this batch.
       std::vector<Variant> points;
-      if (fp8)
-        for (int block : gemv_fp8.params[0].values)
-          for (int rows : gemv_fp8.params[1].values)
-            for (int unroll : gemv_fp8.params[2].values)
-              for (int splitk : gemv_fp8.params[3].values) {
-                if (splitk > 1 && R.epi != 1) continue;
-                std::map<std::string, int> vals{{"BLOCK", block},  {"ROWS", rows}, {"UNROLL", unroll}, {"SPLITK", splitk},
-                                                {"BATCH", tmpl}, {"EPI", R.epi}, {"SCALE", scale}};
-                if (!gemv_fp8.constraint(vals).empty()) continue;
-                const Variant v = make_variant(gemv_fp8, vals, {DType::BF16}, arch);
-                if (gemv_launch_shape(v, R.N, R.K).smem > 160 * 1024) continue;
-                points.push_back(v);
-              }
-      if (fam != "mma" && !fp8)
-      for (int block : gemv.params[0].values)
-        for (int rows : gemv.params[1].values)
-          for (int unroll : gemv.params[2].values)
-            for (int splitk : gemv.params[3].values) {
+      // gemv.fused, or gemv.fp8 (the same parameters and SCALE).
+      const Family& gf = fp8 ? gemv_fp8 : gemv;
+      if (fam != "mma")
+      for (int block : gf.params[0].values)
+        for (int rows : gf.params[1].values)
+          for (int unroll : gf.params[2].values)
+            for (int splitk : gf.params[3].values) {
               if (splitk > 1 && R.epi != 1) continue;
               std::map<std::string, int> vals{{"BLOCK", block}, {"ROWS", rows}, {"UNROLL", unroll},
                                               {"SPLITK", splitk}, {"BATCH", tmpl}, {"EPI", R.epi}};
-              if (!gemv.constraint(vals).empty()) continue;
-              const Variant v = make_variant(gemv, vals, {DType::BF16}, arch);
+              if (fp8) vals["SCALE"] = scale;
+              if (!gf.constraint(vals).empty()) continue;
+              const Variant v = make_variant(gf, vals, {DType::BF16}, arch);
               if (gemv_launch_shape(v, R.N, R.K).smem > 160 * 1024) continue;  // x' of the K slice
               points.push_back(v);
             }
