@@ -16,10 +16,11 @@ w2_prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random
 # sampling: --temperature 0.6 --top-k 20 --seed 5). $PLANS_IN: a folder of compiled plans
 # (plan-PRESET/plan.json, e.g. bench/results/2026-12-01-recompiled/plans): the preset runs its plan
 # (kernel binaries dropped: compiled at load) instead of the fast route's defaults; the override
-# does not apply to a plan.
+# does not apply to a plan. $W2_WEIGHTS: the preset synthesised with --weights W2_WEIGHTS
+# (fp8-block, fp8-channel) in its own folder.
 w2_decode() {
-  local m=/tmp/ac-$1 route=(--cuda-route fast)
-  [ -f $m/model.safetensors ] || $bin synth-model --preset $1 --out $m --seed 11 --quiet >/dev/null
+  local m=/tmp/ac-$1${W2_WEIGHTS:+-$W2_WEIGHTS} route=(--cuda-route fast)
+  [ -f $m/model.safetensors ] || $bin synth-model --preset $1 --out $m --seed 11 ${W2_WEIGHTS:+--weights $W2_WEIGHTS} --quiet >/dev/null
   if [ -n "${PLANS_IN:-}" ]; then
     [ -f "$PLANS_IN/plan-$1/plan.json" ] || { echo "$1 $2 FAILED: no $PLANS_IN/plan-$1/plan.json"; return; }
     mkdir -p /tmp/ac-plan-$1

@@ -7,7 +7,8 @@
 # llama-3.2-1b: a compile explored all 193 candidates in 35 s of a 60 s budget; each
 # search-efficiency compile took 27 s).
 # Binaries carried in build-device/ (see tools/gpu_fast_check.sh; AC_BIN overrides). GTEST_FILTER
-# runs those GPU tests first; SKIP_EFF=1 leaves out the search-efficiency part.
+# runs those GPU tests first; SKIP_EFF=1 leaves out the search-efficiency part; WEIGHTS=fp8-block
+# (or fp8-channel) compiles the presets synthesised with those weights instead.
 #   BUDGET=90 PRESETS="llama-3.2-1b" tools/gpu_compile_check.sh -> $OUT/compile-<preset>/, $OUT/compile_check.log
 set -uo pipefail
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -26,9 +27,9 @@ decode_ms() { python3 -c "import json,sys; print(json.load(sys.stdin)['timings']
       | grep -E "FAILED|Failure|Expected|Which|actual|exception|^\[ (attn|compile) \]|^\[  PASSED|tests ran" | head -40
   fi
   for preset in ${PRESETS:-llama-3.2-1b qwen3-1.7b qwen3-4b}; do
-    m=/tmp/ac-$preset
-    [ -f $m/model.safetensors ] || $bin synth-model --preset $preset --out $m --seed 11 --quiet >/dev/null
-    echo "== $preset: compile --backend cuda --budget ${BUDGET:-90}"
+    m=/tmp/ac-$preset${WEIGHTS:+-$WEIGHTS}
+    [ -f $m/model.safetensors ] || $bin synth-model --preset $preset --out $m --seed 11 ${WEIGHTS:+--weights $WEIGHTS} --quiet >/dev/null
+    echo "== $preset ${WEIGHTS:-}: compile --backend cuda --budget ${BUDGET:-90}"
     start=$(date +%s)
     timeout $(( ${BUDGET:-90} + 90 )) $bin compile $m --out /tmp/plan-$preset --backend cuda --budget ${BUDGET:-90} --db $db \
       --json > "$out/compile-$preset.json" 2> "$out/compile-$preset.err"

@@ -226,7 +226,15 @@ StepBatch E2eStage::prompt_step() const {
   return step;
 }
 
-double E2eStage::epsilon() const { return o_.backend == "cuda" ? std::max(o_.e2e_epsilon, 5e-2) : o_.e2e_epsilon; }
+double E2eStage::epsilon() const {
+  if (o_.backend != "cuda") return o_.e2e_epsilon;
+  // FP8 weights reach the fast path's prefill GEMMs dequantized and rounded to bf16, on top of
+  // the activations' rounding: the prompt's logits move about twice as far (relative L2 1.2e-2 on
+  // Qwen3-1.7B with 128x128 blocks), and a 0.07 top-2 margin flipped there on an H100. The band
+  // of bench e2e's semantic check (0.1) then.
+  const bool fp8 = m_.quant.kind == QuantConfig::Kind::Fp8;
+  return std::max(o_.e2e_epsilon, fp8 ? 0.1 : 5e-2);
+}
 
 std::string E2eStage::route_name(const PlanRoute& r) const { return Candidate{r.family, r.params}.name(); }
 

@@ -66,7 +66,8 @@ class E2eStage {
   // Semantic check (teacher-forced by the reference's greedy tokens) and, with `profile`, profile.
   E2e run(const Plan& plan, bool profile);
 
-  // bf16 weights and KV cache on the GPU round differently from the f32 reference: a wider tie band.
+  // bf16 weights and KV cache on the GPU round differently from the f32 reference: a wider tie
+  // band, wider still for FP8 weights (rounded to bf16 for the prefill's GEMMs).
   double epsilon() const;
 
   // Objective cost of a plan's executor (used by the regression check too); the reference's

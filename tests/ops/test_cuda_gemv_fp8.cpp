@@ -139,4 +139,36 @@ TEST(CudaGemvFp8Codes, EveryFiniteCodeConvertsExactly) {
   for (long long r = 0; r < N; ++r) EXPECT_EQ(got[size_t(r)], want[size_t(r)]) << "code 0x" << std::hex << r;
 }
 
+// fp8_dequant.rows (the prefill GEMMs' view of an FP8 projection): every element equal to the CPU's
+// dequantized weight rounded to bf16 / f16, for both scale layouts, a partial row block and a
+// partial column block (K = 16 x 129), and more 16-code groups per row than threads (K 9728).
+TEST(CudaFp8Dequant, RowsMatchTheCpuDequantization) {
+  AC_REQUIRE_GPU();
+  struct Case {
+    long long N, K;
+    bool block;
+    DType out;
+  };
+  for (const Case& c : {Case{333, 2064, true, DType::BF16}, Case{333, 2064, false, DType::BF16},
+                        Case{200, 9728, true, DType::F16}, Case{1000, 256, false, DType::F16}}) {
+    const Fp8Weight w = fp8_weight(c.N, c.K, c.block, 17);
+    auto dq = to_device(w.q), ds = to_device(w.scales);
+    cuda::DeviceBuffer out(size_t(c.N * c.K) * 2);
+    out.fill_u32(0x7fc07fc0u, stream());  // NaN in both 16-bit formats' upper bits: an unwritten element shows
+    const auto v = cuda::make_variant(cuda::find_family("fp8_dequant", "rows"), {{"BLOCK", 256}}, {c.out}, arch());
+    Fp8DequantParams p{dq.as<unsigned char>(), ds.as<float>(), out.as<void>(), c.N, c.K, c.block ? 128 : 1,
+                       c.block ? 128 : c.K, c.block ? (c.K + 127) / 128 : 1};
+    const unsigned per_row = unsigned((c.K / 16 + 255) / 256);
+    cuda::launch_kernel(cuda::load_kernel(v), cuda::Dim3{per_row, unsigned(c.N)}, 256, 0, stream(), &p);
+    const auto got = to_host<uint16_t>(out, size_t(c.N * c.K));
+    size_t wrong = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      uint16_t want = 0;
+      store_from_f32(&want, c.out, 0, w.exact[i]);
+      wrong += got[i] != want;
+    }
+    EXPECT_EQ(wrong, 0u) << c.N << "x" << c.K << (c.block ? " block" : " row") << " " << dtype_user_name(c.out);
+  }
+}
+
 }  // namespace

@@ -302,6 +302,59 @@ TEST(CudaOps, ElementwiseMatchCpu) {
   EXPECT_EQ(rel_l2(to_host<float>(out2, a.size()), want), 0.0) << "add";
 }
 
+// The fast path's prefill passes that write a GEMM's 16-bit input: rms_norm.cast is exactly the
+// reference RMSNorm kernel's f32 result rounded once (same arithmetic), and swiglu.w16 the CPU's
+// silu(gate) * up of the 16-bit inputs, rounded, within one unit in the last place (the GPU's expf
+// is not the host's). Every element written (a NaN-poisoned output, sizes not multiples of the block).
+TEST(CudaOps, PrefillPassesWriteSixteenBitInputs) {
+  AC_REQUIRE_GPU();
+  const std::string arch = cuda::Device::get().info().arch();
+  for (DType t : {DType::BF16, DType::F16}) {
+    const long long rows = 7, dim = 2050;
+    std::vector<float> g_r, x = random_vec(size_t(rows * dim), 31, 3.0f);
+    auto dg = to_device(store_as(random_vec(size_t(dim), 32), t, g_r));
+    auto dx = to_device(x);
+    auto f32 = poisoned(x.size());
+    RmsNormParams rp{dx.as<float>(), dg.as<void>(), f32.as<float>(), rows, dim, 1e-6f};
+    cuda::launch_kernel(ref_kernel("rms_norm", {}, {t}), cuda::Dim3{unsigned(rows)}, 256, 0, stream(), &rp);
+    cuda::DeviceBuffer h16(x.size() * 2);
+    h16.fill_u32(0xffffffffu, stream());  // NaN in both 16-bit formats
+    NormCastParams np{dx.as<float>(), dg.as<void>(), h16.as<void>(), rows, dim, 1e-6f};
+    const auto norm = cuda::make_variant(cuda::find_family("rms_norm", "cast"), {{"BLOCK", 256}}, {t}, arch);
+    cuda::launch_kernel(cuda::load_kernel(norm), cuda::Dim3{unsigned(rows)}, 256, 0, stream(), &np);
+    const std::vector<float> ref32 = to_host<float>(f32, x.size());
+    const std::vector<uint16_t> got = to_host<uint16_t>(h16, x.size());
+    size_t differ = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      uint16_t want = 0;
+      store_from_f32(&want, t, 0, ref32[i]);
+      differ += got[i] != want;
+    }
+    EXPECT_EQ(differ, 0u) << "rms_norm.cast " << dtype_user_name(t);
+
+    const long long count = 100003;
+    std::vector<float> gr, ur;
+    auto dgate = to_device(store_as(random_vec(size_t(count), 33, 4.0f), t, gr));
+    auto dup = to_device(store_as(random_vec(size_t(count), 34), t, ur));
+    std::vector<float> want(static_cast<size_t>(count));
+    ref::swiglu(gr.data(), ur.data(), count, want.data());
+    cuda::DeviceBuffer o16(size_t(count) * 2);
+    o16.fill_u32(0xffffffffu, stream());
+    Swiglu16Params sp{dgate.as<void>(), dup.as<void>(), o16.as<void>(), count};
+    const auto sw = cuda::make_variant(cuda::find_family("swiglu", "w16"), {{"BLOCK", 256}}, {t}, arch);
+    cuda::launch_kernel(cuda::load_kernel(sw), cuda::Dim3{cuda::elementwise_blocks(count, 256)}, 256, 0, stream(), &sp);
+    const std::vector<uint16_t> s16 = to_host<uint16_t>(o16, size_t(count));
+    size_t far = 0;
+    for (size_t i = 0; i < s16.size(); ++i) {
+      uint16_t w = 0;
+      store_from_f32(&w, t, 0, want[i]);
+      const int ulps = std::abs(int(s16[i]) - int(w));  // same sign: adjacent encodings are adjacent values
+      far += ulps > 1;
+    }
+    EXPECT_EQ(far, 0u) << "swiglu.w16 " << dtype_user_name(t);
+  }
+}
+
 TEST(CudaOps, ArgmaxFirstOnTiesAndFlagsNonFinite) {
   AC_REQUIRE_GPU();
   const long long vocab = 151936;

@@ -11,6 +11,9 @@
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/runtime/plan_executor.h"
 #include "agentcompile/tuning/backend.h"
+#include "agentcompile/tuning/regions.h"
+#include "agentcompile/tuning/summary.h"
+#include "agentcompile/tuning/target.h"
 #include "backends/cuda/fast_executor.h"
 #include "backends/cuda/fast_knobs.h"
 #include "backends/cuda/kernel_loader.h"
@@ -210,6 +213,70 @@ TEST(CudaSearch, CudaFastFromRoutes) {
   EXPECT_EQ(h.value("gemv_mma.gate_up.rows"), 2);
   EXPECT_EQ(h.value("gemv.gate_up.block"), def.gate_up.block);  // the batch-1 point keeps its default
   EXPECT_EQ(fast_config_of(h).gate_up_mma.mt, 2);
+  // An FP8 projection's region: gemv.fp8's point, the 16-bit points untouched.
+  routes[0].family = "cuda:gemv.fp8";
+  routes[0].params = {{"BLOCK", 128}, {"ROWS", 4}, {"UNROLL", 4}, {"SPLITK", 1}};
+  const cuda::FastConfig f8 = fast_config_of(cuda_fast_from_routes(routes));
+  EXPECT_EQ(f8.gate_up_fp8.block, 128);
+  EXPECT_EQ(f8.gate_up_fp8.rows, 4);
+  EXPECT_EQ(f8.gate_up_fp8.unroll, 4);
+  EXPECT_EQ(f8.gate_up.block, def.gate_up.block);
+  EXPECT_EQ(f8.qkv_fp8.block, def.qkv_fp8.block);
+}
+
+// An FP8 model's decode regions: the four projections search gemv.fp8 (SCALE bound to the
+// weights' layout; points whose K slice does not fit the shared memory left out), the 16-bit
+// lm_head gemv.fused, the attention as for a 16-bit model. No GPU: the space is built from the
+// graph and the target's architecture.
+TEST(CudaSearch, Fp8ProjectionsSearchGemvFp8) {
+  const Backend* cuda = find_backend("cuda");
+  ASSERT_NE(cuda, nullptr);
+  SynthOptions so{"tiny-llama", {}, 5, DType::BF16, {}, true};
+  so.weights = "fp8-channel";
+  auto m = synth_model_in_memory(so);
+  const Graph g = build_decoder_graph(m->config, m->weights);
+  ASSERT_EQ(cuda::fast_fp8_scales(g), cuda::Fp8Scales::Row);
+  const Partition part = partition_graph(g);
+  const TargetFacts t = named_target("h100");
+  std::map<RegionKind, std::string> family;
+  for (size_t c = 0; c < part.classes.size(); ++c)
+    for (int batch : {1, 8}) {
+      const RegionSummary sum = summarize_region(g, part, c, Phase::Decode, decode_point(batch, 64), t);
+      std::vector<std::string> notes;
+      const std::vector<FamilySpace> fs = cuda->families(g, part, sum, t, &notes);
+      if (fs.empty()) continue;
+      ASSERT_EQ(fs.size(), 1u) << region_kind_name(sum.kind);
+      if (sum.kind == RegionKind::Head)  // 16-bit: gemv.fused at batch 1, the tensor-core GEMV from batch 2 on
+        EXPECT_EQ(fs[0].id, batch == 1 ? "cuda:gemv.fused" : "cuda:gemv.mma");
+      if (batch == 1) family[sum.kind] = fs[0].id;
+      else if (sum.kind != RegionKind::Head && sum.kind != RegionKind::Attention)
+        EXPECT_EQ(fs[0].id, "cuda:gemv.fp8") << "batch " << batch;
+      if (fs[0].id != "cuda:gemv.fp8") continue;
+      std::set<std::string> names;
+      for (const SpaceParam& p : fs[0].params) names.insert(p.name);
+      EXPECT_EQ(names, (std::set<std::string>{"BLOCK", "ROWS", "UNROLL", "SPLITK"}));
+      ParamPoint split;
+      split = {{"BLOCK", 256}, {"ROWS", 1}, {"UNROLL", 2}, {"SPLITK", 2}};
+      EXPECT_EQ(fs[0].constraint(split).empty(), sum.kind == RegionKind::AttnOut || sum.kind == RegionKind::MlpOut)
+          << region_kind_name(sum.kind);
+    }
+  EXPECT_EQ(family[RegionKind::AttnIn], "cuda:gemv.fp8");
+  EXPECT_EQ(family[RegionKind::AttnOut], "cuda:gemv.fp8");
+  EXPECT_EQ(family[RegionKind::MlpIn], "cuda:gemv.fp8");
+  EXPECT_EQ(family[RegionKind::MlpOut], "cuda:gemv.fp8");
+  EXPECT_EQ(family[RegionKind::Head], "cuda:gemv.fused");
+  EXPECT_TRUE(family.count(RegionKind::Attention));
+  EXPECT_EQ(cuda->generic_route_reason(g), "");
+  // The step tuning leaves out the settings whose kernels read 16-bit projections.
+  Plan plan;
+  plan.cuda_fast = plan_fast_of(cuda::FastConfig{});
+  plan.environment.arch = "sm_90";
+  for (const char* setting : {"persistent", "attn_o"}) {
+    std::string why;
+    EXPECT_FALSE(cuda->with_step_setting(g, plan, setting, 1, nullptr, &why)) << setting;
+    EXPECT_NE(why.find("FP8"), std::string::npos) << why;
+  }
+  EXPECT_TRUE(cuda->with_step_setting(g, plan, "smem_carveout", 40, nullptr, nullptr));
 }
 
 // A synthetic model of `preset` written under dir/model and loaded.

@@ -1,7 +1,6 @@
 // The CUDA fast path's reading of FP8 projections, without a GPU: which graphs it can run
-// (fast_fp8_scales: the scale layouts gemv.fp8 reads, the shapes it needs), that the auto route
-// and the compile keep FP8 on the library route until it is the default (fast_path_not_default),
-// that the weights reach the graph as stored, and that every kernel the path launches for an
+// (fast_fp8_scales: the scale layouts gemv.fp8 reads, the shapes it needs, and the auto route's
+// choice: fast_path_not_default), that the weights reach the graph as stored, and that every kernel the path launches for an
 // FP8 model compiles with NVRTC. The GPU runs are tests/ops/test_cuda_e2e.cpp's CudaFastFp8.
 #ifdef AGENTCOMPILE_HAVE_CUDA
 #include <gtest/gtest.h>
@@ -15,6 +14,7 @@
 #include "agentcompile/model/synth_model.h"
 #include "backends/cuda/family.h"
 #include "backends/cuda/fast_executor.h"
+#include "backends/cuda/fast/variants.h"
 #include "backends/cuda/nvrtc_jit.h"
 
 using namespace ac;
@@ -44,13 +44,13 @@ TEST(FastFp8, TheGraphHoldsTheWeightsAsStored) {
 
 TEST(FastFp8, ScaleLayoutsAndRefusals) {
   std::string why;
-  {  // channel scales: one per output row; the fast path runs it when asked, not by default
+  {  // channel scales: one per output row; the auto route and the compile run it on the fast path
     auto m = tiny("tiny-qwen3", "fp8-channel");
     const Graph g = build_decoder_graph(m->config, m->weights);
     EXPECT_EQ(fast_fp8_scales(g, &why), Fp8Scales::Row);
     EXPECT_EQ(why, "");
     EXPECT_EQ(fast_path_unsupported(g), "");
-    EXPECT_NE(fast_path_not_default(g).find("FP8"), std::string::npos) << fast_path_not_default(g);
+    EXPECT_EQ(fast_path_not_default(g), "");
   }
   {  // 128x128 blocks, but tiny-qwen3's k/v rows (64) end inside a block: q, k, v run as one matrix
     auto m = tiny("tiny-qwen3", "fp8-block");
@@ -98,10 +98,41 @@ TEST(FastFp8, FastPathVariantsCompile) {
     EXPECT_LE(r.spill_bytes, 64) << v.name();
   }
   EXPECT_TRUE(families.count("gemv.fp8"));
-  EXPECT_TRUE(families.count("fp8_dequant.ref"));
+  EXPECT_TRUE(families.count("fp8_dequant.rows"));
   EXPECT_FALSE(families.count("mlp.fused"));
   EXPECT_FALSE(families.count("decode_layers.persistent"));
-  EXPECT_EQ(names.size(), size_t(4 * 4 + 1)) << "four projections at four batch templates, and the dequantization";
+  // Four projections at four batch templates at their FP8 points (o and down share theirs by
+  // default: one variant each), and the dequantization.
+  std::set<std::string> want = {fp8_dequant_variant(DType::BF16, "sm_90").name()};
+  const int epis[] = {kEpiStore, kEpiResidual, kEpiSwiglu, kEpiResidual};
+  for (int batch : {1, 2, 4, 8})
+    for (int i = 0; i < 4; ++i)
+      want.insert(fast_fp8_gemv_variant(cfg.*kGemvSlots[i].fp8, epis[i], batch, Fp8Scales::Block, DType::BF16, "sm_90").name());
+  EXPECT_EQ(names, want);
+  EXPECT_GE(names.size(), size_t(3 * 4 + 1));
+}
+
+// FP8 projections run their own points (qkv_fp8, ...), not gemv.fused's; the 16-bit lm_head keeps
+// its point, and a 16-bit model never reads the FP8 ones.
+TEST(FastFp8, ProjectionsRunTheirOwnPoints) {
+  FastConfig cfg;
+  cfg.qkv_fp8 = {128, 2, 1, 1};
+  cfg.down_fp8 = {256, 1, 4, 2};
+  cfg.lm_head = {128, 4, 1, 1};
+  const FastConfig f = fp8_fast_config(cfg);
+  EXPECT_EQ(f.qkv.block, 128);
+  EXPECT_EQ(f.qkv.rows, 2);
+  EXPECT_EQ(f.down.unroll, 4);
+  EXPECT_EQ(f.down.splitk, 2);
+  EXPECT_EQ(f.lm_head.block, 128);
+  const ModelConfig c = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
+  std::set<int> fp8_blocks, plain_blocks;
+  for (const Variant& v : fast_path_variants(c, DType::BF16, cfg, "sm_90", Fp8Scales::Row))
+    if (v.family->op == "gemv" && v.family->name == "fp8" && v.param("EPI") == kEpiStore) fp8_blocks.insert(v.param("BLOCK"));
+  for (const Variant& v : fast_path_variants(c, DType::BF16, cfg, "sm_90", Fp8Scales::None))
+    if (v.family->op == "gemv" && v.family->name == "fused" && v.param("EPI") == kEpiStore) plain_blocks.insert(v.param("BLOCK"));
+  EXPECT_EQ(fp8_blocks, std::set<int>{128});
+  EXPECT_EQ(plain_blocks, std::set<int>{cfg.qkv.block});
 }
 
 }  // namespace

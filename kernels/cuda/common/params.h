@@ -57,6 +57,24 @@ struct AttentionParams {
   long long window;      // > 0: only the last `window` of those positions (sliding window); 0: all
 };
 
+// RMSNorm of f32 rows written in gamma's 16-bit dtype W: the prefill GEMMs' input, normed and
+// rounded in one pass.
+struct NormCastParams {
+  const float* x;      // [rows, dim]
+  const void* gamma;   // [dim] W
+  void* out;           // [rows, dim] W
+  long long rows, dim;
+  float eps;
+};
+
+// silu(gate) * up over 16-bit rows (W), rounded to W: the prefill's down projection input.
+struct Swiglu16Params {
+  const void* gate;    // [count] W
+  const void* up;      // [count] W
+  void* out;           // [count] W
+  long long count;
+};
+
 struct ElementwiseParams {
   const float* a;        // [count]
   const float* b;        // [count]

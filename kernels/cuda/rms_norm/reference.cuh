@@ -4,15 +4,21 @@
 #include "common/reduce.cuh"
 #include "common/types.cuh"
 
+// 1 / rms of one row, summed by the whole block (every thread gets it).
+template <int BLOCK>
+__device__ float rms_inv_row(const float* x, long long dim, float eps) {
+  __shared__ float scratch[BLOCK / 32];
+  float ss = 0.0f;
+  for (long long j = threadIdx.x; j < dim; j += BLOCK) ss += x[j] * x[j];
+  ss = block_sum<BLOCK>(ss, scratch);
+  return 1.0f / sqrtf(ss / (float)dim + eps);
+}
+
 template <int BLOCK, typename W>
 __device__ void rms_norm_ref(const RmsNormParams& p) {
-  __shared__ float scratch[BLOCK / 32];
   const long long r = blockIdx.x;
   const float* x = p.x + r * p.dim;
-  float ss = 0.0f;
-  for (long long j = threadIdx.x; j < p.dim; j += BLOCK) ss += x[j] * x[j];
-  ss = block_sum<BLOCK>(ss, scratch);
-  const float inv = 1.0f / sqrtf(ss / (float)p.dim + p.eps);
+  const float inv = rms_inv_row<BLOCK>(x, p.dim, p.eps);
   const W* g = static_cast<const W*>(p.gamma);
   for (long long j = threadIdx.x; j < p.dim; j += BLOCK) p.out[r * p.dim + j] = to_f32(g[j]) * (x[j] * inv);
 }

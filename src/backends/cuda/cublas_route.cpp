@@ -27,11 +27,18 @@ CublasHandle::~CublasHandle() {
 
 void cublas_linear(const CublasHandle& h, DType t, const void* x, const void* w, float* out, long long n, long long in,
                    long long out_dim) {
+  cublas_gemm(h, t, x, w, out, DType::F32, n, in, out_dim, 0.0f);
+}
+
+void cublas_gemm(const CublasHandle& h, DType t, const void* x, const void* w, void* out, DType out_t, long long n,
+                 long long in, long long out_dim, float beta) {
   // Column-major view: out^T [out_dim, n] = W [out_dim, in] (= W^T stored, op T) * x^T [in, n].
-  const float alpha = 1.0f, beta = 0.0f;
-  cudaDataType_t ty = t == DType::BF16 ? CUDA_R_16BF : t == DType::F16 ? CUDA_R_16F : CUDA_R_32F;
+  const float alpha = 1.0f;
+  auto cuda_type = [](DType d) { return d == DType::BF16 ? CUDA_R_16BF : d == DType::F16 ? CUDA_R_16F : CUDA_R_32F; };
+  const cudaDataType_t ty = cuda_type(t);
   CUBLAS_CHECK(cublas().cublasGemmEx(h.get(), CUBLAS_OP_T, CUBLAS_OP_N, int(out_dim), int(n), int(in), &alpha, w, ty, int(in), x,
-                            ty, int(in), &beta, out, CUDA_R_32F, int(out_dim), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                                     ty, int(in), &beta, out, cuda_type(out_t), int(out_dim), CUBLAS_COMPUTE_32F,
+                                     CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace ac::cuda

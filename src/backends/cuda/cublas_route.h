@@ -33,5 +33,9 @@ class CublasHandle {
 // out[n, out_dim] (f32) = x[n, in] (dtype t) * w[out_dim, in]^T (dtype t), row-major.
 void cublas_linear(const CublasHandle& h, DType t, const void* x, const void* w, float* out, long long n, long long in,
                    long long out_dim);
+// The same GEMM into out of dtype out_t (f32 or t), f32 accumulation, plus beta times what out
+// holds (beta 1 adds the product into a residual stream, no separate add pass).
+void cublas_gemm(const CublasHandle& h, DType t, const void* x, const void* w, void* out, DType out_t, long long n,
+                 long long in, long long out_dim, float beta);
 
 }  // namespace ac::cuda

@@ -141,6 +141,11 @@ class CudaBackend final : public Backend {
     cuda::FastConfig on = fast_config_of(plan.cuda_fast);
     const DType wt = g.ops.front().weights.at(0)->dtype;
     const std::string& arch = plan.environment.arch;
+    // attn_o.cluster and decode_layers.persistent read 16-bit weights (fp8_fast_config turns them off).
+    if ((name == "attn_o" || name == "persistent") && cuda::fast_fp8_scales(g) != cuda::Fp8Scales::None) {
+      if (why_not) *why_not = "not applicable: its kernel reads 16-bit weights, this model's projections are FP8";
+      return std::nullopt;
+    }
     if (name == "smem_carveout") {
       with.cuda_fast->set("smem_carveout", value);
       if (variant) *variant = "smem_carveout=" + std::to_string(value);

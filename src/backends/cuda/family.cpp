@@ -72,7 +72,27 @@ std::vector<Family> build_families() {
   v.push_back(ref("cast", "elementwise/reference.cuh", "CastParams", "cast_ref", {"OUT"}));
   v.push_back(ref("bias", "elementwise/reference.cuh", "BiasParams", "bias_ref", {"W"}));
   v.push_back(ref("fp8_dequant", "elementwise/reference.cuh", "Fp8DequantParams", "fp8_dequant_ref", {"OUT"}, {},
-                  "FP8 e4m3 codes times their f32 scales into a 16-bit matrix (the fast path's prefill GEMMs)"));
+                  "reference: FP8 e4m3 codes times their f32 scales into a 16-bit matrix, any shape"));
+  {  // the fast path's prefill GEMMs read FP8 projections through this
+    Family f = ref("fp8_dequant", "elementwise/fp8_dequant.cuh", "Fp8DequantParams", "fp8_dequant_rows", {"OUT"}, {},
+                   "FP8 e4m3 codes times their f32 scales into a 16-bit matrix: one grid row per matrix row, 16 codes "
+                   "per 16-byte load (K % 16 == 0, scale blocks of whole 16-column groups)");
+    f.name = "rows";
+    f.type_domain = {DType::BF16, DType::F16};
+    v.push_back(std::move(f));
+  }
+  {  // the fast path's prefill: 16-bit GEMM inputs written by the pass before, no cast pass
+    Family f = ref("rms_norm", "rms_norm/cast.cuh", "NormCastParams", "rms_norm_cast", {"W"}, {},
+                   "RMSNorm of f32 rows written in gamma's 16-bit dtype (the prefill GEMMs' input), one block per row");
+    f.name = "cast";
+    f.type_domain = {DType::BF16, DType::F16};
+    v.push_back(std::move(f));
+    Family g = ref("swiglu", "elementwise/swiglu16.cuh", "Swiglu16Params", "swiglu_w16", {"W"}, {},
+                   "silu(gate) * up over 16-bit gate/up GEMM outputs, rounded to their dtype (the prefill's down input)");
+    g.name = "w16";
+    g.type_domain = {DType::BF16, DType::F16};
+    v.push_back(std::move(g));
+  }
   v.push_back(ref("gather_rows", "elementwise/reference.cuh", "GatherRowsParams", "gather_rows_ref", {}));
   v.push_back(ref("argmax", "sampling/argmax.cuh", "ArgmaxParams", "argmax_ref", {}));
   v.push_back(ref("moe_route", "moe/reference.cuh", "MoeRouteParams", "moe_route_ref", {}, {},

@@ -48,6 +48,17 @@ struct FastConfig {
   MmaChoice gate_up_mma{128, 1, 1, 1};
   MmaChoice down_mma{128, 1, 1, 8};
   MmaChoice lm_head_mma{128, 4, 1, 1};
+  // FP8 projections (e4m3 weights with row or 128 x 128 block scales) run gemv.fp8 at every batch,
+  // with these points: it reads a byte per weight, so its best points differ from gemv.fused's
+  // (the lm_head stays 16-bit in FP8 checkpoints and keeps lm_head's point). Defaults: per
+  // projection the point with the least mean time relative to each case's best over the three
+  // target models in both scale layouts (H100 sweep, bench/results/2026-12-06-fp8-points/: 1.03,
+  // 1.00, 1.02 and 1.12x the best); at gemv.fused's points W2 decoded 18% / 17% slower
+  // (Llama-3.2-1B / Qwen3-1.7B, 128 x 128 blocks). A plan searches them per model.
+  GemvChoice qkv_fp8{128, 4, 2, 1};
+  GemvChoice o_fp8{256, 4, 1, 4};
+  GemvChoice gate_up_fp8{128, 2, 1, 1};
+  GemvChoice down_fp8{256, 4, 1, 4};
   // Batch templates up to mlp_fused_batch (0: none) run a layer's MLP as one mlp.fused kernel
   // instead of the gate_up and down GEMVs (not yet measured on the GPU: off by default).
   int mlp_fused_batch = 0;
@@ -129,6 +140,11 @@ struct FastConfig {
   // (bench/results/2026-12-06-prefill-flash/).
   int prefill_flash = 1;
   int prefill_flash_block = 128, prefill_flash_bk = 64;
+  // Prefill steps hand their GEMMs 16-bit inputs written by the pass before (rms_norm.cast, the
+  // attention's cast, swiglu.w16 over 16-bit gate/up outputs), and the output and down GEMMs add
+  // into the f32 residual stream themselves; 0: the f32 passes with a cast before every GEMM, an
+  // f32 SwiGLU and separate residual adds.
+  int prefill_w16 = 1;
   bool cuda_graph = true;
   bool pdl = true;
   // Top-k sampling selects its k candidates on the device (topk.radix) instead of copying every
@@ -145,19 +161,21 @@ struct FastConfig {
 };
 
 // The decode GEMV regions by the names plans, overrides and the search use, with their points in
-// FastConfig (gemv.fused at batch 1, gemv.mma from mma_min_batch on). The one list of them: the
-// knobs (fast_knobs.cpp) and the carveout regions derive from it.
+// FastConfig (gemv.fused at batch 1, gemv.mma from mma_min_batch on, gemv.fp8 for FP8 weights).
+// The one list of them: the knobs (fast_knobs.cpp) and the carveout regions derive from it.
 struct GemvSlotField {
   const char* name;
   const char* region;  // the decode region (graph region kind) the slot runs: plan routes' region
   GemvChoice FastConfig::*gemv;
   MmaChoice FastConfig::*mma;
+  GemvChoice FastConfig::*fp8;  // null: the slot is never FP8 (the lm_head)
 };
-inline constexpr GemvSlotField kGemvSlots[] = {{"qkv", "attn_in", &FastConfig::qkv, &FastConfig::qkv_mma},
-                                               {"o", "attn_out", &FastConfig::o, &FastConfig::o_mma},
-                                               {"gate_up", "mlp_in", &FastConfig::gate_up, &FastConfig::gate_up_mma},
-                                               {"down", "mlp_out", &FastConfig::down, &FastConfig::down_mma},
-                                               {"lm_head", "head", &FastConfig::lm_head, &FastConfig::lm_head_mma}};
+inline constexpr GemvSlotField kGemvSlots[] = {
+    {"qkv", "attn_in", &FastConfig::qkv, &FastConfig::qkv_mma, &FastConfig::qkv_fp8},
+    {"o", "attn_out", &FastConfig::o, &FastConfig::o_mma, &FastConfig::o_fp8},
+    {"gate_up", "mlp_in", &FastConfig::gate_up, &FastConfig::gate_up_mma, &FastConfig::gate_up_fp8},
+    {"down", "mlp_out", &FastConfig::down, &FastConfig::down_mma, &FastConfig::down_fp8},
+    {"lm_head", "head", &FastConfig::lm_head, &FastConfig::lm_head_mma, nullptr}};
 // The one named `name`; throws Internal for any other name (the names are code, not input).
 const GemvSlotField& gemv_slot(const std::string& name);
 
@@ -171,8 +189,8 @@ bool valid_attn_o(int n);
 
 // Applies a developer override, e.g. AGENTCOMPILE_FAST_CONFIG="o=128:2:1:4,attn_split=64,pdl=0":
 // every knob of fast_knobs.cpp by its override key, an integer within its domain (booleans: 0 or
-// not); a GEMV region (qkv, o, gate_up, down, lm_head) takes block:rows:unroll:splitk, its batched
-// tensor-core point (qkv_mma, ...) block:mt:unroll:splitk, mlp block:kc:rows:unroll:bps;
+// not); a GEMV region (qkv, o, gate_up, down, lm_head) takes block:rows:unroll:splitk, its FP8 point
+// (qkv_fp8, ...) the same, its batched tensor-core point (qkv_mma, ...) block:mt:unroll:splitk, mlp block:kc:rows:unroll:bps;
 // carveout.<region> -1 (removing it) or 0-100. Throws BadInput naming the key on anything else.
 FastConfig apply_fast_config_override(FastConfig cfg, const std::string& spec);
 

@@ -33,10 +33,10 @@ int batch_template(long long n);
 
 // Why the fast path cannot run this graph ("" when it can).
 std::string fast_path_unsupported(const Graph& g);
-// Why the auto route and the compile do not take the fast path for this graph ("" when they do):
-// fast_path_unsupported's reasons, and FP8 weights, which the fast path runs (gemv.fp8) only when
-// asked for (--cuda-route fast) until the FP8 GEMV has points of its own (at the 16-bit ones it
-// decoded Qwen3-1.7B at 51% of its floor: bench/results/2026-12-06-fp8-fast/).
+// Why the auto route and the compile do not take the fast path for this graph ("" when they do).
+// Today fast_path_unsupported's reasons: every graph the fast path runs is its default, FP8
+// projections included (gemv.fp8 at their own points, searched per region). A capability that
+// runs but should not be chosen unasked gets its reason here.
 std::string fast_path_not_default(const Graph& g);
 
 // How the fast path reads a graph's FP8 projections (Graph::fp8): None (16-bit weights), scales
@@ -141,8 +141,9 @@ inline long long gemv_kchunk(long long K, long long splitk, long long per_chunk 
 // gemv.fp8 at a region's point for FP8 projections (`sc`: their scale layout): fast_gemv_variant's
 // adaptation to the batch, every batch (gemv.mma reads 16-bit weights).
 Variant fast_fp8_gemv_variant(const GemvChoice& ch, int epi, int batch, Fp8Scales sc, DType wt, const std::string& arch);
-// The fast path's configuration for FP8 projections: mlp.fused, attn_o.cluster, attn_merge_o and
-// decode_layers.persistent read 16-bit weights, so they are off.
+// The fast path's configuration for FP8 projections: the projections' slots take their FP8 points
+// (qkv_fp8, ...); mlp.fused, attn_o.cluster, attn_merge_o and decode_layers.persistent read 16-bit
+// weights, so they are off.
 FastConfig fp8_fast_config(FastConfig cfg);
 
 // The gemv.mma variant for a batch template (1, 2, 4, 8), or none (gemv.fused runs) when the

@@ -35,7 +35,9 @@ KnobSearch picked_as(const FamilyDomain& domain, const std::string& op, const st
 // A GEMV slot's points. gemv.<slot>.{block,rows,unroll,splitk}: gemv.fused's (batch 1), required in
 // plans, override <slot>=block:rows:unroll:splitk; gemv_mma.<slot>.*: gemv.mma's (batches from
 // mma_min_batch on; rows are its 16-row tiles, MT), absent from older plans, override
-// <slot>_mma=block:mt:unroll:splitk. The search picks each as its family's parameter in the slot's region.
+// <slot>_mma=block:mt:unroll:splitk; gemv_fp8.<slot>.*: gemv.fp8's (FP8 projections at every batch;
+// not the lm_head), absent from older plans, override <slot>_fp8=block:rows:unroll:splitk. The
+// search picks each as its family's parameter in the slot's region.
 void gemv_knobs(std::vector<K>& out, const GemvSlotField& s, const FamilyDomain& domain) {
   const std::string slot = s.name;
   std::vector<std::string> readers = {"gemv.fused"};
@@ -51,15 +53,20 @@ void gemv_knobs(std::vector<K>& out, const GemvSlotField& s, const FamilyDomain&
                           {"rows", "ROWS", "mt", "MT", 1, 64, &GemvChoice::rows, &MmaChoice::mt},
                           {"unroll", "UNROLL", "unroll", "UNROLL", 1, 64, &GemvChoice::unroll, &MmaChoice::unroll},
                           {"splitk", "SPLITK", "splitk", "SPLITK", 1, 64, &GemvChoice::splitk, &MmaChoice::splitk}};
-  for (const Field& f : fields)
-    out.push_back(bind(Knob("gemv." + slot + "." + f.leaf)
-                           .range(f.lo, f.hi)
-                           .in_plan(kRequired)
-                           .override_as(slot, f.leaf)
-                           .read_by(readers)
-                           .picked_by(picked_as(domain, "gemv", "fused", f.param, s.region))
-                           .described(slot + " projection's gemv.fused " + f.param + " (batch 1)"),
-                       s.gemv, f.gemv));
+  // A gemv.fused-shaped point (block:rows:unroll:splitk) of family `fam`, at member `point`.
+  auto fused_shaped = [&](const std::string& prefix, const std::string& override_key, KnobInPlan in_plan,
+                          std::vector<std::string> read, const char* fam, const std::string& when, GemvChoice FastConfig::*point) {
+    for (const Field& f : fields)
+      out.push_back(bind(Knob(prefix + slot + "." + f.leaf)
+                             .range(f.lo, f.hi)
+                             .in_plan(in_plan)
+                             .override_as(override_key, f.leaf)
+                             .read_by(read)
+                             .picked_by(picked_as(domain, "gemv", fam, f.param, s.region))
+                             .described(slot + " projection's gemv." + fam + " " + f.param + " (" + when + ")"),
+                         point, f.gemv));
+  };
+  fused_shaped("gemv.", slot, kRequired, readers, "fused", "batch 1", s.gemv);
   for (const Field& f : fields)
     out.push_back(bind(Knob("gemv_mma." + slot + "." + f.leaf)
                            .range(f.lo, f.hi)
@@ -69,6 +76,7 @@ void gemv_knobs(std::vector<K>& out, const GemvSlotField& s, const FamilyDomain&
                            .picked_by(picked_as(domain, "gemv", "mma", f.mma_param, s.region))
                            .described(slot + " projection's gemv.mma " + f.mma_param + " (batches from mma_min_batch on)"),
                        s.mma, f.mma));
+  if (s.fp8) fused_shaped("gemv_fp8.", slot + "_fp8", kWithParent, {"gemv.fp8"}, "fp8", "FP8 weights, every batch", s.fp8);
 }
 
 // A region's own carveout (FastConfig::region_carveout, -1: the step's): plan region_carveout.<region>,
@@ -170,6 +178,9 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("prefill_flash_block").one_of({64, 128, 256}).read_by({"attn_prefill.flash"})
                        .described("attn_prefill.flash's BLOCK (16 query rows per warp)"),
                    &FastConfig::prefill_flash_block));
+  k.push_back(bind(Knob("prefill_w16").range(0, 1).read_by({"rms_norm.cast", "swiglu.w16"})
+                       .described("prefill GEMMs read 16-bit inputs written by the pass before; residual adds in the GEMMs"),
+                   &FastConfig::prefill_w16));
   k.push_back(bind(Knob("prefill_flash_bk").one_of({16, 32, 64}).read_by({"attn_prefill.flash"})
                        .described("attn_prefill.flash's BK (positions per K/V tile)"),
                    &FastConfig::prefill_flash_bk));

@@ -17,6 +17,7 @@
 #include "agentcompile/core/stats.h"
 #include "agentcompile/core/threads.h"
 #include "agentcompile/ir/rope.h"
+#include "agentcompile/model/fp8_quantize.h"
 #include "agentcompile/model/model.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/fast_executor.h"
@@ -171,8 +172,10 @@ TimingResult time_graph(int launches, int warmup, int repeats, const std::functi
 class GemvEvaluator final : public Evaluator {
  public:
   // mma: the region runs gemv.mma at this batch (the executor's choice), so its points are searched.
-  GemvEvaluator(const Slot& slot, long long N, long long K, int batch, DType wt, bool mma)
-      : slot_(slot), N_(N), K_(K), batch_(batch), wt_(wt), mma_(mma) {}
+  // fp8: the region's weights are FP8 with this scale layout (gemv.fp8's points are searched, over
+  // e4m3 codes and scales; the answer from their dequantized values).
+  GemvEvaluator(const Slot& slot, long long N, long long K, int batch, DType wt, bool mma, Fp8Scales fp8)
+      : slot_(slot), N_(N), K_(K), batch_(batch), wt_(wt), mma_(mma), fp8_(fp8) {}
   std::string backend() const override { return "cuda"; }
   std::string timing_method() const override {
     return "CUDA events around a CUDA graph of 24 back-to-back launches (programmatic dependent launch) rotating "
@@ -185,18 +188,31 @@ class GemvEvaluator final : public Evaluator {
     arch_ = dev.info().arch();
     const CUstream s = dev.stream();
     mats_ = slot_.epi == kEpiSwiglu ? 2 : 1;
-    const double bytes = double(N_) * double(K_) * 2 * mats_;
-    copies_ = std::max(1, int(std::ceil(160e6 / bytes)));
+    const bool fp8 = fp8_ != Fp8Scales::None;
+    const size_t wbytes = size_t(N_ * K_) * (fp8 ? 1 : 2);  // [N, K] e4m3 or bf16/f16
+    copies_ = std::max(1, int(std::ceil(160e6 / double(wbytes * size_t(mats_)))));
     w0_ = random_w16(size_t(N_ * K_), 1, 0.03f, 0.0f, wt_);
     if (mats_ == 2) w1_ = random_w16(size_t(N_ * K_), 2, 0.03f, 0.0f, wt_);  // the up half of SwiGLU only
-    for (int i = 0; i < copies_ * mats_; ++i) {
-      w_.emplace_back(size_t(N_ * K_) * 2);  // [N, K] bf16/f16
-      w_.back().upload(i % mats_ == 0 ? w0_.data() : w1_.data(), w0_.size() * 2, s);
-    }
-    gamma_ = random_w16(size_t(K_), 3, 0.1f, 1.0f, wt_);
-    // The reference's f32 weights, once for all candidates (1 GB for a 128K-vocabulary LM head).
+    // The reference's f32 weights, once for all candidates (1 GB for a 128K-vocabulary LM head):
+    // the 16-bit weights, or what the FP8 codes and scales of them dequantize to.
     wf_ = widen(w0_, wt_);
     if (mats_ == 2) wf2_ = widen(w1_, wt_);
+    std::vector<uint8_t> codes[2];
+    if (fp8) {
+      for (int m = 0; m < mats_; ++m) {
+        std::vector<uint8_t> sc;
+        quantize_in_place(m == 0 ? wf_ : wf2_, codes[m], sc);
+        scale_[m] = DeviceBuffer(sc.size());  // f32, as the fast path uploads them (one copy: they are small)
+        scale_[m].upload(sc.data(), sc.size(), s);
+      }
+    }
+    for (int i = 0; i < copies_ * mats_; ++i) {
+      w_.emplace_back(wbytes);
+      const int m = i % mats_;
+      w_.back().upload(fp8 ? static_cast<const void*>(codes[m].data()) : (m == 0 ? w0_.data() : w1_.data()), wbytes, s);
+    }
+    if (fp8) Device::get().synchronize();  // the codes go out of scope
+    gamma_ = random_w16(size_t(K_), 3, 0.1f, 1.0f, wt_);
     gf_ = widen(gamma_, wt_);
     dx_ = DeviceBuffer(size_t(batch_ * K_) * 4);    // [B, K] f32
     dg_ = DeviceBuffer(size_t(K_) * 2);             // [K] bf16/f16
@@ -208,9 +224,38 @@ class GemvEvaluator final : public Evaluator {
     ready_ = true;
   }
 
+  // The region's weights quantized as an FP8 checkpoint stores them (e4m3 codes, f32 scales of
+  // the graph's layout), `w` replaced by what they dequantize to. In parallel over whole block rows
+  // (the scales are row-major over blocks, so the row ranges' codes and scales concatenate): the
+  // search's share of a region is seconds, and one thread took most of it for a 6144 x 2048 pair.
+  void quantize_in_place(std::vector<float>& w, std::vector<uint8_t>& codes, std::vector<uint8_t>& scales) const {
+    const bool block = fp8_ == Fp8Scales::Block;
+    const int64_t bo = fp8_scale_rows(block), bi = fp8_scale_cols(block, K_), cols = (K_ + bi - 1) / bi;
+    const int64_t rows_per = bo * std::max<int64_t>(1, 1024 / bo), parts = (N_ + rows_per - 1) / rows_per;
+    codes.assign(size_t(N_ * K_), 0);
+    scales.assign(size_t((N_ + bo - 1) / bo * cols) * 4, 0);
+    parallel_for(size_t(parts), 1, [&](size_t b, size_t e) {
+      for (size_t p = b; p < e; ++p) {
+        const int64_t r0 = int64_t(p) * rows_per, n = std::min<int64_t>(rows_per, N_ - r0);
+        const std::vector<float> part(w.begin() + r0 * K_, w.begin() + (r0 + n) * K_);
+        std::vector<uint8_t> q, sc;
+        quantize_fp8(part, n, K_, bo, bi, DType::F32, q, sc);
+        const std::vector<float> dq = dequantize_fp8(q.data(), sc.data(), DType::F32, n, K_, bo, bi);
+        std::copy(q.begin(), q.end(), codes.begin() + r0 * K_);
+        std::copy(sc.begin(), sc.end(), scales.begin() + (r0 / bo) * cols * 4);
+        std::copy(dq.begin(), dq.end(), w.begin() + r0 * K_);
+      }
+    });
+  }
+
   Variant variant(const Candidate& c) const {  // as the executor launches it
     const int tmpl = batch_template(batch_);
     const GemvSlotField& field = gemv_slot(slot_.name);
+    if (fp8_ != Fp8Scales::None) {
+      GemvChoice ch = FastConfig{}.*field.fp8;
+      if (!c.params.empty()) ch = GemvChoice{c.params.at("BLOCK"), c.params.at("ROWS"), c.params.at("UNROLL"), c.params.at("SPLITK")};
+      return fast_fp8_gemv_variant(ch, slot_.epi, tmpl, fp8_, wt_, arch_);
+    }
     if (mma_) {
       MmaChoice ch = FastConfig{}.*field.mma;
       if (!c.params.empty()) ch = MmaChoice{c.params.at("BLOCK"), c.params.at("MT"), c.params.at("UNROLL"), c.params.at("SPLITK")};
@@ -243,11 +288,16 @@ class GemvEvaluator final : public Evaluator {
   }
 
   GemvParams params(int copy) const {
-    return GemvParams{dx_.as<float>(), slot_.norm ? reinterpret_cast<const void*>(dg_.ptr()) : nullptr, 1e-6f,
-                      reinterpret_cast<const void*>(w_[size_t(copy * mats_)].ptr()),
-                      mats_ == 2 ? reinterpret_cast<const void*>(w_[size_t(copy * mats_ + 1)].ptr()) : nullptr, nullptr,
-                      out_.as<float>(), best_.as<unsigned long long>(),
-                      batch_, N_, K_};
+    GemvParams p{dx_.as<float>(), slot_.norm ? reinterpret_cast<const void*>(dg_.ptr()) : nullptr, 1e-6f,
+                 reinterpret_cast<const void*>(w_[size_t(copy * mats_)].ptr()),
+                 mats_ == 2 ? reinterpret_cast<const void*>(w_[size_t(copy * mats_ + 1)].ptr()) : nullptr, nullptr,
+                 out_.as<float>(), best_.as<unsigned long long>(),
+                 batch_, N_, K_};
+    if (fp8_ != Fp8Scales::None) {
+      p.w_scale = scale_[0].as<float>();
+      p.w2_scale = mats_ == 2 ? scale_[1].as<float>() : nullptr;
+    }
+    return p;
   }
 
   CorrectnessResult check(const Candidate& c) override {
@@ -311,7 +361,8 @@ class GemvEvaluator final : public Evaluator {
       const double err = std::sqrt(num / std::max(den, 1e-30));
       r.rel_err = std::max(r.rel_err, err);
       ++r.checks;
-      // f32 activations and accumulation over bf16 weights: the f32 bound applies.
+      // f32 activations and accumulation over bf16 weights (or e4m3 codes times f32 scales, exact
+      // on both sides): the f32 bound applies.
       if (!(err <= 1e-5)) {
         r.reason = "relative L2 error " + std::to_string(err) + " exceeds 1e-5 (seed " + std::to_string(seed) + ")";
         return r;
@@ -340,12 +391,14 @@ class GemvEvaluator final : public Evaluator {
   int batch_;
   DType wt_;
   bool mma_ = false;
+  Fp8Scales fp8_ = Fp8Scales::None;
   bool ready_ = false;
   std::string arch_;
   int mats_ = 1, copies_ = 1;
   std::vector<uint16_t> w0_, w1_, gamma_;
   std::vector<float> wf_, wf2_, gf_;
   std::vector<DeviceBuffer> w_;
+  DeviceBuffer scale_[2];
   DeviceBuffer dx_, dg_, out_, best_, tok_;
 };
 
@@ -769,6 +822,31 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
   const DType wt = g.ops.front().weights.at(0)->dtype;
   const int batch = int(s.point.batch);
   const std::string arch = t.arch;
+  const Fp8Scales fp8 = fast_fp8_scales(g);
+  if (const Slot* slot = slot_of(s.kind); slot && fp8 != Fp8Scales::None && s.kind != RegionKind::Head) {
+    // FP8 projections run gemv.fp8 at every batch: its tuning parameters are the space; BATCH,
+    // EPI and SCALE (the weights' layout) are bound.
+    std::vector<SpaceParam> params;
+    for (const auto& d : find_family("gemv", "fp8").params)
+      if (d.name != "BATCH" && d.name != "EPI" && d.name != "SCALE") params.push_back({d.name, d.values});
+    const int epi = slot->epi, tmpl = batch_template(batch);
+    const long long N = gemv_shape(c, s.kind).first, K = gemv_shape(c, s.kind).second;
+    auto constraint = [epi, tmpl, fp8, wt, arch, N, K](const ParamPoint& p) -> std::string {
+      if (p.at("SPLITK") > 1 && epi != kEpiResidual) return "split-K needs the residual epilogue";
+      try {  // the point as the executor binds it at this batch (rows and unroll may shrink)
+        const GemvChoice ch{p.at("BLOCK"), p.at("ROWS"), p.at("UNROLL"), p.at("SPLITK")};
+        const Variant v = fast_fp8_gemv_variant(ch, epi, tmpl, fp8, wt, arch);
+        // The K slice's x' (and the block scales) in shared memory.
+        if (gemv_launch_shape(v, N, K).smem > size_t(max_dynamic_smem(arch)))
+          return "the K slice's x' needs more shared memory than this GPU's " + std::to_string(max_dynamic_smem(arch) / 1024) +
+                 " KiB";
+      } catch (const Error& e) {
+        return e.reason();
+      }
+      return "";
+    };
+    return {fast_family(s, "cuda:gemv.fp8", params, constraint)};
+  }
   if (const Slot* slot = slot_of(s.kind)) {
     const long long K = gemv_shape(c, s.kind).second;
     // The family the executor runs at this batch: gemv.mma (tensor cores) from mma_min_batch
@@ -846,7 +924,8 @@ std::unique_ptr<Evaluator> cuda_fast_evaluator(const Graph& g, const RegionTask&
   if (const Slot* slot = slot_of(t.summary.kind)) {
     const auto [N, K] = gemv_shape(c, t.summary.kind);
     const bool mma = t.space.find("cuda:gemv.mma") != nullptr;
-    return std::make_unique<GemvEvaluator>(*slot, N, K, batch, g.ops.front().weights.at(0)->dtype, mma);
+    const Fp8Scales fp8 = t.space.find("cuda:gemv.fp8") != nullptr ? fast_fp8_scales(g) : Fp8Scales::None;
+    return std::make_unique<GemvEvaluator>(*slot, N, K, batch, g.ops.front().weights.at(0)->dtype, mma, fp8);
   }
   if (t.summary.kind == RegionKind::Attention)
     return std::make_unique<AttentionEvaluator>(g, batch, int(std::min<int64_t>(t.summary.point.context, c.max_position_embeddings)));
@@ -860,7 +939,7 @@ std::unique_ptr<Evaluator> make_cuda_attention_evaluator(const Graph& g, int bat
 std::vector<PlanKernelBinary> cuda_plan_kernels(const Graph& g, const KnobValues& fast, const std::string& arch) {
   std::vector<PlanKernelBinary> out;
   const DType wt = g.ops.front().weights.at(0)->dtype;
-  std::vector<Variant> vs = fast_path_variants(g.config, wt, fast_config_of(fast), arch);
+  std::vector<Variant> vs = fast_path_variants(g.config, wt, fast_config_of(fast), arch, fast_fp8_scales(g));
   std::vector<JitResult> rs(vs.size());
   parallel_for(vs.size(), 1, [&](size_t b, size_t e) {  // NVRTC in parallel threads
     for (size_t i = b; i < e; ++i) rs[i] = jit_compile(JitRequest{vs[i].name(), vs[i].source(), arch, {}});

@@ -88,15 +88,19 @@ class FastExecutor final : public Executor {
   }
   const float* sqkv(size_t layer) const { return fw_->sqkv.empty() ? nullptr : fw_->sqkv.at(layer).as<float>(); }
 
-  // prefill.cpp: cuBLAS GEMMs over the step's tokens.
+  // prefill.cpp: cuBLAS GEMMs over the step's tokens (the layers as prefill_w16 says).
   void run_prefill(long long n, long long r);
+  void prefill_layers_w16(long long n, const std::optional<Variant>& flash);
+  void prefill_layers_f32(long long n, const std::optional<Variant>& flash);
   void attention(const LayerOps& L, size_t layer, long long n, bool pdl);
   void prefill_attention(const LayerOps& L, size_t layer, long long n, const Variant& v);
-  // `ws`: an FP8 weight's scales (it is dequantized into wdq_ first), else null.
-  void linear(const void* w, const void* bias, const float* x, long long n, long long in, long long out_dim, float* out,
-              const float* ws = nullptr);
-  void rms_norm(const Op* norm, const float* x, long long rows, long long dim, float* out);
-  void add(float* acc, const float* x, long long count);
+  // out [n, out_dim] (out_t) = x16 [n, in] (wt_) * w^T, plus beta times out. `ws`: an FP8
+  // weight's scales (it is dequantized into wdq_ first), else null. `kind`: its name in the profile.
+  void gemm(const void* w, const float* ws, const void* x16, long long n, long long in, long long out_dim, void* out,
+            DType out_t, float beta, const char* kind);
+  void bias_add(float* out, const void* bias, long long n, long long cols);
+  // RMSNorm of f32 rows into wt_ (rms_norm.cast): a GEMM's input.
+  void norm16(const Op* norm, const float* x, long long rows, long long dim, void* out);
 
   // sampling.cpp
   void setup_top_k();
@@ -106,18 +110,19 @@ class FastExecutor final : public Executor {
   void persistent_layers();
 
   // AGENTCOMPILE_PROFILE=1: decode steps run launch by launch with events in between; each
-  // kernel's time and the bytes it must move are summed per kind and printed at exit.
+  // kernel's time and the bytes it must move (the GEMMs': their FLOPs) are summed per kind and
+  // printed at exit, the prompt steps' apart from the decode steps'.
   struct ProfileEntry {
-    double ms = 0.0, bytes = 0.0;
+    double ms = 0.0, bytes = 0.0, flops = 0.0;
     long long calls = 0;
   };
   struct Mark {
     CUevent e;
     std::string kind;
-    double bytes;
+    double bytes, flops;
   };
-  void mark(const std::string& kind, double bytes);
-  void flush_profile();
+  void mark(const std::string& kind, double bytes, double flops = 0.0);
+  void flush_profile(bool prefill = false);
   void print_profile() const;
 
   const Graph& g_;
@@ -163,8 +168,9 @@ class FastExecutor final : public Executor {
   std::vector<long long> cluster_reach_;
   bool profile_ = false;
   std::vector<Mark> marks_;
-  std::map<std::string, ProfileEntry> profile_sum_;
-  long long profiled_steps_ = 0;
+  std::map<std::string, ProfileEntry> profile_sum_, prefill_sum_;
+  long long profiled_steps_ = 0, prefill_steps_ = 0, prefill_tokens_ = 0;
+  bool prefill_warm_ = false;  // the first prompt step is not profiled (it loads cuBLAS's kernels)
   std::vector<int32_t> last_positions_, last_slots_;
   DeviceBuffer prefill_tiles_;  // attn_prefill.flash's query tiles: [max_tokens][2]
   long long prefill_tile_count_ = 0;

@@ -5,6 +5,7 @@
 
 #include "agentcompile/core/error.h"
 #include "backends/cuda/device.h"
+#include "backends/cuda/fast/variants.h"
 #include "backends/cuda/fast_executor.h"
 #include "backends/cuda/kernel_loader.h"
 
@@ -30,7 +31,14 @@ Variant fast_fp8_gemv_variant(const GemvChoice& ch, int epi, int batch, Fp8Scale
   return make_variant(find_family("gemv", "fp8"), values, {wt}, arch);
 }
 
+Variant fp8_dequant_variant(DType wt, const std::string& arch) {
+  return make_variant(find_family("fp8_dequant", "rows"), {{"BLOCK", 256}}, {wt}, arch);
+}
+
 FastConfig fp8_fast_config(FastConfig cfg) {
+  // The FP8 projections' points take the slots' places (the lm_head keeps its 16-bit point).
+  for (const GemvSlotField& s : kGemvSlots)
+    if (s.fp8) cfg.*s.gemv = cfg.*s.fp8;
   cfg.mlp_fused_batch = 0;
   cfg.attn_o = 0;
   cfg.attn_merge_o = 0;

@@ -11,37 +11,108 @@ namespace ac::cuda {
 
 void FastExecutor::run_prefill(long long n, long long r) {
   const ModelConfig& c = g_.config;
+  if (profile_) {  // the prompt step launch by launch, its kernels timed apart from the decode steps'
+    mark("start", 0);
+    prefill_tokens_ += n;
+  }
   EmbedParams ep{wptr(ops_.embed, 0), in_.tokens(), resid_.as<float>(), n, c.hidden_size, c.vocab_size};
   launch(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, &ep);
-  const long long qkvd = c.q_dim() + 2 * c.kv_dim();
+  mark("embed", double(n * c.hidden_size) * double(dtype_size(wt_) + 4));
   const std::optional<Variant> flash = prefill_flash_variant(c, cfg_, arch_);
   if (flash) {  // the step's query tiles, for every layer
     const std::vector<int32_t> tiles = prefill_query_tiles(last_slots_, flash->threads() / 32 * 16);
     prefill_tiles_.upload(tiles.data(), tiles.size() * 4, s_);
     prefill_tile_count_ = (long long)tiles.size() / 2;
   }
-  for (size_t l = 0; l < ops_.layers.size(); ++l) {
-    const LayerOps& L = ops_.layers[l];
-    rms_norm(L.input_norm, resid_.as<float>(), n, c.hidden_size, h_.as<float>());
-    linear(reinterpret_cast<const void*>(fw_->wqkv[l].ptr()),
-           fw_->bqkv[l].ptr() ? reinterpret_cast<const void*>(fw_->bqkv[l].ptr()) : nullptr, h_.as<float>(), n, c.hidden_size,
-           qkvd, qkv_.as<float>(), sqkv(l));
-    if (flash) prefill_attention(L, l, n, *flash);
-    else attention(L, l, n, false);
-    linear(wptr(L.o, 0), wptr(L.o, 1), attn_.as<float>(), n, c.q_dim(), c.hidden_size, tmp_.as<float>(), sptr(L.o));
-    add(resid_.as<float>(), tmp_.as<float>(), n * c.hidden_size);
-    rms_norm(L.post_norm, resid_.as<float>(), n, c.hidden_size, h_.as<float>());
-    linear(wptr(L.gate, 0), nullptr, h_.as<float>(), n, c.hidden_size, c.intermediate_size, gate_.as<float>(), sptr(L.gate));
-    linear(wptr(L.up, 0), nullptr, h_.as<float>(), n, c.hidden_size, c.intermediate_size, up_.as<float>(), sptr(L.up));
-    ElementwiseParams sp{gate_.as<float>(), up_.as<float>(), gate_.as<float>(), n * c.intermediate_size};
-    launch(ref("swiglu", {}), Dim3{elementwise_blocks(n * c.intermediate_size, kRefBlock)}, kRefBlock, 0, &sp);
-    linear(wptr(L.down, 0), nullptr, gate_.as<float>(), n, c.intermediate_size, c.hidden_size, tmp_.as<float>(), sptr(L.down));
-    add(resid_.as<float>(), tmp_.as<float>(), n * c.hidden_size);
-  }
+  if (cfg_.prefill_w16) prefill_layers_w16(n, flash);
+  else prefill_layers_f32(n, flash);
   GatherRowsParams gp{resid_.as<float>(), in_.rows(), gathered_.as<float>(), r, c.hidden_size};
   launch(ref("gather_rows", {}), Dim3{unsigned(r)}, kRefBlock, 0, &gp);
-  rms_norm(ops_.final_norm, gathered_.as<float>(), r, c.hidden_size, h_.as<float>());
-  linear(wptr(ops_.logits, 0), nullptr, h_.as<float>(), r, c.hidden_size, c.vocab_size, logits_.as<float>());
+  norm16(ops_.final_norm, gathered_.as<float>(), r, c.hidden_size, cast_.as<void>());
+  gemm(wptr(ops_.logits, 0), nullptr, cast_.as<void>(), r, c.hidden_size, c.vocab_size, logits_.as<void>(), DType::F32, 0.0f,
+       "gemm_lm_head");
+  if (profile_) flush_profile(true);
+}
+
+// The residual stream stays f32; each GEMM reads a 16-bit input written by the pass before it
+// (RMSNorm, the attention's cast, SwiGLU) from cast_, and the output and down projections add
+// their products into the stream themselves (beta 1).
+void FastExecutor::prefill_layers_w16(long long n, const std::optional<Variant>& flash) {
+  const ModelConfig& c = g_.config;
+  const long long qkvd = c.q_dim() + 2 * c.kv_dim();
+  void* x16 = cast_.as<void>();
+  float* resid = resid_.as<float>();
+  for (size_t l = 0; l < ops_.layers.size(); ++l) {
+    const LayerOps& L = ops_.layers[l];
+    norm16(L.input_norm, resid, n, c.hidden_size, x16);
+    gemm(reinterpret_cast<const void*>(fw_->wqkv[l].ptr()), sqkv(l), x16, n, c.hidden_size, qkvd, qkv_.as<void>(), DType::F32,
+         0.0f, "gemm_qkv");
+    if (fw_->bqkv[l].ptr()) bias_add(qkv_.as<float>(), reinterpret_cast<const void*>(fw_->bqkv[l].ptr()), n, qkvd);
+    if (flash) prefill_attention(L, l, n, *flash);
+    else attention(L, l, n, false);
+    CastParams cp{attn_.as<float>(), x16, n * c.q_dim()};
+    launch(ref("cast", {}, {wt_}), Dim3{elementwise_blocks(n * c.q_dim(), kRefBlock)}, kRefBlock, 0, &cp);
+    mark("cast", double(n * c.q_dim()) * double(4 + dtype_size(wt_)));
+    gemm(wptr(L.o, 0), sptr(L.o), x16, n, c.q_dim(), c.hidden_size, resid, DType::F32, 1.0f, "gemm_o");
+    if (const void* ob = wptr(L.o, 1)) bias_add(resid, ob, n, c.hidden_size);
+    norm16(L.post_norm, resid, n, c.hidden_size, x16);
+    gemm(wptr(L.gate, 0), sptr(L.gate), x16, n, c.hidden_size, c.intermediate_size, gate_.as<void>(), wt_, 0.0f, "gemm_gate_up");
+    gemm(wptr(L.up, 0), sptr(L.up), x16, n, c.hidden_size, c.intermediate_size, up_.as<void>(), wt_, 0.0f, "gemm_gate_up");
+    Swiglu16Params sp{gate_.as<void>(), up_.as<void>(), x16, n * c.intermediate_size};
+    launch(load_kernel(prefill_swiglu_variant(wt_, arch_)), Dim3{elementwise_blocks(n * c.intermediate_size, kRefBlock)},
+           kRefBlock, 0, &sp);
+    mark("swiglu", double(n * c.intermediate_size) * double(3 * dtype_size(wt_)));
+    gemm(wptr(L.down, 0), sptr(L.down), x16, n, c.intermediate_size, c.hidden_size, resid, DType::F32, 1.0f, "gemm_down");
+  }
+}
+
+// prefill_w16=0, the earlier form: f32 passes, a cast before every GEMM into f32 outputs, an f32
+// SwiGLU and separate residual adds (kept to measure against).
+void FastExecutor::prefill_layers_f32(long long n, const std::optional<Variant>& flash) {
+  const ModelConfig& c = g_.config;
+  const long long qkvd = c.q_dim() + 2 * c.kv_dim();
+  float *resid = resid_.as<float>(), *h = h_.as<float>(), *tmp = tmp_.as<float>();
+  void* x16 = cast_.as<void>();
+  auto norm = [&](const Op* op) {  // the reference kernel
+    RmsNormParams p{resid, wptr(op, 0), h, n, c.hidden_size, float(c.rms_norm_eps)};
+    launch(ref("rms_norm", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, &p);
+    mark("rms_norm", double(n * c.hidden_size) * 8);
+  };
+  auto cast = [&](const float* x, long long count) {
+    CastParams cp{x, x16, count};
+    launch(ref("cast", {}, {wt_}), Dim3{elementwise_blocks(count, kRefBlock)}, kRefBlock, 0, &cp);
+    mark("cast", double(count) * double(4 + dtype_size(wt_)));
+  };
+  auto add = [&](long long count) {
+    ElementwiseParams p{resid, tmp, resid, count};
+    launch(ref("add", {}), Dim3{elementwise_blocks(count, kRefBlock)}, kRefBlock, 0, &p);
+    mark("add", double(count) * 12);
+  };
+  for (size_t l = 0; l < ops_.layers.size(); ++l) {
+    const LayerOps& L = ops_.layers[l];
+    norm(L.input_norm);
+    cast(h, n * c.hidden_size);
+    gemm(reinterpret_cast<const void*>(fw_->wqkv[l].ptr()), sqkv(l), x16, n, c.hidden_size, qkvd, qkv_.as<void>(), DType::F32,
+         0.0f, "gemm_qkv");
+    if (fw_->bqkv[l].ptr()) bias_add(qkv_.as<float>(), reinterpret_cast<const void*>(fw_->bqkv[l].ptr()), n, qkvd);
+    if (flash) prefill_attention(L, l, n, *flash);
+    else attention(L, l, n, false);
+    cast(attn_.as<float>(), n * c.q_dim());
+    gemm(wptr(L.o, 0), sptr(L.o), x16, n, c.q_dim(), c.hidden_size, tmp, DType::F32, 0.0f, "gemm_o");
+    if (const void* ob = wptr(L.o, 1)) bias_add(tmp, ob, n, c.hidden_size);
+    add(n * c.hidden_size);
+    norm(L.post_norm);
+    cast(h, n * c.hidden_size);
+    gemm(wptr(L.gate, 0), sptr(L.gate), x16, n, c.hidden_size, c.intermediate_size, gate_.as<void>(), DType::F32, 0.0f,
+         "gemm_gate_up");
+    gemm(wptr(L.up, 0), sptr(L.up), x16, n, c.hidden_size, c.intermediate_size, up_.as<void>(), DType::F32, 0.0f, "gemm_gate_up");
+    ElementwiseParams sp{gate_.as<float>(), up_.as<float>(), gate_.as<float>(), n * c.intermediate_size};
+    launch(ref("swiglu", {}), Dim3{elementwise_blocks(n * c.intermediate_size, kRefBlock)}, kRefBlock, 0, &sp);
+    mark("swiglu", double(n * c.intermediate_size) * 12);
+    cast(gate_.as<float>(), n * c.intermediate_size);
+    gemm(wptr(L.down, 0), sptr(L.down), x16, n, c.intermediate_size, c.hidden_size, tmp, DType::F32, 0.0f, "gemm_down");
+    add(n * c.hidden_size);
+  }
 }
 
 void FastExecutor::attention(const LayerOps& L, size_t layer, long long n, bool pdl) {
@@ -81,39 +152,53 @@ void FastExecutor::prefill_attention(const LayerOps& L, size_t layer, long long 
                    vcache_[layer].as<unsigned short>(), n, c.num_heads, c.num_kv_heads, c.head_dim, lim_.max_seq};
   launch(load_kernel(qkv_post_variant(cfg_, wt_, arch_)), Dim3{unsigned(c.num_heads + 2 * c.num_kv_heads), unsigned(n)},
          unsigned(cfg_.qkv_post_block), 0, &qp);
+  mark("qkv_post", 0);
   PrefillAttnParams ap{q_.as<float>(), kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(),
                        attn_.as<float>(), in_.positions(), in_.slots(), prefill_tiles_.as<int>(), n, c.num_heads,
                        c.num_kv_heads, lim_.max_seq, 1.0f / std::sqrt(float(c.head_dim))};
   launch(load_kernel(v), Dim3{unsigned(prefill_tile_count_), unsigned(c.num_heads)}, unsigned(v.threads()), 0, &ap, false,
          "attention");
+  if (profile_) {  // causal: each row's query against its positions so far, QK^T and PV
+    double pairs = 0;
+    for (long long t = 0; t < n; ++t) pairs += double(last_positions_[size_t(t)] + 1);
+    mark("attention", 0, 4.0 * pairs * double(c.num_heads * c.head_dim));
+  }
 }
 
-void FastExecutor::linear(const void* w, const void* bias, const float* x, long long n, long long in, long long out_dim, float* out,
-                          const float* ws) {
+void FastExecutor::gemm(const void* w, const float* ws, const void* x16, long long n, long long in, long long out_dim, void* out,
+                        DType out_t, float beta, const char* kind) {
   if (ws) {  // an FP8 weight: dequantized to wt_ (rounded, as the activations are for the GEMM)
     const bool block = fp8_ == Fp8Scales::Block;
     Fp8DequantParams dp{static_cast<const unsigned char*>(w), ws, wdq_.as<void>(), out_dim, in, block ? 128 : 1,
                         block ? 128 : in, block ? (in + 127) / 128 : 1};
-    launch(ref("fp8_dequant", {}, {wt_}), Dim3{elementwise_blocks(out_dim * in, kRefBlock)}, kRefBlock, 0, &dp);
+    const Variant v = fp8_dequant_variant(wt_, arch_);  // K % 16 == 0 (fast_fp8_scales)
+    const unsigned groups = unsigned(in / 16), per_row = (groups + unsigned(v.threads()) - 1) / unsigned(v.threads());
+    launch(load_kernel(v), Dim3{per_row, unsigned(out_dim)}, unsigned(v.threads()), 0, &dp);
     w = wdq_.as<void>();
+    mark("fp8_dequant", double(out_dim * in) * double(1 + dtype_size(wt_)));
   }
-  CastParams cp{x, cast_.as<void>(), n * in};
-  launch(ref("cast", {}, {wt_}), Dim3{elementwise_blocks(n * in, kRefBlock)}, kRefBlock, 0, &cp);
-  cublas_linear(cublas_, wt_, cast_.as<void>(), w, out, n, in, out_dim);
-  if (bias) {
-    BiasParams bp{out, bias, n, out_dim};
-    launch(ref("bias", {}, {wt_}), Dim3{elementwise_blocks(n * out_dim, kRefBlock)}, kRefBlock, 0, &bp);
-  }
+  cublas_gemm(cublas_, wt_, x16, w, out, out_t, n, in, out_dim, beta);
+  mark(kind, 0, 2.0 * double(n) * double(in) * double(out_dim));
 }
 
-void FastExecutor::rms_norm(const Op* norm, const float* x, long long rows, long long dim, float* out) {
-  RmsNormParams p{x, wptr(norm, 0), out, rows, dim, float(g_.config.rms_norm_eps)};
-  launch(ref("rms_norm", {}, {wt_}), Dim3{unsigned(rows)}, kRefBlock, 0, &p);
+void FastExecutor::bias_add(float* out, const void* bias, long long n, long long cols) {
+  BiasParams bp{out, bias, n, cols};
+  launch(ref("bias", {}, {wt_}), Dim3{elementwise_blocks(n * cols, kRefBlock)}, kRefBlock, 0, &bp);
+  mark("bias", double(n * cols) * 8);
 }
 
-void FastExecutor::add(float* acc, const float* x, long long count) {
-  ElementwiseParams p{acc, x, acc, count};
-  launch(ref("add", {}), Dim3{elementwise_blocks(count, kRefBlock)}, kRefBlock, 0, &p);
+void FastExecutor::norm16(const Op* norm, const float* x, long long rows, long long dim, void* out) {
+  NormCastParams p{x, wptr(norm, 0), out, rows, dim, float(g_.config.rms_norm_eps)};
+  launch(load_kernel(prefill_norm_variant(wt_, arch_)), Dim3{unsigned(rows)}, kRefBlock, 0, &p);
+  mark("rms_norm", double(rows * dim) * double(4 + dtype_size(wt_)));
+}
+
+Variant prefill_norm_variant(DType wt, const std::string& arch) {
+  return make_variant(find_family("rms_norm", "cast"), {{"BLOCK", int(kRefBlock)}}, {wt}, arch);
+}
+
+Variant prefill_swiglu_variant(DType wt, const std::string& arch) {
+  return make_variant(find_family("swiglu", "w16"), {{"BLOCK", int(kRefBlock)}}, {wt}, arch);
 }
 
 }  // namespace ac::cuda

@@ -73,13 +73,7 @@ Fp8Scales fast_fp8_scales(const Graph& g, std::string* why) {
   return *kind;
 }
 
-std::string fast_path_not_default(const Graph& g) {
-  if (std::string why = fast_path_unsupported(g); !why.empty()) return why;
-  if (!g.fp8.empty())
-    return "FP8 weights: the fast path runs them only when asked (--cuda-route fast) until the FP8 GEMV's own points "
-           "are searched (at the 16-bit GEMV's points it is barely faster than bf16)";
-  return "";
-}
+std::string fast_path_not_default(const Graph& g) { return fast_path_unsupported(g); }
 
 std::string fast_path_unsupported(const Graph& g) {
   const ModelConfig& c = g.config;
@@ -129,7 +123,9 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
     if (auto m = fast_mlp_variant(cfg, batch, c.hidden_size, c.intermediate_size, wt, arch)) v.push_back(*m);
   }
   // The prefill GEMMs read FP8 projections dequantized into a 16-bit scratch.
-  if (fp8 != Fp8Scales::None) v.push_back(make_variant(find_family("fp8_dequant", "ref"), {{"BLOCK", 256}}, {wt}, arch));
+  if (fp8 != Fp8Scales::None) v.push_back(fp8_dequant_variant(wt, arch));
+  v.push_back(prefill_norm_variant(wt, arch));
+  v.push_back(prefill_swiglu_variant(wt, arch));
   v.push_back(qkv_post_variant(cfg, wt, arch));
   if (cfg.gpu_top_k) v.push_back(topk_variant(cfg, arch));
   v.push_back(fused_attn_variant(c, cfg, wt, arch));

@@ -1,6 +1,7 @@
 #pragma once
 // Kernel variants the fast path's files share beside those fast_executor.h declares: the decode
-// attention's (attention_variants.cpp, where each is described), qkv_post's and the device top-k's.
+// attention's (attention_variants.cpp, where each is described), qkv_post's, the device top-k's
+// and the prefill's FP8 dequantization.
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,5 +22,10 @@ std::vector<Variant> cluster_long_attn_variants(const ModelConfig& c, const Fast
 Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch);
 // attn_prefill.flash for prefill steps, when configured (prefill_flash) and the head dim and GPU allow.
 std::optional<Variant> prefill_flash_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch);
+// fp8_dequant.rows into `wt`: the prefill GEMMs' view of an FP8 projection.
+Variant fp8_dequant_variant(DType wt, const std::string& arch);
+// The prefill's passes that write the GEMMs' 16-bit inputs: rms_norm.cast and swiglu.w16.
+Variant prefill_norm_variant(DType wt, const std::string& arch);
+Variant prefill_swiglu_variant(DType wt, const std::string& arch);
 
 }  // namespace ac::cuda
