@@ -197,7 +197,7 @@ TEST(CudaFastOps, QkvPostMatchesNormRopeAndCacheWrite) {
     vc.fill_u32(0xffffffffu, stream());
     QkvPostParams p{dqkv.as<float>(), qout.as<float>(), dqn.as<void>(), dkn.as<void>(), 1e-6f, dpos.as<int>(),
                     dslot.as<int>(), dinv.as<float>(), kc.as<unsigned short>(), vc.as<unsigned short>(), n, heads, kvh,
-                    hd, max_seq};
+                    hd, max_seq, nullptr, nullptr};
     cuda::launch_kernel(cuda::load_kernel(cuda::make_variant(cuda::find_family("qkv_post", "fused"), {{"BLOCK", 64}},
                                                              {DType::BF16}, arch())),
                         cuda::Dim3{unsigned(heads + 2 * kvh), unsigned(n)}, 64, 0, stream(), &p);
@@ -216,6 +216,26 @@ TEST(CudaFastOps, QkvPostMatchesNormRopeAndCacheWrite) {
         }
     EXPECT_LE(rel_l2(got_k, want_k), 4e-3) << "k cache, head_dim " << hd;  // one bf16 rounding step apart at most
     EXPECT_EQ(rel_l2(got_v, want_v), 0.0) << "v cache, head_dim " << hd;
+    // With the executor's cos/sin tables (a prompt step's form): the same bits as computing them.
+    std::vector<float> cs(size_t(max_seq * hd / 2)), sn(cs.size());
+    for (long long q = 0; q < max_seq; ++q) rope_cos_sin(inv, q, cs.data() + q * hd / 2, sn.data() + q * hd / 2);
+    auto dcs = to_device(cs), dsn = to_device(sn);
+    auto qout2 = poisoned(q.size());
+    cuda::DeviceBuffer kc2(kc.bytes()), vc2(kc.bytes());
+    kc2.fill_u32(0xffffffffu, stream());
+    vc2.fill_u32(0xffffffffu, stream());
+    QkvPostParams p2 = p;
+    p2.q_out = qout2.as<float>();
+    p2.k_cache = kc2.as<unsigned short>();
+    p2.v_cache = vc2.as<unsigned short>();
+    p2.rope_cos = dcs.as<float>();
+    p2.rope_sin = dsn.as<float>();
+    cuda::launch_kernel(cuda::load_kernel(cuda::make_variant(cuda::find_family("qkv_post", "fused"), {{"BLOCK", 64}},
+                                                             {DType::BF16}, arch())),
+                        cuda::Dim3{unsigned(heads + 2 * kvh), unsigned(n)}, 64, 0, stream(), &p2);
+    EXPECT_EQ(to_host<float>(qout2, q.size()), to_host<float>(qout, q.size())) << "q from the tables, head_dim " << hd;
+    EXPECT_EQ(to_host<uint16_t>(kc2, kc_h.size()), kc_h) << "k cache from the tables, head_dim " << hd;
+    EXPECT_EQ(to_host<uint16_t>(vc2, kc_h.size()), vc_h) << "v cache from the tables, head_dim " << hd;
   }
 }
 

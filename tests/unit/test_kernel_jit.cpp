@@ -12,6 +12,7 @@
 #include "agentcompile/model/hf_config.h"
 #include "agentcompile/model/synth_model.h"
 #include "backends/cuda/family.h"
+#include "backends/cuda/fast/variants.h"
 #include "backends/cuda/fast_executor.h"
 #include "backends/cuda/kernel_loader.h"
 #include "backends/cuda/kernel_cache.h"
@@ -162,7 +163,7 @@ TEST(KernelJit, FastPathVariantsOfTheTargetModelsCompile) {
 TEST(KernelJit, Fp8GemvAtTheDefaultPointsCompiles) {
   const FastConfig cfg;
   const std::pair<const GemvChoice*, int> regions[] = {
-      {&cfg.qkv, 0}, {&cfg.o, 1}, {&cfg.gate_up, 2}, {&cfg.down, 1}, {&cfg.lm_head, 3}};
+      {&cfg.qkv_fp8, 0}, {&cfg.o_fp8, 1}, {&cfg.gate_up_fp8, 2}, {&cfg.down_fp8, 1}, {&cfg.lm_head, 3}};
   for (const char* arch : {"sm_90", "sm_80"})
     for (const auto& [choice, epi] : regions)
       for (int batch : {1, 8}) {
@@ -181,6 +182,43 @@ TEST(KernelJit, Fp8GemvAtTheDefaultPointsCompiles) {
           std::printf("[ fp8 ] %s: %d registers (bf16: %d)\n", v.name().c_str(), r.registers, b.registers);
         }
       }
+}
+
+// attn_prefill.pipe (prefill_flash=2) at the default block for every BK and head dim on sm_90, and
+// at BK 64 on sm_80: it compiles, within its shared memory (two stages of K and V), without
+// spilling more than flash does at the same point; the registers of both are printed.
+TEST(KernelJit, PrefillPipeCompiles) {
+  FastConfig cfg;
+  cfg.prefill_flash = 2;
+  struct Point {
+    const char* arch;
+    int bk, hd;
+  };
+  std::vector<Point> points;
+  for (int bk : {16, 32, 64})
+    for (int hd : {32, 64, 128}) points.push_back({"sm_90", bk, hd});
+  for (int hd : {32, 64, 128}) points.push_back({"sm_80", 64, hd});
+  for (const Point& pt : points) {
+    cfg.prefill_flash_bk = pt.bk;
+    ModelConfig c;
+    c.head_dim = pt.hd;
+    const std::optional<Variant> v = prefill_flash_variant(c, cfg, pt.arch);
+    ASSERT_TRUE(v.has_value());
+    ASSERT_EQ(v->family->name, "pipe");
+    EXPECT_EQ(prefill_attention_smem(*v), size_t(2 * 2 * pt.bk * (pt.hd + 8) * 2));
+    const Variant flash = make_variant(find_family("attn_prefill", "flash"), v->values, {}, pt.arch);
+    EXPECT_EQ(prefill_attention_smem(flash), 0u);
+    const JitResult r = jit_compile(JitRequest{v->name(), v->source(), pt.arch, {}});
+    const JitResult f = jit_compile(JitRequest{flash.name(), flash.source(), pt.arch, {}});
+    ASSERT_TRUE(r.ok && f.ok) << v->name() << ": " << r.error << f.error;
+    EXPECT_LE(r.spill_bytes, std::max(f.spill_bytes, 0)) << v->name() << "\n" << r.log;
+    std::printf("[ prefill ] %s: %d registers, %d spill bytes (flash: %d, %d)\n", v->name().c_str(), r.registers,
+                r.spill_bytes, f.registers, f.spill_bytes);
+  }
+  cfg.prefill_flash = 1;
+  ModelConfig c;
+  c.head_dim = 64;
+  EXPECT_EQ(prefill_flash_variant(c, cfg, "sm_90")->family->name, "flash");
 }
 
 // attn_o.cluster's points for the target models (attn_o 1, 2, 4 where they apply) compile for

@@ -1,7 +1,8 @@
 // After the fused q/k/v projection of a step: per-head RMSNorm of q and k (when the model has
 // q_norm/k_norm), rotary embedding (HF rotate_half pairing), and k, v written to the bf16 KV
 // cache at each token's (slot, position). One block per (head, token): blockIdx.x < heads is a
-// query head, then kv_heads key heads, then kv_heads value heads.
+// query head, then kv_heads key heads, then kv_heads value heads. cos/sin from the executor's
+// tables where given (QkvPostParams::rope_cos).
 #pragma once
 #include "common/params.h"
 #include "common/pdl.cuh"
@@ -43,9 +44,13 @@ __device__ void qkv_post(const QkvPostParams& p) {
   for (long long j = threadIdx.x; j < hd; j += BLOCK) row[j] = norm ? to_f32(norm[j]) * (src[j] * inv) : src[j];
   __syncthreads();
   const float pos = (float)p.positions[t];
+  // The executor's tables (a prompt step has thousands of blocks, and each would otherwise run
+  // head_dim double-precision sin/cos), else the same values computed here.
+  const float* cos_row = p.rope_cos ? p.rope_cos + (long long)p.positions[t] * half : nullptr;
+  const float* sin_row = p.rope_sin ? p.rope_sin + (long long)p.positions[t] * half : nullptr;
   for (long long j = threadIdx.x; j < half; j += BLOCK) {
     const float angle = pos * p.inv_freq[j];
-    const float c = (float)cos((double)angle), s = (float)sin((double)angle);
+    const float c = cos_row ? cos_row[j] : (float)cos((double)angle), s = sin_row ? sin_row[j] : (float)sin((double)angle);
     const float a = row[j], b = row[j + half];
     const float ra = a * c - b * s, rb = b * c + a * s;
     if (is_q) {

@@ -224,6 +224,10 @@ struct QkvPostParams {
   unsigned short* k_cache;   // [slots, kv_heads, max_seq, head_dim] bf16
   unsigned short* v_cache;
   long long n, heads, kv_heads, head_dim, max_seq;
+  // cos / sin of every position (rope_cos_sin: [max_seq, head_dim / 2]), or null: computed from
+  // inv_freq in the kernel (the same values, in double precision per element).
+  const float* rope_cos;
+  const float* rope_sin;
 };
 
 // Flash-decoding: each block attends one KV head's query group over one split of the positions

@@ -245,6 +245,27 @@ std::vector<Family> build_families() {
   }
   {
     Family f;
+    f.op = "attn_prefill";
+    f.name = "pipe";
+    f.header = "attention/prefill_pipe.cuh";
+    f.params_struct = "PrefillAttnParams";
+    f.device_fn = "attn_prefill_pipe";
+    f.params = {{"BLOCK", {64, 128, 256}}, {"BK", {16, 32, 64}}, {"HD", {32, 64, 128}}};
+    f.min_sm = 80;  // mma.sync with bf16, ldmatrix, cp.async
+    f.description = "prefill attention as attn_prefill.flash with its K/V tiles double-buffered by cp.async in "
+                    "dynamic shared memory, fragments by ldmatrix (V transposed), the softmax in base 2";
+    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
+      const int bytes = attn_prefill_pipe_smem(v.at("BK"), v.at("HD"));
+      if (bytes > kMaxDynamicSmem)
+        return "needs " + std::to_string(bytes) + " bytes of dynamic shared memory (" + std::to_string(kMaxDynamicSmem / 1024) +
+               " KiB limit)";
+      if (v.at("HD") / 2 + v.at("HD") / 8 + v.at("BK") / 2 > 128) return "more than 128 accumulator and fragment registers per lane";
+      return "";
+    };
+    v.push_back(std::move(f));
+  }
+  {
+    Family f;
     f.op = "attn_decode";
     f.name = "split";
     f.header = "attention/decode.cuh";

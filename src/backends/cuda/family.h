@@ -80,6 +80,8 @@ int resident_blocks_by_registers(int registers, int threads, const std::string& 
 // Dynamic shared memory of an attn_decode.fused point: the split's K and V rows (16-byte padded)
 // and its scores.
 inline int attn_fused_smem_bytes(int split, int hd, int group) { return 2 * split * (hd + 8) * 2 + group * split * 4; }
+// Dynamic shared memory of an attn_prefill.pipe point: two stages of BK K and V rows (16-byte padded).
+inline int attn_prefill_pipe_smem(int bk, int hd) { return 2 * 2 * bk * (hd + 8) * 2; }
 // attn_o.cluster's dynamic shared memory: the attention's split (16-byte aligned), then a W_o
 // tile of `rows` rows of group * hd 16-bit values padded by 8 (attention/decode_cluster_o.cuh).
 inline long long attn_o_smem_bytes(int split, int hd, int group, long long rows) {

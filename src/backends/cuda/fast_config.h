@@ -137,7 +137,8 @@ struct FastConfig {
   // 128; prefill_flash_block threads (16 query rows per warp), prefill_flash_bk positions per
   // K/V tile. On an H100 it took a 2048-token prompt's time to first token from 64.0 / 120.5 ms to
   // 15.7 / 27.7 ms on Llama-3.2-1B / Qwen3-1.7B, shorter prompts unchanged within noise
-  // (bench/results/2026-12-06-prefill-flash/).
+  // (bench/results/2026-12-06-prefill-flash/). 2: attn_prefill.pipe, the same loop with its K/V
+  // tiles double-buffered (cp.async) and its fragments from ldmatrix (not yet run on a GPU).
   int prefill_flash = 1;
   int prefill_flash_block = 128, prefill_flash_bk = 64;
   // Prefill steps hand their GEMMs 16-bit inputs written by the pass before (rms_norm.cast, the

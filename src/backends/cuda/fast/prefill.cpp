@@ -121,7 +121,8 @@ void FastExecutor::attention(const LayerOps& L, size_t layer, long long n, bool 
   QkvPostParams qp{qkv_.as<float>(), q_.as<float>(), L.q_norm ? wptr(L.q_norm, 0) : nullptr,
                    L.k_norm ? wptr(L.k_norm, 0) : nullptr, float(c.rms_norm_eps), in_.positions(),
                    in_.slots(), inv_freq_.as<float>(), kcache_[layer].as<unsigned short>(),
-                   vcache_[layer].as<unsigned short>(), n, c.num_heads, c.num_kv_heads, c.head_dim, lim_.max_seq};
+                   vcache_[layer].as<unsigned short>(), n, c.num_heads, c.num_kv_heads, c.head_dim, lim_.max_seq,
+                   rope_cos_.as<float>(), rope_sin_.as<float>()};
   const LoadedKernel& kp = load_kernel(qkv_post_variant(cfg_, wt_, arch_));
   launch(kp, Dim3{unsigned(c.num_heads + 2 * c.num_kv_heads), unsigned(n)}, unsigned(cfg_.qkv_post_block), 0, &qp, pdl);
   if (pdl) mark("qkv_post", 0);
@@ -149,15 +150,16 @@ void FastExecutor::prefill_attention(const LayerOps& L, size_t layer, long long 
   QkvPostParams qp{qkv_.as<float>(), q_.as<float>(), L.q_norm ? wptr(L.q_norm, 0) : nullptr,
                    L.k_norm ? wptr(L.k_norm, 0) : nullptr, float(c.rms_norm_eps), in_.positions(),
                    in_.slots(), inv_freq_.as<float>(), kcache_[layer].as<unsigned short>(),
-                   vcache_[layer].as<unsigned short>(), n, c.num_heads, c.num_kv_heads, c.head_dim, lim_.max_seq};
+                   vcache_[layer].as<unsigned short>(), n, c.num_heads, c.num_kv_heads, c.head_dim, lim_.max_seq,
+                   rope_cos_.as<float>(), rope_sin_.as<float>()};
   launch(load_kernel(qkv_post_variant(cfg_, wt_, arch_)), Dim3{unsigned(c.num_heads + 2 * c.num_kv_heads), unsigned(n)},
          unsigned(cfg_.qkv_post_block), 0, &qp);
   mark("qkv_post", 0);
   PrefillAttnParams ap{q_.as<float>(), kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(),
                        attn_.as<float>(), in_.positions(), in_.slots(), prefill_tiles_.as<int>(), n, c.num_heads,
                        c.num_kv_heads, lim_.max_seq, 1.0f / std::sqrt(float(c.head_dim))};
-  launch(load_kernel(v), Dim3{unsigned(prefill_tile_count_), unsigned(c.num_heads)}, unsigned(v.threads()), 0, &ap, false,
-         "attention");
+  launch(load_kernel(v), Dim3{unsigned(prefill_tile_count_), unsigned(c.num_heads)}, unsigned(v.threads()),
+         prefill_attention_smem(v), &ap, false, "attention");
   if (profile_) {  // causal: each row's query against its positions so far, QK^T and PV
     double pairs = 0;
     for (long long t = 0; t < n; ++t) pairs += double(last_positions_[size_t(t)] + 1);
