@@ -5,6 +5,7 @@
 #include <set>
 
 #include "agentcompile/core/error.h"
+#include "agentcompile/model/quantization.h"
 
 namespace ac {
 
@@ -65,7 +66,15 @@ struct StepCost {
 StepCost step_cost(const Graph& g, const RegionStep& s, Phase phase, const ShapePoint& p, const Numerics& n) {
   const Op& op = g.ops.at(size_t(s.op));
   const double N = double(p.tokens), out_w = double(g.value(op.output).width);
-  auto wbytes = [&](size_t k) { return k < op.weights.size() ? double(op.weights[k]->nbytes()) : 0.0; };
+  // A weight's bytes in its format: an FP8 weight's codes and scales as stored (the graph's
+  // TensorInfo describes the f32 it was dequantized to for the CPU), as bench e2e's floor counts
+  // them and the CUDA fast path streams them; a route that runs the f32 copy (the CPU backend, the
+  // CUDA generic route) moves more than this.
+  auto stored = [&](const TensorInfo* w) {
+    const auto it = g.fp8.find(w);
+    return it != g.fp8.end() ? double(it->second->stored_bytes) : double(w->nbytes());
+  };
+  auto wbytes = [&](size_t k) { return k < op.weights.size() ? stored(op.weights[k]) : 0.0; };
   StepCost c;
   switch (op.kind) {
     case OpKind::Embed:  // gathers one table row per token
@@ -110,7 +119,9 @@ StepCost step_cost(const Graph& g, const RegionStep& s, Phase phase, const Shape
     case OpKind::MoeMlp: {  // the router, then top_k experts per token; at most every expert read once
       const double E = double(op.experts), F = double(op.expert_inter), k = double(op.top_k);
       c.flops = 2.0 * N * out_w * E + N * k * (6.0 * out_w * F + 5.0 * F + 2.0 * out_w);
-      const double expert_bytes = 3.0 * F * out_w * double(dtype_size(op.weights.at(1)->dtype));
+      double experts_bytes = 0;  // every expert's gate, up and down (FP8 ones as stored)
+      for (size_t w = 1; w < op.weights.size(); ++w) experts_bytes += stored(op.weights[w]);
+      const double expert_bytes = E > 0 ? experts_bytes / E : 0.0;
       c.weight_bytes = wbytes(0) + std::min(E, N * k) * expert_bytes;
       break;
     }

@@ -9,7 +9,10 @@
 #include "agentcompile/tuning/regions.h"
 #include "agentcompile/tuning/summary.h"
 #include "agentcompile/core/hash.h"
+#include "agentcompile/ir/graph.h"
 #include "agentcompile/model/model.h"
+#include "agentcompile/model/quantization.h"
+#include "agentcompile/model/synth_model.h"
 #include "unit/test_regions_util.h"
 
 namespace ac {
@@ -193,6 +196,51 @@ TEST(Summary, FlopsAndBytesByHand) {
   // The unfused route moves the intermediate values too.
   s = summary(RegionKind::MlpIn, Phase::Decode, decode_point(1, 256));
   EXPECT_GT(s.cost.unfused_bytes, s.cost.bytes());
+}
+
+// FP8 projections count as stored (one byte per weight and the scales), not as the f32 the CPU
+// runs them as: the achieved GB/s of an FP8 region in the compile report is against these bytes.
+// The same for an FP8 mixture of experts' experts.
+TEST(Summary, Fp8WeightsCountAsStored) {
+  for (const char* preset : {"tiny-qwen3", "tiny-qwen3-moe"}) {
+    SynthOptions so{preset, {}, 5, DType::BF16, {}, true};
+    so.weights = "fp8-channel";
+    auto m = synth_model_in_memory(so);
+    const Graph g = build_decoder_graph(m->config, m->weights);
+    ASSERT_FALSE(g.fp8.empty());
+    const Partition p = partition_graph(g);
+    const TargetFacts t = named_target("h200");
+    bool checked = false;
+    for (size_t c = 0; c < p.classes.size(); ++c) {
+      const RegionKind kind = p.classes[c].kind;
+      if (kind != RegionKind::AttnIn && kind != RegionKind::MlpIn) continue;
+      const RegionSummary sum = summarize_region(g, p, c, Phase::Decode, decode_point(1, 64), t);
+      // The region's ops' weights, each FP8 one at its stored bytes; a sparse layer's experts at
+      // top_k of them per token (one token here).
+      double want = 0, as_f32 = 0;
+      const Region& r = p.regions.at(size_t(sum.representative));
+      for (const RegionStep& st : r.steps) {
+        const Op& op = g.ops.at(size_t(st.op));
+        double op_want = 0, op_f32 = 0;
+        for (const TensorInfo* w : op.weights) {
+          op_f32 += double(w->nbytes());
+          const auto it = g.fp8.find(w);
+          op_want += it != g.fp8.end() ? double(it->second->stored_bytes) : double(w->nbytes());
+        }
+        if (op.kind == OpKind::MoeMlp) {  // the router, then top_k of the E experts' shares
+          const double router = double(op.weights.at(0)->nbytes()), k = double(op.top_k), e = double(op.experts);
+          op_want = router + k * (op_want - router) / e;
+          op_f32 = router + k * (op_f32 - router) / e;
+        }
+        want += op_want;
+        as_f32 += op_f32;
+      }
+      EXPECT_NEAR(sum.cost.weight_bytes, want, 1e-6 * want) << preset << " " << region_kind_name(kind);
+      EXPECT_LT(sum.cost.weight_bytes, as_f32 / 2) << preset << " " << region_kind_name(kind);
+      checked = true;
+    }
+    EXPECT_TRUE(checked) << preset;
+  }
 }
 
 TEST(Summary, DecodeRooflineOfRealShapesMatchesTheWeightStreamingFloor) {
