@@ -332,7 +332,7 @@ TEST(CudaOps, PrefillPassesWriteSixteenBitInputs) {
     }
     EXPECT_EQ(differ, 0u) << "rms_norm.cast " << dtype_user_name(t);
 
-    const long long count = 100003;
+    const long long count = 100003;  // eight per 16-byte load, and a remainder of three
     std::vector<float> gr, ur;
     auto dgate = to_device(store_as(random_vec(size_t(count), 33, 4.0f), t, gr));
     auto dup = to_device(store_as(random_vec(size_t(count), 34), t, ur));

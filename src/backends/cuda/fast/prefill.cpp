@@ -59,8 +59,8 @@ void FastExecutor::prefill_layers_w16(long long n, const std::optional<Variant>&
     gemm(wptr(L.gate, 0), sptr(L.gate), x16, n, c.hidden_size, c.intermediate_size, gate_.as<void>(), wt_, 0.0f, "gemm_gate_up");
     gemm(wptr(L.up, 0), sptr(L.up), x16, n, c.hidden_size, c.intermediate_size, up_.as<void>(), wt_, 0.0f, "gemm_gate_up");
     Swiglu16Params sp{gate_.as<void>(), up_.as<void>(), x16, n * c.intermediate_size};
-    launch(load_kernel(prefill_swiglu_variant(wt_, arch_)), Dim3{elementwise_blocks(n * c.intermediate_size, kRefBlock)},
-           kRefBlock, 0, &sp);
+    launch(load_kernel(prefill_swiglu_variant(wt_, arch_)), Dim3{elementwise_blocks((n * c.intermediate_size + 7) / 8, kRefBlock)},
+           kRefBlock, 0, &sp);  // eight values per thread
     mark("swiglu", double(n * c.intermediate_size) * double(3 * dtype_size(wt_)));
     gemm(wptr(L.down, 0), sptr(L.down), x16, n, c.intermediate_size, c.hidden_size, resid, DType::F32, 1.0f, "gemm_down");
   }
