@@ -201,6 +201,7 @@ Json run_e2e(const BenchOptions& o) {
   }
   rep["ceilings"] = measure_ceilings(backend, o.progress);
   const double copy_GBps = ceiling(rep["ceilings"], "copy_GBps"), read_GBps = ceiling(rep["ceilings"], "read_GBps");
+  const double gemm_tflops = ceiling(rep["ceilings"], "gemm_tflops");
   rep["models"] = Json::array();
   rep["peers"] = Json::array();
   rep["results"] = Json::array();
@@ -274,6 +275,11 @@ Json run_e2e(const BenchOptions& o) {
       const double read_floor = floor_at(row_bytes(w), read_GBps);
       row["floor_kv_bytes"] = floor_at(row_bytes(w), copy_GBps) > 0 ? Json(kv_bytes(w)) : Json(nullptr);
       row["pct_of_read_floor"] = read_floor > 0 && decode > 0 ? Json(100.0 * read_floor / decode) : Json(nullptr);
+      // The prompt against the GEMM rate of this run: the model's FLOPs over the time to first token.
+      const double pre = row.value("prefill_ms", 0.0), flops = prefill_flops(model.config, w);
+      row["prefill_flops"] = flops;
+      row["prefill_tflops"] = pre > 0 ? Json(flops / (pre * 1e9)) : Json(nullptr);
+      row["prefill_pct_of_gemm"] = pre > 0 && gemm_tflops > 0 ? Json(100.0 * flops / (pre * 1e9) / gemm_tflops) : Json(nullptr);
       if (model.config.is_moe() && w.batch > 1)
         row["floor_note"] = "a batched mixture-of-experts step reads the union of its rows' experts: not counted yet";
       rep["results"].push_back(std::move(row));

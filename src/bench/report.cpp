@@ -133,6 +133,16 @@ std::string e2e_tables(const Json& r) {
   if (!rf.empty())
     s += "Against what reads alone streamed in this run (" + fmt(num(r.value("ceilings", Json::object()), "read_GBps"), "%.0f") +
          " GB/s), the floor is lower: " + rf + " of it.\n";
+  // The prompt step against the GEMM rate measured in this run (the counted rows).
+  std::string pg;
+  for (const Json& row : r["results"])
+    if (row.value("counted", false) && std::isfinite(num(row, "prefill_pct_of_gemm")))
+      pg += std::string(pg.empty() ? "" : ", ") + cell(str(row, "model")) + " " + cell(str(row, "workload")) + " " +
+            fmt(num(row, "prefill_tflops"), "%.0f") + " TFLOP/s (" + fmt(num(row, "prefill_pct_of_gemm"), "%.1f%%") + ")";
+  if (!pg.empty())
+    s += "The prompt step (its projections, causal attention and last-token logits over the time to first token) against "
+         "the cuBLAS bf16 GEMM rate measured in this run (" +
+         fmt(num(r.value("ceilings", Json::object()), "gemm_tflops"), "%.0f") + " TFLOP/s): " + pg + ".\n";
   bool any_peer = false;
   std::string t = "\n| model | workload | peer | prefill ms (TTFT) | decode ms/token | request ms | tok/s |\n|---|---|---|---:|---:|---:|---:|\n";
   for (const Json& row : r["results"])

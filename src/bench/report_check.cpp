@@ -64,7 +64,8 @@ void check_e2e_row(const Json& row, const std::string& at) {
                          {"route", Kind::String}, {"counted", Kind::Bool}, {"batch", Kind::Number},
                          {"prefill_ms", Kind::Number}, {"decode_ms_per_token", Kind::Number},
                          {"tokens_per_s", Kind::Number}, {"pct_of_floor", Kind::Number},
-                         {"pct_of_read_floor", Kind::Number}, {"error", Kind::String}});
+                         {"pct_of_read_floor", Kind::Number}, {"prefill_tflops", Kind::Number},
+                         {"prefill_pct_of_gemm", Kind::Number}, {"error", Kind::String}});
   if (const Json* v = object_member(row, at, "validation"))
     check_fields(*v, join(at, "validation"), {{"status", Kind::String}, {"equal", Kind::Number}, {"compared", Kind::Number},
                                           {"ties", Kind::Number}, {"detail", Kind::String}});

@@ -4,6 +4,7 @@
 
 #include "agentcompile/core/error.h"
 #include "agentcompile/core/rng.h"
+#include "agentcompile/model/architecture.h"
 
 namespace ac::bench {
 
@@ -63,6 +64,25 @@ std::vector<int32_t> synthetic_prompt(int64_t n, int row, int64_t vocab) {
 
 double decode_kv_bytes(const ModelConfig& c, const Workload& w) {
   return double(w.batch) * double(c.num_layers) * 2.0 * double(c.kv_dim()) * 2.0 * (double(w.prompt) + double(w.gen) / 2.0);
+}
+
+double prefill_flops(const ModelConfig& c, const Workload& w) {
+  double per_token = 0;  // weights a token multiplies with, in the layers
+  const double picked = c.is_moe() ? double(c.moe.experts_per_token) / double(c.moe.experts) : 1.0;
+  for (const ExpectedTensor& t : expected_tensors(c)) {
+    if (t.shape.size() != 2 || t.name.rfind("model.layers.", 0) != 0) continue;  // norms, embedding, lm_head
+    const double n = double(t.shape[0]) * double(t.shape[1]);
+    per_token += t.name.find(".experts.") != std::string::npos ? n * picked : n;
+  }
+  const double p = double(w.prompt);
+  double pairs = p * (p + 1) / 2;  // token i attends positions 0..i
+  if (c.attention_window > 0 && c.attention_window < w.prompt) {
+    const double win = double(c.attention_window);
+    pairs = win * (win + 1) / 2 + (p - win) * win;
+  }
+  const double attention = 4.0 * pairs * double(c.q_dim()) * double(c.num_layers);
+  const double logits = 2.0 * double(c.hidden_size) * double(c.vocab_size);
+  return double(w.batch) * (2.0 * p * per_token + attention + logits);
 }
 
 }  // namespace ac::bench

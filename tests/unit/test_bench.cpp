@@ -94,6 +94,30 @@ TEST(BenchWorkloads, DecodeKvBytesOfTheFloor) {
   EXPECT_DOUBLE_EQ(decode_kv_bytes(c, w[2]), 8 * decode_kv_bytes(c, w[0]));
 }
 
+// The prompt's FLOPs that bench e2e compares with the GEMM rate: Qwen3-1.7B at W3 multiplies every
+// token with each layer's q, k, v, o, gate, up and down (q/k norms are not matrices), attends
+// causally (2048 * 2049 / 2 pairs per head), and computes one row of logits; a batch repeats it.
+// A mixture of experts counts its router and top-k experts per token.
+TEST(BenchWorkloads, PrefillFlopsCountProjectionsCausalAttentionAndLogits) {
+  const ModelConfig c = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
+  const auto w = parse_workloads("W3,2048/8x4", "--workloads");
+  const double h = 2048, q = 16 * 128, kv = 8 * 128, ff = 6144, p = 2048;
+  const double layer = h * q + 2 * h * kv + q * h + 3 * h * ff;
+  const double want = 2 * p * 28 * layer + 4 * (p * (p + 1) / 2) * q * 28 + 2 * h * 151936;
+  EXPECT_NEAR(prefill_flops(c, w[0]), want, want * 1e-12);
+  EXPECT_NEAR(prefill_flops(c, w[1]), 4 * want, want * 1e-12);
+  EXPECT_NEAR(want / 1e12, 6.25, 0.01);  // about 6.25 TFLOP
+
+  const ModelConfig m = parse_model_config(find_synth_preset("qwen3-30b-a3b")->config, "qwen3-30b-a3b");
+  const double mh = double(m.hidden_size), mq = double(m.q_dim()), mkv = double(m.kv_dim());
+  const double moe_layer = mh * mq + 2 * mh * mkv + mq * mh + mh * double(m.moe.experts) +
+                           double(m.moe.experts_per_token) * 3 * mh * double(m.moe.expert_intermediate);
+  const double mp = 128;
+  const double moe_want = 2 * mp * double(m.num_layers) * moe_layer + 4 * (mp * (mp + 1) / 2) * mq * double(m.num_layers) +
+                          2 * mh * double(m.vocab_size);
+  EXPECT_NEAR(prefill_flops(m, parse_workloads("W2", "--workloads")[0]), moe_want, moe_want * 1e-12);
+}
+
 TEST(BenchWorkloads, SyntheticPromptIsFixedAndInRange) {
   const auto a = synthetic_prompt(64, 0, 1000), b = synthetic_prompt(64, 0, 1000), c = synthetic_prompt(64, 1, 1000);
   EXPECT_EQ(a, b);
@@ -294,6 +318,8 @@ Json e2e_report(double decode_ms, bool counted) {
              {"tokens_per_s", 1000.0 / decode_ms},
              {"pct_of_floor", 50.0},
              {"pct_of_read_floor", 45.5},
+             {"prefill_tflops", 474.0},
+             {"prefill_pct_of_gemm", 60.0},
              {"counted", counted},
              {"validation", {{"status", counted ? "pass" : "fail"}, {"equal", 32}, {"compared", 32}, {"ties", 0},
                              {"first_failure", counted ? Json(nullptr) : Json(3)}}},
@@ -321,6 +347,9 @@ TEST(BenchReport, MarkdownTable) {
   EXPECT_NE(md.find("reads alone streamed in this run (4400 GB/s), the floor is lower: m1 W2 45.5% of it."),
             std::string::npos)
       << md;
+  EXPECT_NE(md.find("against the cuBLAS bf16 GEMM rate measured in this run (790 TFLOP/s): m1 W2 474 TFLOP/s (60.0%)."),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("H200"), std::string::npos);
   // Not counted: no speedups, marked, explained.
   const std::string bad = markdown_report(e2e_report(1.5, false));
@@ -328,6 +357,7 @@ TEST(BenchReport, MarkdownTable) {
   EXPECT_NE(bad.find("| — | — | 50.0% | FAIL at 3 |"), std::string::npos) << bad;
   EXPECT_NE(bad.find("† not counted"), std::string::npos);
   EXPECT_EQ(bad.find("the floor is lower"), std::string::npos) << bad;  // only counted rows
+  EXPECT_EQ(bad.find("GEMM rate measured in this run ("), std::string::npos) << bad;
   // A run that failed: no numbers, the error in the check column.
   Json err = e2e_report(1.5, false);
   Json& row = err["results"][0];

@@ -23,6 +23,13 @@ std::vector<Workload> parse_workloads(const std::string& spec, const std::string
 // average), in the fast path's bf16 cache. Part of bench e2e's floor.
 double decode_kv_bytes(const ModelConfig& c, const Workload& w);
 
+// The FLOPs of `w`'s prompt step, all rows: every layer's projections per token (2 per weight; a
+// sparse layer's router and its top-k experts per token), causal attention (Q K^T and P V over the
+// positions each token attends, within attention_window where the model has one), and the logits
+// of each row's last token. What bench e2e divides by the time to first token and compares with
+// the GEMM rate it measured.
+double prefill_flops(const ModelConfig& c, const Workload& w);
+
 // Row `row` of a synthetic prompt: n ids from splitmix64 seeded with 0x5eed0000 + row, mapped into
 // [3, vocab) (ids 0-2 are often special). bench/peers/common.py computes the same ids.
 std::vector<int32_t> synthetic_prompt(int64_t n, int row, int64_t vocab);
