@@ -22,7 +22,7 @@ log=$out/models_check.log
   python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"
   want tests && gpu_tests '*PrefillFlash*:*CudaMoe*:*CudaAttention.*:*CudaGenericRoute*:*CudaFixture.*:CudaOps*:*CudaLinear*:*CudaGemvFp8*:*CudaGemv.*:CudaFastOps*'
   if want prefill; then
-  echo "== prefill of 2048 tokens (W3's prompt), decode attention per row (prefill_flash=0) vs attn_prefill.flash (the default)"
+  echo "== prefill of 2048 tokens (W3's prompt), decode attention per row (prefill_flash=0) vs attn_prefill.pipe (the default)"
   m=/tmp/ac-qwen3-1.7b
   [ -f "$m/model.safetensors" ] || $bin synth-model --preset qwen3-1.7b --out $m --seed 11 --quiet
   p2048=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(3, 120000)) for _ in range(2048)))")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine: time to first token and decode with the fast path's two prompt attentions
-# (the decode attention once per prompt row, prefill_flash=0; attn_prefill.flash, prefill_flash=1)
+# (the decode attention once per prompt row, prefill_flash=0; attn_prefill.pipe, prefill_flash=1)
 # against HF eager on the same synthetic models (real shapes, bf16, seed 11) in the same run:
 # bench e2e (warm-up, then REPEATS runs) with the eager peer's record for the semantic check.
 # Needs build-device/ carried.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine: prefill time of the fast path's two prompt attentions, per prompt length and
 # model (bf16 synthetic models with the real shapes): the decode attention run once per prompt row
-# (prefill_flash=0) against attn_prefill.flash at its block sizes. Each run is a fresh
+# (prefill_flash=0) against attn_prefill.pipe at its block sizes. Each run is a fresh
 # `generate --json` (prefill_ms: the prompt's step; 8 greedy tokens after it, whose checksum must be
 # the same for every variant). Needs build-device/ carried.
 #   [MODELS="llama-3.2-1b qwen3-1.7b qwen3-4b"] [LENS="32 128 2048"] [REPS=2] tools/gpu_prefill_check.sh

@@ -169,7 +169,7 @@ TEST(CudaFastOps, QkvPostMatchesNormRopeAndCacheWrite) {
   RopeConfig rope;
   rope.theta = 1e6;
   for (long long hd : {32LL, 64LL, 128LL}) {
-    const long long n = 3, heads = 4, kvh = 2, max_seq = 64, slots = 2;
+    const long long n = 3, heads = 6, kvh = 2, max_seq = 64, slots = 2;
     const long long q_dim = heads * hd, kv_dim = kvh * hd, width = q_dim + 2 * kv_dim;
     std::vector<float> qkv = random_vec(size_t(n * width), 31, 2.0f), qn_r, kn_r;
     auto qn = store_as(random_vec(size_t(hd), 32, 0.1f), DType::BF16, qn_r);
@@ -236,6 +236,30 @@ TEST(CudaFastOps, QkvPostMatchesNormRopeAndCacheWrite) {
     EXPECT_EQ(to_host<float>(qout2, q.size()), to_host<float>(qout, q.size())) << "q from the tables, head_dim " << hd;
     EXPECT_EQ(to_host<uint16_t>(kc2, kc_h.size()), kc_h) << "k cache from the tables, head_dim " << hd;
     EXPECT_EQ(to_host<uint16_t>(vc2, kc_h.size()), vc_h) << "v cache from the tables, head_dim " << hd;
+    // qkv_post.rows (a prompt step's form: one warp per row, 30 rows over whole blocks of 4 or 8
+    // warps): the same q to f32 rounding (its norm sums in another order), k within one bf16 step,
+    // v the same bits; rows past the last are left alone.
+    for (int block : {128, 256}) {
+      auto qout3 = poisoned(q.size());
+      cuda::DeviceBuffer kc3(kc.bytes()), vc3(kc.bytes());
+      kc3.fill_u32(0xffffffffu, stream());
+      vc3.fill_u32(0xffffffffu, stream());
+      QkvPostParams p3 = p2;
+      p3.q_out = qout3.as<float>();
+      p3.k_cache = kc3.as<unsigned short>();
+      p3.v_cache = vc3.as<unsigned short>();
+      const cuda::Variant rows =
+          cuda::make_variant(cuda::find_family("qkv_post", "rows"), {{"BLOCK", block}, {"HD", int(hd)}}, {DType::BF16}, arch());
+      const unsigned per_block = unsigned(block / 32), total = unsigned(n * (heads + 2 * kvh));
+      cuda::launch_kernel(cuda::load_kernel(rows), cuda::Dim3{(total + per_block - 1) / per_block}, unsigned(block), 0, stream(),
+                          &p3);
+      EXPECT_LE(rel_l2(to_host<float>(qout3, q.size()), qw), 1e-5) << rows.name();
+      EXPECT_LE(rel_l2(to_host<float>(qout3, q.size()), to_host<float>(qout2, q.size())), 1e-6) << rows.name();
+      const auto k3 = to_host<uint16_t>(kc3, kc_h.size());
+      for (size_t i = 0; i < k3.size(); ++i)
+        ASSERT_LE(std::abs(int(k3[i]) - int(kc_h[i])), 1) << rows.name() << " k cache element " << i;
+      EXPECT_EQ(to_host<uint16_t>(vc3, kc_h.size()), vc_h) << rows.name();
+    }
   }
 }
 

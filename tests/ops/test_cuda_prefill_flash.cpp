@@ -1,10 +1,10 @@
-// attn_prefill.flash against a double-precision attention computed here from the same bf16 KV
-// cache, on ragged steps (the lengths of the prefill issue: 1, 7, 127, 128, 129, 2047, 2048),
-// several sequences in one step, and a chunk continuing a cached prefix; with every BLOCK and BK
-// at head dims 32, 64 and 128, for attn_prefill.flash and attn_prefill.pipe (its K/V tiles
-// double-buffered, fragments by ldmatrix). Q and P are rounded to bf16 inside the kernel, so the
-// bound is the bf16 one (relative L2 1e-2). Then the fast path's prefill with prefill_flash=1 and
-// 2 against the CPU reference on the tiny presets, and against the decode attention per row. Skipped, with the reason, where there is no GPU.
+// attn_prefill.pipe against a double-precision attention computed here from the same bf16 KV
+// cache, on ragged steps (the lengths 1, 7, 127, 128, 129, 2047, 2048), several sequences in one
+// step, and a chunk continuing a cached prefix; with every BLOCK and BK at head dims 32, 64 and
+// 128. Q and P are rounded to bf16 inside the kernel, so the bound is the bf16 one (relative L2
+// 1e-2); its 16-bit output (out16) is the f32 one rounded, bit for bit. Then the fast path's
+// prefill against the CPU reference on the tiny presets, and against the decode attention per
+// row. Skipped, with the reason, where there is no GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -86,20 +86,29 @@ TEST_P(CudaPrefillFlash, MatchesDoublePrecisionAttention) {
 
   auto dq = to_device(q), dk = to_device(kb), dv = to_device(vb), dpos = to_device(positions), dslot = to_device(slot_of);
   const std::string arch = cuda::Device::get().info().arch();
-  for (const char* family : {"flash", "pipe"})
-    for (int block : {64, 128, 256})
-      for (int bk : {16, 32, 64}) {
-        const cuda::Variant v = cuda::make_variant(cuda::find_family("attn_prefill", family),
-                                                   {{"BLOCK", block}, {"BK", bk}, {"HD", int(c.hd)}}, {}, arch);
-        const std::vector<int32_t> tiles = cuda::prefill_query_tiles(slot_of, block / 32 * 16);
-        auto dt = to_device(tiles);
-        auto out = poisoned(want.size());
-        PrefillAttnParams p{dq.as<float>(), dk.as<unsigned short>(), dv.as<unsigned short>(), out.as<float>(), dpos.as<int>(),
-                            dslot.as<int>(), dt.as<int>(), n, c.heads, c.kv_heads, max_seq, float(scale)};
-        cuda::launch_kernel(cuda::load_kernel(v), cuda::Dim3{unsigned(tiles.size() / 2), unsigned(c.heads)}, unsigned(block),
-                            cuda::prefill_attention_smem(v), cuda::Device::get().stream(), &p);
-        EXPECT_LE(rel_l2(to_host<float>(out, want.size()), want), 1e-2) << v.name();
-      }
+  for (int block : {64, 128, 256})
+    for (int bk : {16, 32, 64}) {
+      const cuda::Variant v = cuda::make_variant(cuda::find_family("attn_prefill", "pipe"),
+                                                 {{"BLOCK", block}, {"BK", bk}, {"HD", int(c.hd)}}, {DType::BF16}, arch);
+      const std::vector<int32_t> tiles = cuda::prefill_query_tiles(slot_of, block / 32 * 16);
+      auto dt = to_device(tiles);
+      auto out = poisoned(want.size());
+      cuda::DeviceBuffer out16(want.size() * 2);
+      out16.fill_u32(0xffffffffu, cuda::Device::get().stream());
+      PrefillAttnParams p{dq.as<float>(), dk.as<unsigned short>(), dv.as<unsigned short>(), out.as<float>(), dpos.as<int>(),
+                          dslot.as<int>(), dt.as<int>(), n, c.heads, c.kv_heads, max_seq, float(scale), nullptr};
+      const cuda::Dim3 grid{unsigned(tiles.size() / 2), unsigned(c.heads)};
+      cuda::launch_kernel(cuda::load_kernel(v), grid, unsigned(block), cuda::prefill_attention_smem(v),
+                          cuda::Device::get().stream(), &p);
+      const std::vector<float> got = to_host<float>(out, want.size());
+      EXPECT_LE(rel_l2(got, want), 1e-2) << v.name();
+      p.out16 = out16.as<void>();
+      cuda::launch_kernel(cuda::load_kernel(v), grid, unsigned(block), cuda::prefill_attention_smem(v),
+                          cuda::Device::get().stream(), &p);
+      const std::vector<uint16_t> got16 = to_host<uint16_t>(out16, want.size());
+      for (size_t i = 0; i < got16.size(); ++i)
+        ASSERT_EQ(got16[i], f32_to_bf16(got[i])) << v.name() << " out16 element " << i;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -109,7 +118,7 @@ INSTANTIATE_TEST_SUITE_P(
                       FlashCase{2, 2, 32, {{0, 2048}}}, FlashCase{8, 2, 128, {{0, 129}, {0, 7}, {0, 1}}},
                       FlashCase{4, 4, 32, {{200, 300}}}, FlashCase{6, 2, 128, {{5, 6}, {100, 230}}}));
 
-// The fast path's prefill with attn_prefill.flash: teacher-forced logits of a 150-token prompt
+// The fast path's prefill with attn_prefill.pipe: teacher-forced logits of a 150-token prompt
 // (prefilled in chunks of 64: later chunks attend a cached prefix) against the CPU reference
 // within the fast path's bf16 bound, and the same as with the decode attention per row.
 class CudaPrefillFlashPreset : public ::testing::TestWithParam<std::string> {};
@@ -136,15 +145,12 @@ TEST_P(CudaPrefillFlashPreset, LogitsMatchTheCpuReference) {
   per_row_cfg.prefill_flash = 0;
   auto per_row = cuda::make_fast_executor(g, lim, per_row_cfg);
   const std::vector<float> by_row = rows(*per_row);
-  for (int kind : {1, 2}) {  // attn_prefill.flash, attn_prefill.pipe
-    cuda::FastConfig flash;
-    flash.prefill_flash = kind;
-    ASSERT_TRUE(cuda::prefill_flash_variant(model->config, flash, cuda::Device::get().info().arch()).has_value());
-    auto ex = cuda::make_fast_executor(g, lim, flash);
-    const std::vector<float> got = rows(*ex);
-    EXPECT_LE(rel_l2(got, want), 1e-2) << "prefill_flash=" << kind;
-    EXPECT_LE(rel_l2(got, by_row), 1e-2) << "prefill_flash=" << kind;
-  }
+  cuda::FastConfig flash;  // the default: attn_prefill.pipe, qkv_post.rows
+  ASSERT_TRUE(cuda::prefill_flash_variant(model->config, flash, DType::BF16, cuda::Device::get().info().arch()).has_value());
+  auto ex = cuda::make_fast_executor(g, lim, flash);
+  const std::vector<float> got = rows(*ex);
+  EXPECT_LE(rel_l2(got, want), 1e-2);
+  EXPECT_LE(rel_l2(got, by_row), 1e-2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, CudaPrefillFlashPreset, ::testing::Values("tiny-qwen3", "tiny-llama"));

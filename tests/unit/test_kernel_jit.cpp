@@ -184,12 +184,12 @@ TEST(KernelJit, Fp8GemvAtTheDefaultPointsCompiles) {
       }
 }
 
-// attn_prefill.pipe (prefill_flash=2) at the default block for every BK and head dim on sm_90, and
-// at BK 64 on sm_80: it compiles, within its shared memory (two stages of K and V), without
-// spilling more than flash does at the same point; the registers of both are printed.
+// attn_prefill.pipe (the prompt's attention) at the default block for every BK and head dim on
+// sm_90, and at BK 64 on sm_80, in both output types: it compiles within its shared memory (two
+// stages of K and V) without spilling; the registers are printed. qkv_post.rows at every head dim
+// compiles without spilling, and is what the prompt steps take beside it.
 TEST(KernelJit, PrefillPipeCompiles) {
   FastConfig cfg;
-  cfg.prefill_flash = 2;
   struct Point {
     const char* arch;
     int bk, hd;
@@ -198,27 +198,34 @@ TEST(KernelJit, PrefillPipeCompiles) {
   for (int bk : {16, 32, 64})
     for (int hd : {32, 64, 128}) points.push_back({"sm_90", bk, hd});
   for (int hd : {32, 64, 128}) points.push_back({"sm_80", 64, hd});
-  for (const Point& pt : points) {
-    cfg.prefill_flash_bk = pt.bk;
-    ModelConfig c;
-    c.head_dim = pt.hd;
-    const std::optional<Variant> v = prefill_flash_variant(c, cfg, pt.arch);
-    ASSERT_TRUE(v.has_value());
-    ASSERT_EQ(v->family->name, "pipe");
-    EXPECT_EQ(prefill_attention_smem(*v), size_t(2 * 2 * pt.bk * (pt.hd + 8) * 2));
-    const Variant flash = make_variant(find_family("attn_prefill", "flash"), v->values, {}, pt.arch);
-    EXPECT_EQ(prefill_attention_smem(flash), 0u);
-    const JitResult r = jit_compile(JitRequest{v->name(), v->source(), pt.arch, {}});
-    const JitResult f = jit_compile(JitRequest{flash.name(), flash.source(), pt.arch, {}});
-    ASSERT_TRUE(r.ok && f.ok) << v->name() << ": " << r.error << f.error;
-    EXPECT_LE(r.spill_bytes, std::max(f.spill_bytes, 0)) << v->name() << "\n" << r.log;
-    std::printf("[ prefill ] %s: %d registers, %d spill bytes (flash: %d, %d)\n", v->name().c_str(), r.registers,
-                r.spill_bytes, f.registers, f.spill_bytes);
-  }
-  cfg.prefill_flash = 1;
+  for (const Point& pt : points)
+    for (DType wt : {DType::BF16, DType::F16}) {
+      cfg.prefill_flash_bk = pt.bk;
+      ModelConfig c;
+      c.head_dim = pt.hd;
+      const std::optional<Variant> v = prefill_flash_variant(c, cfg, wt, pt.arch);
+      ASSERT_TRUE(v.has_value());
+      ASSERT_EQ(v->family->name, "pipe");
+      EXPECT_EQ(prefill_attention_smem(*v), size_t(2 * 2 * pt.bk * (pt.hd + 8) * 2));
+      const JitResult r = jit_compile(JitRequest{v->name(), v->source(), pt.arch, {}});
+      ASSERT_TRUE(r.ok) << v->name() << ": " << r.error;
+      EXPECT_EQ(r.spill_bytes, 0) << v->name() << "\n" << r.log;
+      std::printf("[ prefill ] %s: %d registers, %d spill bytes\n", v->name().c_str(), r.registers, r.spill_bytes);
+    }
+  cfg.prefill_flash = 0;
   ModelConfig c;
   c.head_dim = 64;
-  EXPECT_EQ(prefill_flash_variant(c, cfg, "sm_90")->family->name, "flash");
+  EXPECT_FALSE(prefill_flash_variant(c, cfg, DType::BF16, "sm_90").has_value());
+  for (int hd : {32, 64, 128, 256}) {
+    c.head_dim = hd;
+    const std::optional<Variant> q = prefill_qkv_post_variant(c, DType::BF16, "sm_90");
+    ASSERT_TRUE(q.has_value());
+    const JitResult r = jit_compile(JitRequest{q->name(), q->source(), "sm_90", {}});
+    ASSERT_TRUE(r.ok) << q->name() << ": " << r.error;
+    EXPECT_EQ(r.spill_bytes, 0) << q->name();
+  }
+  c.head_dim = 80;  // not a whole number of values per lane
+  EXPECT_FALSE(prefill_qkv_post_variant(c, DType::BF16, "sm_90").has_value());
 }
 
 // attn_o.cluster's points for the target models (attn_o 1, 2, 4 where they apply) compile for

@@ -1,4 +1,4 @@
-// attn_prefill.flash's query tiles (backends/cuda/fast/prefill_tiles.h): runs of one slot's
+// attn_prefill.pipe's query tiles (backends/cuda/fast/prefill_tiles.h): runs of one slot's
 // consecutive rows, cut at the block's row count; every row in exactly one tile.
 #include <gtest/gtest.h>
 

@@ -232,18 +232,19 @@ struct QkvPostParams {
 
 // Flash-decoding: each block attends one KV head's query group over one split of the positions
 // and writes an unnormalised partial; attn_combine merges the splits.
-// Prefill attention, flash style (attention/prefill_flash.cuh): query tiles of consecutive rows of
-// one sequence, from the host's tile table.
+// Prefill attention (attention/prefill_pipe.cuh): query tiles of consecutive rows of one
+// sequence, from the host's tile table.
 struct PrefillAttnParams {
   const float* q;                 // [n, heads * head_dim], normed and roped (qkv_post)
   const unsigned short* k_cache;  // [slots, kv_heads, max_seq, head_dim] bf16, this step's rows written
   const unsigned short* v_cache;
-  float* out;                     // [n, heads * head_dim]
+  float* out;                     // [n, heads * head_dim] f32, where out16 is null
   const int* positions;           // [n]; row t attends positions [0, positions[t]] of its slot
   const int* slots;               // [n]
   const int* tiles;               // [tiles][2]: first row, rows (one slot, at most the block's 16 * warps rows)
   long long n, heads, kv_heads, max_seq;
   float scale;
+  void* out16;                    // null, or [n, heads * head_dim] in the variant's W instead of out
 };
 
 struct DecodeAttnParams {

@@ -224,23 +224,11 @@ std::vector<Family> build_families() {
     v.push_back(std::move(f));
   }
   {
-    Family f;
-    f.op = "attn_prefill";
-    f.name = "flash";
-    f.header = "attention/prefill_flash.cuh";
-    f.params_struct = "PrefillAttnParams";
-    f.device_fn = "attn_prefill_flash";
-    f.params = {{"BLOCK", {64, 128, 256}}, {"BK", {16, 32, 64}}, {"HD", {32, 64, 128}}};
-    f.min_sm = 80;  // mma.sync with bf16
-    f.description = "prefill attention: 16 query rows per warp of one sequence against BK-position K/V tiles on "
-                    "tensor cores (mma.sync bf16, f32 accumulation), online softmax, causal per row";
-    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
-      const int bytes = 2 * v.at("BK") * (v.at("HD") + 8) * 2;
-      if (bytes > 48 * 1024) return "needs " + std::to_string(bytes) + " bytes of static shared memory (48 KiB limit)";
-      // Registers per lane: the O accumulators (HD / 2), Q fragments (HD / 8), S (BK / 2).
-      if (v.at("HD") / 2 + v.at("HD") / 8 + v.at("BK") / 2 > 128) return "more than 128 accumulator and fragment registers per lane";
-      return "";
-    };
+    Family f = ref("qkv_post", "attention/qkv_post_rows.cuh", "QkvPostParams", "qkv_post_rows", {"W"},
+                   {{"HD", {32, 64, 128, 256}}},
+                   "qkv_post for prompt steps: one warp per (token, head) row, HD / 32 values per lane, rope from the "
+                   "executor's tables");
+    f.name = "rows";
     v.push_back(std::move(f));
   }
   {
@@ -252,8 +240,11 @@ std::vector<Family> build_families() {
     f.device_fn = "attn_prefill_pipe";
     f.params = {{"BLOCK", {64, 128, 256}}, {"BK", {16, 32, 64}}, {"HD", {32, 64, 128}}};
     f.min_sm = 80;  // mma.sync with bf16, ldmatrix, cp.async
-    f.description = "prefill attention as attn_prefill.flash with its K/V tiles double-buffered by cp.async in "
-                    "dynamic shared memory, fragments by ldmatrix (V transposed), the softmax in base 2";
+    f.type_params = {"W"};  // the 16-bit output's type (PrefillAttnParams::out16); K/V are bf16
+    f.type_domain = {DType::BF16, DType::F16};
+    f.description = "prefill attention (FlashAttention-2): 16 query rows per warp of one sequence against BK-position "
+                    "K/V tiles double-buffered by cp.async in dynamic shared memory, mma.sync bf16 with f32 "
+                    "accumulation, fragments by ldmatrix (V transposed), online softmax in base 2, causal per row";
     f.constraint = [](const std::map<std::string, int>& v) -> std::string {
       const int bytes = attn_prefill_pipe_smem(v.at("BK"), v.at("HD"));
       if (bytes > kMaxDynamicSmem)

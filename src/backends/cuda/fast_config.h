@@ -131,14 +131,14 @@ struct FastConfig {
   // at 256:4:1:8 was 1.8% slower under the step's 40 and 0.28% faster than the plan's point under
   // 30: bench/results/2026-12-03-carveout-map/). Absent: the step's.
   std::map<std::string, int> region_carveout;
-  // Prefill steps (any step that is not a batch of one-token decodes) run attn_prefill.flash
-  // (query tiles of one sequence against K/V tiles on tensor cores, each K/V tile read once per
-  // tile of rows) instead of the decode attention once per row, where the head dim is 32, 64 or
-  // 128; prefill_flash_block threads (16 query rows per warp), prefill_flash_bk positions per
-  // K/V tile. On an H100 it took a 2048-token prompt's time to first token from 64.0 / 120.5 ms to
-  // 15.7 / 27.7 ms on Llama-3.2-1B / Qwen3-1.7B, shorter prompts unchanged within noise
-  // (bench/results/2026-12-06-prefill-flash/). 2: attn_prefill.pipe, the same loop with its K/V
-  // tiles double-buffered (cp.async) and its fragments from ldmatrix (not yet run on a GPU).
+  // Prefill steps (any step that is not a batch of one-token decodes) run attn_prefill.pipe
+  // (query tiles of one sequence against double-buffered K/V tiles on tensor cores, each K/V tile
+  // read once per tile of rows) instead of the decode attention once per row (0), where the head
+  // dim is 32, 64 or 128; prefill_flash_block threads (16 query rows per warp), prefill_flash_bk
+  // positions per K/V tile. On an H100 a 2048-token prompt's time to first token went from
+  // 64.0 / 120.5 ms (per row) to 12.3 / 22.6 ms with a single-buffered tile kernel and to 11.0 /
+  // 17.0 ms with this one on Llama-3.2-1B / Qwen3-1.7B, shorter prompts unchanged within noise
+  // (bench/results/2026-12-06-prefill-flash/, 2026-12-06-prefill-pipe/).
   int prefill_flash = 1;
   int prefill_flash_block = 128, prefill_flash_bk = 64;
   // Prefill steps hand their GEMMs 16-bit inputs written by the pass before (rms_norm.cast, the

@@ -172,18 +172,17 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("mma_min_batch").read_by({"gemv.mma"}).described("the smallest batch that runs gemv.mma"),
                    &FastConfig::mma_min_batch));
   k.push_back(bind(Knob("mma_terms").read_by({"gemv.mma"}).described("gemv.mma's TERMS"), &FastConfig::mma_terms));
-  k.push_back(bind(Knob("prefill_flash").range(0, 2).read_by({"attn_prefill.flash", "attn_prefill.pipe"})
-                       .described("prefill steps run attn_prefill.flash (1) or attn_prefill.pipe (2) instead of the "
-                                  "decode attention per row (0)"),
+  k.push_back(bind(Knob("prefill_flash").range(0, 1).read_by({"attn_prefill.pipe", "qkv_post.rows"})
+                       .described("prefill steps run attn_prefill.pipe (1) instead of the decode attention per row (0)"),
                    &FastConfig::prefill_flash));
-  k.push_back(bind(Knob("prefill_flash_block").one_of({64, 128, 256}).read_by({"attn_prefill.flash", "attn_prefill.pipe"})
-                       .described("attn_prefill.flash's BLOCK (16 query rows per warp)"),
+  k.push_back(bind(Knob("prefill_flash_block").one_of({64, 128, 256}).read_by({"attn_prefill.pipe"})
+                       .described("attn_prefill.pipe's BLOCK (16 query rows per warp)"),
                    &FastConfig::prefill_flash_block));
   k.push_back(bind(Knob("prefill_w16").range(0, 1).read_by({"rms_norm.cast", "swiglu.w16"})
                        .described("prefill GEMMs read 16-bit inputs written by the pass before; residual adds in the GEMMs"),
                    &FastConfig::prefill_w16));
-  k.push_back(bind(Knob("prefill_flash_bk").one_of({16, 32, 64}).read_by({"attn_prefill.flash", "attn_prefill.pipe"})
-                       .described("attn_prefill.flash's BK (positions per K/V tile)"),
+  k.push_back(bind(Knob("prefill_flash_bk").one_of({16, 32, 64}).read_by({"attn_prefill.pipe"})
+                       .described("attn_prefill.pipe's BK (positions per K/V tile)"),
                    &FastConfig::prefill_flash_bk));
   k.push_back(bind(Knob("mlp_fused_batch").read_by({"mlp.fused"})
                        .described("batch templates up to this run a layer's MLP as one mlp.fused kernel (0: none)"),

@@ -98,15 +98,19 @@ Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::
                       arch);
 }
 
-std::optional<Variant> prefill_flash_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch) {
+std::optional<Variant> prefill_flash_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch) {
   if (!cfg.prefill_flash || (c.head_dim != 32 && c.head_dim != 64 && c.head_dim != 128)) return std::nullopt;
-  const Family& f = find_family("attn_prefill", cfg.prefill_flash == 2 ? "pipe" : "flash");
+  const Family& f = find_family("attn_prefill", "pipe");
   if (!arch_constraint(f, arch).empty()) return std::nullopt;
-  return make_variant(f, {{"BLOCK", cfg.prefill_flash_block}, {"BK", cfg.prefill_flash_bk}, {"HD", int(c.head_dim)}}, {}, arch);
+  return make_variant(f, {{"BLOCK", cfg.prefill_flash_block}, {"BK", cfg.prefill_flash_bk}, {"HD", int(c.head_dim)}}, {wt},
+                      arch);
 }
 
-size_t prefill_attention_smem(const Variant& v) {
-  return v.family->name == "pipe" ? size_t(attn_prefill_pipe_smem(v.param("BK"), v.param("HD"))) : 0;
+size_t prefill_attention_smem(const Variant& v) { return size_t(attn_prefill_pipe_smem(v.param("BK"), v.param("HD"))); }
+
+std::optional<Variant> prefill_qkv_post_variant(const ModelConfig& c, DType wt, const std::string& arch) {
+  if (c.head_dim % 32 != 0 || c.head_dim > 256) return std::nullopt;
+  return make_variant(find_family("qkv_post", "rows"), {{"BLOCK", 256}, {"HD", int(c.head_dim)}}, {wt}, arch);
 }
 
 std::vector<long long> cluster_long_reaches(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch) {

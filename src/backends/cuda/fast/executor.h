@@ -93,7 +93,7 @@ class FastExecutor final : public Executor {
   void prefill_layers_w16(long long n, const std::optional<Variant>& flash);
   void prefill_layers_f32(long long n, const std::optional<Variant>& flash);
   void attention(const LayerOps& L, size_t layer, long long n, bool pdl);
-  void prefill_attention(const LayerOps& L, size_t layer, long long n, const Variant& v);
+  void prefill_attention(const LayerOps& L, size_t layer, long long n, const Variant& v, void* out16);
   // out [n, out_dim] (out_t) = x16 [n, in] (wt_) * w^T, plus beta times out. `ws`: an FP8
   // weight's scales (it is dequantized into wdq_ first), else null. `kind`: its name in the profile.
   void gemm(const void* w, const float* ws, const void* x16, long long n, long long in, long long out_dim, void* out,
@@ -172,7 +172,7 @@ class FastExecutor final : public Executor {
   long long profiled_steps_ = 0, prefill_steps_ = 0, prefill_tokens_ = 0;
   bool prefill_warm_ = false;  // the first prompt step is not profiled (it loads cuBLAS's kernels)
   std::vector<int32_t> last_positions_, last_slots_;
-  DeviceBuffer prefill_tiles_;  // attn_prefill.flash's query tiles: [max_tokens][2]
+  DeviceBuffer prefill_tiles_;  // attn_prefill.pipe's query tiles: [max_tokens][2]
   long long prefill_tile_count_ = 0;
   long long rows_in_step_ = 0;
   bool decode_step_ = false, tokens_ready_ = false;

@@ -1,5 +1,5 @@
-// A prefill step (any other step): cuBLAS GEMMs over the step's tokens with the reference kernels
-// around them, and the split attention.
+// A prefill step (any other step): cuBLAS GEMMs over the step's tokens, the passes that write
+// their 16-bit inputs, and the prompt attention (attn_prefill.pipe after qkv_post.rows).
 #include "backends/cuda/fast/executor.h"
 
 #include <cmath>
@@ -18,7 +18,7 @@ void FastExecutor::run_prefill(long long n, long long r) {
   EmbedParams ep{wptr(ops_.embed, 0), in_.tokens(), resid_.as<float>(), n, c.hidden_size, c.vocab_size};
   launch(ref("embed", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, &ep);
   mark("embed", double(n * c.hidden_size) * double(dtype_size(wt_) + 4));
-  const std::optional<Variant> flash = prefill_flash_variant(c, cfg_, arch_);
+  const std::optional<Variant> flash = prefill_flash_variant(c, cfg_, wt_, arch_);
   if (flash) {  // the step's query tiles, for every layer
     const std::vector<int32_t> tiles = prefill_query_tiles(last_slots_, flash->threads() / 32 * 16);
     prefill_tiles_.upload(tiles.data(), tiles.size() * 4, s_);
@@ -48,11 +48,14 @@ void FastExecutor::prefill_layers_w16(long long n, const std::optional<Variant>&
     gemm(reinterpret_cast<const void*>(fw_->wqkv[l].ptr()), sqkv(l), x16, n, c.hidden_size, qkvd, qkv_.as<void>(), DType::F32,
          0.0f, "gemm_qkv");
     if (fw_->bqkv[l].ptr()) bias_add(qkv_.as<float>(), reinterpret_cast<const void*>(fw_->bqkv[l].ptr()), n, qkvd);
-    if (flash) prefill_attention(L, l, n, *flash);
-    else attention(L, l, n, false);
-    CastParams cp{attn_.as<float>(), x16, n * c.q_dim()};
-    launch(ref("cast", {}, {wt_}), Dim3{elementwise_blocks(n * c.q_dim(), kRefBlock)}, kRefBlock, 0, &cp);
-    mark("cast", double(n * c.q_dim()) * double(4 + dtype_size(wt_)));
+    if (flash) {
+      prefill_attention(L, l, n, *flash, x16);  // writes the output projection's input itself
+    } else {
+      attention(L, l, n, false);
+      CastParams cp{attn_.as<float>(), x16, n * c.q_dim()};
+      launch(ref("cast", {}, {wt_}), Dim3{elementwise_blocks(n * c.q_dim(), kRefBlock)}, kRefBlock, 0, &cp);
+      mark("cast", double(n * c.q_dim()) * double(4 + dtype_size(wt_)));
+    }
     gemm(wptr(L.o, 0), sptr(L.o), x16, n, c.q_dim(), c.hidden_size, resid, DType::F32, 1.0f, "gemm_o");
     if (const void* ob = wptr(L.o, 1)) bias_add(resid, ob, n, c.hidden_size);
     norm16(L.post_norm, resid, n, c.hidden_size, x16);
@@ -95,7 +98,7 @@ void FastExecutor::prefill_layers_f32(long long n, const std::optional<Variant>&
     gemm(reinterpret_cast<const void*>(fw_->wqkv[l].ptr()), sqkv(l), x16, n, c.hidden_size, qkvd, qkv_.as<void>(), DType::F32,
          0.0f, "gemm_qkv");
     if (fw_->bqkv[l].ptr()) bias_add(qkv_.as<float>(), reinterpret_cast<const void*>(fw_->bqkv[l].ptr()), n, qkvd);
-    if (flash) prefill_attention(L, l, n, *flash);
+    if (flash) prefill_attention(L, l, n, *flash, nullptr);
     else attention(L, l, n, false);
     cast(attn_.as<float>(), n * c.q_dim());
     gemm(wptr(L.o, 0), sptr(L.o), x16, n, c.q_dim(), c.hidden_size, tmp, DType::F32, 0.0f, "gemm_o");
@@ -143,21 +146,30 @@ void FastExecutor::attention(const LayerOps& L, size_t layer, long long n, bool 
   if (pdl) mark("attn_combine", 0);
 }
 
-// The prefill attention as attn_prefill.flash: qkv_post (q/k norm, rope, KV-cache write) as for
-// the decode attention, then one block per (query tile, head).
-void FastExecutor::prefill_attention(const LayerOps& L, size_t layer, long long n, const Variant& v) {
+// The prefill attention as attn_prefill.pipe: qkv_post.rows (q/k norm, rope, KV-cache write; one
+// warp per row), then one block per (query tile, head), writing f32 rows to attn_ or, given out16,
+// the output projection's 16-bit input.
+void FastExecutor::prefill_attention(const LayerOps& L, size_t layer, long long n, const Variant& v, void* out16) {
   const ModelConfig& c = g_.config;
   QkvPostParams qp{qkv_.as<float>(), q_.as<float>(), L.q_norm ? wptr(L.q_norm, 0) : nullptr,
                    L.k_norm ? wptr(L.k_norm, 0) : nullptr, float(c.rms_norm_eps), in_.positions(),
                    in_.slots(), inv_freq_.as<float>(), kcache_[layer].as<unsigned short>(),
                    vcache_[layer].as<unsigned short>(), n, c.num_heads, c.num_kv_heads, c.head_dim, lim_.max_seq,
                    rope_cos_.as<float>(), rope_sin_.as<float>()};
-  launch(load_kernel(qkv_post_variant(cfg_, wt_, arch_)), Dim3{unsigned(c.num_heads + 2 * c.num_kv_heads), unsigned(n)},
-         unsigned(cfg_.qkv_post_block), 0, &qp);
-  mark("qkv_post", 0);
+  const long long heads = c.num_heads + 2 * c.num_kv_heads;
+  if (const std::optional<Variant> rows = prefill_qkv_post_variant(c, wt_, arch_)) {
+    const long long per_block = rows->threads() / 32;
+    launch(load_kernel(*rows), Dim3{unsigned((n * heads + per_block - 1) / per_block)}, unsigned(rows->threads()), 0, &qp);
+  } else {
+    launch(load_kernel(qkv_post_variant(cfg_, wt_, arch_)), Dim3{unsigned(heads), unsigned(n)}, unsigned(cfg_.qkv_post_block),
+           0, &qp);
+  }
+  // bytes: the f32 qkv rows read, q written f32, k and v written bf16
+  mark("qkv_post", double(n) * double(c.q_dim() + 2 * c.kv_dim()) * 4 + double(n) * double(c.q_dim()) * 4 +
+                       double(n) * double(2 * c.kv_dim()) * 2);
   PrefillAttnParams ap{q_.as<float>(), kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(),
                        attn_.as<float>(), in_.positions(), in_.slots(), prefill_tiles_.as<int>(), n, c.num_heads,
-                       c.num_kv_heads, lim_.max_seq, 1.0f / std::sqrt(float(c.head_dim))};
+                       c.num_kv_heads, lim_.max_seq, 1.0f / std::sqrt(float(c.head_dim)), out16};
   launch(load_kernel(v), Dim3{unsigned(prefill_tile_count_), unsigned(c.num_heads)}, unsigned(v.threads()),
          prefill_attention_smem(v), &ap, false, "attention");
   if (profile_) {  // causal: each row's query against its positions so far, QK^T and PV

@@ -1,5 +1,5 @@
 #pragma once
-// The query tiles of attn_prefill.flash (attention/prefill_flash.cuh): runs of consecutive step
+// The query tiles of attn_prefill.pipe (attention/prefill_pipe.cuh): runs of consecutive step
 // rows of one KV-cache slot, cut into tiles of at most `rows` rows, as [first row, count] pairs.
 // A block takes one tile, so every row of a tile reads the same sequence's K/V. Host-only.
 #include <cstdint>

@@ -136,7 +136,10 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
   if (auto ao = attn_o_plan(c, cfg, wt, arch, 1, 0, false)) v.push_back(ao->v);
   v.push_back(attn_variant(c, cfg, arch));
   v.push_back(combine_variant(c, cfg, arch));
-  if (auto pf = prefill_flash_variant(c, cfg, arch)) v.push_back(*pf);
+  if (auto pf = prefill_flash_variant(c, cfg, wt, arch)) {
+    v.push_back(*pf);
+    if (auto qp = prefill_qkv_post_variant(c, wt, arch)) v.push_back(*qp);
+  }
   if (auto pl = persistent_plan(c, cfg, wt, arch, false)) v.push_back(pl->v);
   if (auto mo = merge_o_plan(c, cfg, wt, arch, 1, 0, false)) {
     v.push_back(mo->attn);

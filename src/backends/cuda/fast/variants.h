@@ -20,10 +20,12 @@ std::optional<Variant> cluster_attn_variant(const ModelConfig& c, const FastConf
 std::vector<Variant> cluster_long_attn_variants(const ModelConfig& c, const FastConfig& cfg, DType wt,
                                                 const std::string& arch);
 Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch);
-// attn_prefill.flash (prefill_flash 1) or attn_prefill.pipe (2) for prefill steps, when configured
-// and the head dim and GPU allow; the dynamic shared memory its launch takes.
-std::optional<Variant> prefill_flash_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch);
+// attn_prefill.pipe for prefill steps (its output in `wt`), when configured (prefill_flash) and the
+// head dim and GPU allow; the dynamic shared memory its launch takes.
+std::optional<Variant> prefill_flash_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch);
 size_t prefill_attention_smem(const Variant& v);
+// qkv_post.rows for prefill steps with attn_prefill.pipe, where the head dim allows (else qkv_post.fused).
+std::optional<Variant> prefill_qkv_post_variant(const ModelConfig& c, DType wt, const std::string& arch);
 // fp8_dequant.rows into `wt`: the prefill GEMMs' view of an FP8 projection.
 Variant fp8_dequant_variant(DType wt, const std::string& arch);
 // The prefill's passes that write the GEMMs' 16-bit inputs: rms_norm.cast and swiglu.w16.
