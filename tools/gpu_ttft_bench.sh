@@ -8,7 +8,7 @@
 # records with PEERS_IN=<folder in the working tree>).
 #   part 1: synthesise the presets; GPU tests matching $GTEST; with OLD_BIN=path, W3's TTFT of that
 #           binary and of build-device's, interleaved (an A/B of the engine change under test);
-#           the HF eager records.
+#           the HF eager records (SKIP_PEERS=1 leaves them out).
 #   part 2: the compiled peer's records, then bench e2e against both (its markdown prints the
 #           prompt's TFLOP/s against the GEMM rate).
 # Needs build-device/ carried.
@@ -37,6 +37,7 @@ wl=${WORKLOADS:-W1,W2,W3}
       done
     fi
     for m in $presets; do
+      [ "${SKIP_PEERS:-0}" = 1 ] && break  # the A/B alone
       f=$work/peers/hf-eager.$m.peer.json
       [ -f "$f" ] || timeout 200 python3 bench/peers/hf_eager.py --model "$work/models/$m" --workloads "$wl" --repeats 3 --out "$f" 2>&1 \
         | tail -3 || echo "hf-eager $m FAILED"

@@ -129,6 +129,19 @@ struct MoeExpertParams {
   long long n, top_k, hidden, inter;
 };
 
+// The fast path's mixture-of-experts MLP (moe/gemv.cuh): the picked experts of each token, one
+// launch for all of them. Expert e's matrices are table[e] (gate), table[E + e] (up) and
+// table[2E + e] (down), each its own [rows, cols] W tensor.
+struct MoeGemvParams {
+  const float* x;            // gate_up: [n, hidden] input rows (the post-attention RMSNorm's)
+  const int* ids;            // [n, top_k] picked experts (moe_route: increasing index within a token)
+  const float* weights;      // [n, top_k] their routing weights
+  const void* const* table;  // [3 * experts] device pointers
+  float* act;                // [n * top_k, inter]: silu(gate x) * (up x), written by gate_up, read by down
+  float* out;                // down: [n, hidden] f32 rows, added to: out += sum_j weights_j (down_j act_j)
+  long long n, top_k, experts, hidden, inter;
+};
+
 struct ArgmaxParams {
   const float* logits;   // [rows, vocab]
   int* out;              // [rows]

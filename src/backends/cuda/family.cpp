@@ -101,6 +101,18 @@ std::vector<Family> build_families() {
                   "reference: silu(gate x) * (up x) of each picked expert, one warp per output"));
   v.push_back(ref("moe_down", "moe/reference.cuh", "MoeExpertParams", "moe_down_ref", {"W"}, {},
                   "reference: the picked experts' weighted down projections summed in expert order"));
+  for (const char* part : {"gate_up", "down"}) {  // the fast path's MoE MLP (moe/gemv.cuh)
+    const bool gu = std::string(part) == "gate_up";
+    Family f = ref(std::string("moe_") + part, "moe/gemv.cuh", "MoeGemvParams", gu ? "moe_gate_up_gemv" : "moe_down_gemv",
+                   {"W"}, {{"ROWS", {1, 2, 4}}},
+                   gu ? "silu(gate x) * (up x) of every picked expert, x RMSNorm'd in the block, ROWS features per warp, "
+                        "16-byte weight loads"
+                      : "the picked experts' weighted down projections added to the residual in expert order, ROWS "
+                        "outputs per warp, 16-byte weight loads");
+    f.name = "gemv";
+    f.type_domain = {DType::BF16, DType::F16};
+    v.push_back(std::move(f));
+  }
   v.push_back(ref("argmax_finish", "sampling/argmax.cuh", "ArgmaxFinishParams", "argmax_finish", {}, {},
                   "the token of each row from an argmax GEMV's published (logit, row) keys; one block, after it"));
   v.push_back(ref("read_probe", "probe/read.cuh", "ReadProbeParams", "read_probe", {}, {},

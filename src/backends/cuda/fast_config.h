@@ -146,6 +146,9 @@ struct FastConfig {
   // into the f32 residual stream themselves; 0: the f32 passes with a cast before every GEMM, an
   // f32 SwiGLU and separate residual adds.
   int prefill_w16 = 1;
+  // A sparse (mixture-of-experts) layer's MLP: moe_gate_up.gemv and moe_down.gemv at this block
+  // and rows per warp, for every step (decode and prompt).
+  int moe_block = 256, moe_rows = 2;
   bool cuda_graph = true;
   bool pdl = true;
   // Top-k sampling selects its k candidates on the device (topk.radix) instead of copying every

@@ -184,6 +184,12 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("prefill_flash_bk").one_of({16, 32, 64}).read_by({"attn_prefill.pipe"})
                        .described("attn_prefill.pipe's BK (positions per K/V tile)"),
                    &FastConfig::prefill_flash_bk));
+  k.push_back(bind(Knob("moe_block").one_of({128, 256}).read_by({"moe_gate_up.gemv", "moe_down.gemv"})
+                       .described("block of a sparse layer's expert GEMVs"),
+                   &FastConfig::moe_block));
+  k.push_back(bind(Knob("moe_rows").one_of({1, 2, 4}).read_by({"moe_gate_up.gemv", "moe_down.gemv"})
+                       .described("rows per warp of a sparse layer's expert GEMVs"),
+                   &FastConfig::moe_rows));
   k.push_back(bind(Knob("mlp_fused_batch").read_by({"mlp.fused"})
                        .described("batch templates up to this run a layer's MLP as one mlp.fused kernel (0: none)"),
                    &FastConfig::mlp_fused_batch));

@@ -76,6 +76,10 @@ void FastExecutor::record_decode(long long n) {
            c.hidden_size, c.q_dim(), sptr(L.o));
       mark("o_gemv", double(c.hidden_size * c.q_dim()) * pes);
     }
+    if (L.moe) {
+      moe_mlp(L, l, n);
+      continue;
+    }
     if (auto mv = fast_mlp_variant(cfg_, batch_template(n), c.hidden_size, c.intermediate_size, wt_, arch_)) {
       mlp(*mv, L, l, n);
       mark("mlp_fused", double(3 * c.intermediate_size * c.hidden_size) * es);

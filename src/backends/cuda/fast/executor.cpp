@@ -47,6 +47,13 @@ FastExecutor::FastExecutor(const Graph& g, const ExecutorLimits& lim, const Fast
   // The argmax GEMV's (logit, row) key per batch row: zero before it, zeroed again by argmax_finish.
   best_ = DeviceBuffer(size_t(kMaxBatch) * 8);
   CU_CHECK(drv().cuMemsetD32Async(best_.ptr(), 0, size_t(kMaxBatch) * 2, s_));
+  if (c.is_moe()) {  // every row's router logits, picks and their activations
+    const long long E = c.moe.experts, k = c.moe.experts_per_token;
+    moe_logits_ = f32(nt * E);
+    moe_ids_ = f32(nt * k);
+    moe_weights_ = f32(nt * k);
+    moe_act_ = f32(nt * k * c.moe.expert_intermediate);
+  }
   mlp_counters_ = DeviceBuffer(8);
   CU_CHECK(drv().cuMemsetD32Async(mlp_counters_.ptr(), 0, 2, s_));
   attn_counters_ = DeviceBuffer(size_t(kMaxBatch * c.num_kv_heads) * 4);

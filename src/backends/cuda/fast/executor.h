@@ -93,6 +93,8 @@ class FastExecutor final : public Executor {
   void prefill_layers_w16(long long n, const std::optional<Variant>& flash);
   void prefill_layers_f32(long long n, const std::optional<Variant>& flash);
   void attention(const LayerOps& L, size_t layer, long long n, bool pdl);
+  // moe.cpp: a sparse layer's MLP over the step's n rows, added into the residual stream.
+  void moe_mlp(const LayerOps& L, size_t layer, long long n);
   void prefill_attention(const LayerOps& L, size_t layer, long long n, const Variant& v, void* out16);
   // out [n, out_dim] (out_t) = x16 [n, in] (wt_) * w^T, plus beta times out. `ws`: an FP8
   // weight's scales (it is dequantized into wdq_ first), else null. `kind`: its name in the profile.
@@ -147,6 +149,7 @@ class FastExecutor final : public Executor {
   PinnedBuffer host_topk_;
   std::optional<PersistentPlan> pl_;  // decode_layers.persistent for batch-1 steps, when on and able
   DeviceBuffer pl_layers_, pl_counters_, pl_part_o_, pl_part_ml_;
+  DeviceBuffer moe_logits_, moe_ids_, moe_weights_, moe_act_;  // sparse layers: [rows, E], [rows, k] x 2, [rows * k, F]
   DeviceBuffer mlp_counters_;  // mlp.fused: blocks that read h / blocks done (reset by its last block)
   StepInputs in_;  // token ids, positions, slots, logit rows of the step
   PinnedBuffer host_logits_, host_tokens_;

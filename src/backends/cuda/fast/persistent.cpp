@@ -11,7 +11,7 @@ namespace ac::cuda {
 
 std::optional<PersistentPlan> persistent_plan(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch,
                                               bool biased) {
-  if (!cfg.persistent) return std::nullopt;
+  if (!cfg.persistent || c.is_moe()) return std::nullopt;  // it runs dense MLPs only
   const Family& f = find_family("decode_layers", "persistent");
   const long long H = c.hidden_size, I = c.intermediate_size, qd = c.q_dim(), hd = c.head_dim;
   const long long group = c.num_heads / c.num_kv_heads;
@@ -61,7 +61,7 @@ void FastExecutor::setup_persistent() {
   const ModelConfig& c = g_.config;
   bool biased = false;
   for (const LayerOps& L : ops_.layers)
-    for (const Op* op : {L.q, L.k, L.v, L.o, L.gate, L.up, L.down}) biased = biased || op->weights.size() > 1;
+    for (const Op* op : {L.q, L.k, L.v, L.o, L.gate, L.up, L.down}) biased = biased || (op && op->weights.size() > 1);
   pl_ = persistent_plan(c, cfg_, wt_, arch_, biased);
   if (!pl_) return;
   const LoadedKernel& k = load_kernel(pl_->v);

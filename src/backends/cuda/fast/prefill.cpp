@@ -58,6 +58,10 @@ void FastExecutor::prefill_layers_w16(long long n, const std::optional<Variant>&
     }
     gemm(wptr(L.o, 0), sptr(L.o), x16, n, c.q_dim(), c.hidden_size, resid, DType::F32, 1.0f, "gemm_o");
     if (const void* ob = wptr(L.o, 1)) bias_add(resid, ob, n, c.hidden_size);
+    if (L.moe) {
+      moe_mlp(L, l, n);
+      continue;
+    }
     norm16(L.post_norm, resid, n, c.hidden_size, x16);
     gemm(wptr(L.gate, 0), sptr(L.gate), x16, n, c.hidden_size, c.intermediate_size, gate_.as<void>(), wt_, 0.0f, "gemm_gate_up");
     gemm(wptr(L.up, 0), sptr(L.up), x16, n, c.hidden_size, c.intermediate_size, up_.as<void>(), wt_, 0.0f, "gemm_gate_up");
@@ -104,6 +108,10 @@ void FastExecutor::prefill_layers_f32(long long n, const std::optional<Variant>&
     gemm(wptr(L.o, 0), sptr(L.o), x16, n, c.q_dim(), c.hidden_size, tmp, DType::F32, 0.0f, "gemm_o");
     if (const void* ob = wptr(L.o, 1)) bias_add(tmp, ob, n, c.hidden_size);
     add(n * c.hidden_size);
+    if (L.moe) {
+      moe_mlp(L, l, n);
+      continue;
+    }
     norm(L.post_norm);
     cast(h, n * c.hidden_size);
     gemm(wptr(L.gate, 0), sptr(L.gate), x16, n, c.hidden_size, c.intermediate_size, gate_.as<void>(), DType::F32, 0.0f,

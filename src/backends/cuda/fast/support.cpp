@@ -21,6 +21,10 @@ Fp8Scales fast_fp8_scales(const Graph& g, std::string* why) {
   std::string& w = why ? *why : local;
   w.clear();
   if (g.fp8.empty()) return Fp8Scales::None;
+  if (g.config.is_moe()) {
+    w = "FP8 mixture-of-experts weights (the fast path's expert GEMVs read 16-bit weights)";
+    return Fp8Scales::None;
+  }
   DecoderOps ops;
   try {
     ops = match_decoder_ops(g);
@@ -73,11 +77,16 @@ Fp8Scales fast_fp8_scales(const Graph& g, std::string* why) {
   return *kind;
 }
 
-std::string fast_path_not_default(const Graph& g) { return fast_path_unsupported(g); }
+std::string fast_path_not_default(const Graph& g) {
+  // Until its kernels have run on a GPU, a mixture of experts takes the fast path on request only.
+  if (g.config.is_moe() && fast_path_unsupported(g).empty())
+    return "mixture-of-experts layers on the fast path have not run on a GPU yet (--cuda-route fast runs them)";
+  return fast_path_unsupported(g);
+}
 
 std::string fast_path_unsupported(const Graph& g) {
   const ModelConfig& c = g.config;
-  if (c.is_moe()) return "mixture-of-experts layers";
+  if (std::string why = moe_unsupported(c); !why.empty()) return why;
   if (c.attention_window > 0) return "sliding-window attention";
   if (c.mlp_bias) return "MLP biases";
   if (c.head_dim != 32 && c.head_dim != 64 && c.head_dim != 128 && c.head_dim != 256)
@@ -141,6 +150,8 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
     if (auto qp = prefill_qkv_post_variant(c, wt, arch)) v.push_back(*qp);
   }
   if (auto pl = persistent_plan(c, cfg, wt, arch, false)) v.push_back(pl->v);
+  if (c.is_moe())
+    for (Variant& m : moe_variants(cfg, wt, arch)) v.push_back(std::move(m));
   if (auto mo = merge_o_plan(c, cfg, wt, arch, 1, 0, false)) {
     v.push_back(mo->attn);
     v.push_back(mo->o);

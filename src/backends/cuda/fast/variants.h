@@ -26,6 +26,11 @@ std::optional<Variant> prefill_flash_variant(const ModelConfig& c, const FastCon
 size_t prefill_attention_smem(const Variant& v);
 // qkv_post.rows for prefill steps with attn_prefill.pipe, where the head dim allows (else qkv_post.fused).
 std::optional<Variant> prefill_qkv_post_variant(const ModelConfig& c, DType wt, const std::string& arch);
+// A sparse layer's kernels (moe.cpp): moe_gate_up.gemv and moe_down.gemv at cfg's point, and the
+// norm, router and routing reference kernels before them; why a mixture of experts cannot run
+// (its dimensions), "" when it can or the model is dense.
+std::vector<Variant> moe_variants(const FastConfig& cfg, DType wt, const std::string& arch);
+std::string moe_unsupported(const ModelConfig& c);
 // fp8_dequant.rows into `wt`: the prefill GEMMs' view of an FP8 projection.
 Variant fp8_dequant_variant(DType wt, const std::string& arch);
 // The prefill's passes that write the GEMMs' 16-bit inputs: rms_norm.cast and swiglu.w16.

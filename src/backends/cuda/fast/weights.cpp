@@ -86,7 +86,7 @@ std::shared_ptr<FastWeights> upload_fast_weights(const Graph& g, const DecoderOp
     }
   }
   // mlp.fused reads W_down tiled by its unit (kc columns); built only where it may run (not FP8).
-  if (cfg.mlp_fused_batch > 0 && fw->fp8 == Fp8Scales::None)
+  if (cfg.mlp_fused_batch > 0 && fw->fp8 == Fp8Scales::None && !c.is_moe())
     for (const LayerOps& L : ops.layers) {
       const TensorInfo* d = L.down->weights[0];
       std::vector<uint16_t> t = tile_mlp_down(d->data, c.hidden_size, c.intermediate_size, cfg.mlp.kc);
@@ -95,6 +95,20 @@ std::shared_ptr<FastWeights> upload_fast_weights(const Graph& g, const DecoderOp
       CU_CHECK(drv().cuStreamSynchronize(s));  // t goes out of scope
       fw->wdown_tiled.push_back(std::move(b));
     }
+  // A sparse layer's expert table: the device pointers of its experts' gate, up and down matrices
+  // (E each), which moe/gemv.cuh indexes by the picked ids (empty for a dense layer).
+  for (const LayerOps& L : ops.layers) {
+    fw->moe_table.emplace_back();
+    if (!L.moe) continue;
+    const long long E = L.moe->experts;
+    std::vector<CUdeviceptr> table(size_t(3 * E));
+    for (long long e = 0; e < E; ++e)
+      for (long long k = 0; k < 3; ++k) table[size_t(k * E + e)] = fw->w.at(L.moe->weights.at(size_t(1 + 3 * e + k))).ptr();
+    DeviceBuffer b(table.size() * sizeof(CUdeviceptr));
+    b.upload(table.data(), table.size() * sizeof(CUdeviceptr), s);
+    CU_CHECK(drv().cuStreamSynchronize(s));  // table goes out of scope
+    fw->moe_table.back() = std::move(b);
+  }
   // The separate q/k/v copies are no longer needed: the fused matrix replaces them.
   for (const LayerOps& L : ops.layers)
     for (const Op* op : {L.q, L.k, L.v})

@@ -1,0 +1,88 @@
+// The fast path's mixture-of-experts MLP for decode steps: every token's picked experts in one
+// launch per projection, reading only those experts' rows (a batch-1 step of Qwen3-30B-A3B reads 8
+// of 128 experts per layer). Weights stream with 16-byte loads (8 values) into f32 dot products,
+// ROWS rows per warp for loads in flight; the input row is staged once per block in shared memory.
+// moe_gate_up_gemv: act[t, j, f] = silu(gate_e . x) * (up_e . x), e = ids[t, j], x token t's input
+//   row (the post-attention RMSNorm's, which the router read too).
+//   Grid: (ceil(inter / (BLOCK / 32 * ROWS)), n * top_k); dynamic shared memory: hidden floats.
+// moe_down_gemv: out[t, o] += sum over the picks j, in increasing expert index (the order HF and
+//   the CPU reference add them), of weights[t, j] * (down_e . act[t, j]).
+//   Grid: (ceil(hidden / (BLOCK / 32 * ROWS)), n); dynamic shared memory: top_k * inter floats.
+// Needs hidden and inter multiples of 8 (whole 16-byte loads of 16-bit W).
+#pragma once
+#include "common/params.h"
+#include "common/reduce.cuh"
+#include "common/types.cuh"
+
+// The dot product of one row of W (16-bit) with xs (shared f32) over `len` values, this lane's
+// share: 8 values per lane and load, lanes 8 values apart.
+template <typename W>
+__device__ __forceinline__ float moe_row_dot(const W* row, const float* xs, long long len, int lane) {
+  float acc = 0.0f;
+  for (long long i = 8LL * lane; i < len; i += 256) {
+    const uint4 v = *reinterpret_cast<const uint4*>(row + i);
+    const float4 xa = *reinterpret_cast<const float4*>(xs + i), xb = *reinterpret_cast<const float4*>(xs + i + 4);
+    const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+    const unsigned words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      acc += to_f32(W{(unsigned short)(words[k] & 0xffffu)}) * xv[2 * k];
+      acc += to_f32(W{(unsigned short)(words[k] >> 16)}) * xv[2 * k + 1];
+    }
+  }
+  return acc;
+}
+
+template <int BLOCK, int ROWS, typename W>
+__device__ void moe_gate_up_gemv(const MoeGemvParams& p) {
+  static_assert(BLOCK % 32 == 0, "whole warps");
+  extern __shared__ __align__(16) float moe_smem[];
+  const long long pick = blockIdx.y, t = pick / p.top_k;
+  const float* x = p.x + t * p.hidden;
+  for (long long i = threadIdx.x; i < p.hidden; i += BLOCK) moe_smem[i] = x[i];
+  __syncthreads();
+  const int e = p.ids[pick], lane = threadIdx.x % 32;
+  const W* gate = static_cast<const W*>(p.table[e]);
+  const W* up = static_cast<const W*>(p.table[p.experts + e]);
+  const long long f0 = ((long long)blockIdx.x * (BLOCK / 32) + threadIdx.x / 32) * ROWS;
+  float gs[ROWS], us[ROWS];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    const long long f = f0 + r;
+    gs[r] = f < p.inter ? moe_row_dot(gate + f * p.hidden, moe_smem, p.hidden, lane) : 0.0f;
+    us[r] = f < p.inter ? moe_row_dot(up + f * p.hidden, moe_smem, p.hidden, lane) : 0.0f;
+  }
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    const float gv = warp_sum(gs[r]), uv = warp_sum(us[r]);
+    if (lane == 0 && f0 + r < p.inter) p.act[pick * p.inter + f0 + r] = gv / (1.0f + expf(-gv)) * uv;
+  }
+}
+
+template <int BLOCK, int ROWS, typename W>
+__device__ void moe_down_gemv(const MoeGemvParams& p) {
+  static_assert(BLOCK % 32 == 0, "whole warps");
+  extern __shared__ __align__(16) float moe_smem[];
+  const long long t = blockIdx.y, width = p.top_k * p.inter;
+  const float* a = p.act + t * width;
+  for (long long i = threadIdx.x; i < width; i += BLOCK) moe_smem[i] = a[i];
+  __syncthreads();
+  const int lane = threadIdx.x % 32;
+  const long long o0 = ((long long)blockIdx.x * (BLOCK / 32) + threadIdx.x / 32) * ROWS;
+  float total[ROWS];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) total[r] = 0.0f;
+  for (long long j = 0; j < p.top_k; ++j) {
+    const W* down = static_cast<const W*>(p.table[2 * p.experts + p.ids[t * p.top_k + j]]);
+    const float w = p.weights[t * p.top_k + j];
+    float acc[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+      acc[r] = o0 + r < p.hidden ? moe_row_dot(down + (o0 + r) * p.inter, moe_smem + j * p.inter, p.inter, lane) : 0.0f;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) total[r] += w * warp_sum(acc[r]);
+  }
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r)
+    if (lane == 0 && o0 + r < p.hidden) p.out[t * p.hidden + o0 + r] += total[r];
+}
