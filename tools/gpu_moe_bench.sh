@@ -5,22 +5,33 @@
 # GPU from the config alone (`torch_compiled.py --from-config`, random weights: timings only). One
 # after the other: each needs the GPU's memory for the weights. The semantic check runs against
 # the CPU reference backend on the same in-memory weights (--reference cpu). Needs build-device/
-# carried; writes $OUT/moe30b.{json,md}, the peer record and a log.
-#   [WORKLOADS=W2] [REPEATS=3] tools/gpu_moe_bench.sh
+# carried; writes $OUT/moe30b.{json,md}, the peer record and a log. Each part fits one device call:
+# part 1 the peer (its record comes back in $OUT), part 2 ours (PEER_IN=the record's folder in the
+# working tree, when the machine was not kept warm). ROUTE: ours's --cuda-route (default fast: the
+# expert GEMVs; auto keeps a mixture of experts on the library route). REFERENCE=cpu|peer (cpu).
+#   [WORKLOADS=W2] [REPEATS=3] [ROUTE=fast] tools/gpu_moe_bench.sh 1|2
 set -uo pipefail
+part=${1:-}
+case "$part" in 1|2) ;; *) echo "usage: tools/gpu_moe_bench.sh 1|2" >&2; exit 2;; esac
 source tools/gpu_common.sh
-log=$out/moe_bench.log
+log=$out/moe_bench-part$part.log
+peer=/tmp/peer-torch-compiled-30b.json
+[ -n "${PEER_IN:-}" ] && cp -n "$PEER_IN/peer-torch-compiled-30b.json" "$peer" 2>/dev/null
 workloads=${WORKLOADS:-W2}
 {
   date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   echo "build-device: $(cat build-device/COMMIT)"; free -g | head -2
   cfg=/tmp/ac-qwen3-30b-a3b-config
   $bin synth-model --preset qwen3-30b-a3b --config-only --out $cfg --quiet
-  echo "== peer: torch-compiled from config (random weights)"
-  timeout 590 python3 bench/peers/torch_compiled.py --model $cfg --from-config --name qwen3-30b-a3b \
-    --workloads "$workloads" --repeats "${REPEATS:-3}" --out "$out/peer-torch-compiled-30b.json" 2>&1 | tail -5
-  echo "== ours: bench e2e --in-memory (library route: the fast path does not run mixture-of-experts layers)"
-  timeout 590 $bin bench e2e --model qwen3-30b-a3b --in-memory --backend cuda --cuda-route auto --workloads "$workloads" \
-    --repeats "${REPEATS:-3}" --reference cpu --peer "$out/peer-torch-compiled-30b.json" \
-    --json-out "$out/moe30b.json" --md-out "$out/moe30b.md" 2>&1 | tail -20
+  if [ "$part" = 1 ]; then
+    echo "== peer: torch-compiled from config (random weights)"
+    timeout 560 python3 bench/peers/torch_compiled.py --model $cfg --from-config --name qwen3-30b-a3b \
+      --workloads "$workloads" --repeats "${REPEATS:-3}" --out "$peer" 2>&1 | tail -5
+    cp "$peer" "$out/" 2>/dev/null
+  else
+    echo "== ours: bench e2e --in-memory, --cuda-route ${ROUTE:-fast}"
+    peers=(); [ -f "$peer" ] && peers=(--peer "$peer")
+    timeout 560 $bin bench e2e --model qwen3-30b-a3b --in-memory --backend cuda --cuda-route ${ROUTE:-fast} --workloads "$workloads" \
+      --repeats "${REPEATS:-3}" --reference ${REFERENCE:-cpu} "${peers[@]}" --json-out "$out/moe30b.json" --md-out "$out/moe30b.md" 2>&1 | tail -20
+  fi
 } 2>&1 | tee "$log"
