@@ -7,6 +7,8 @@
 #include "backends/cuda/fast/executor.h"
 #include "backends/cuda/fast/variants.h"
 
+#include <algorithm>
+
 namespace ac::cuda {
 
 std::vector<Variant> moe_variants(const FastConfig& cfg, DType wt, const std::string& arch) {
@@ -45,11 +47,30 @@ void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n) {
   MoeGemvParams mp{h_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(),
                    reinterpret_cast<const void* const*>(fw_->moe_table.at(layer).ptr()), moe_act_.as<float>(), resid_.as<float>(),
                    n, k, E, H, F};
-  launch(load_kernel(v[0]), Dim3{unsigned((F + per_block - 1) / per_block), unsigned(n * k)}, unsigned(cfg_.moe_block),
-         size_t(H) * 4, &mp);
+  // One grid row per (token, pick): a long prompt's rows go in launches of at most 65535 (the grid's y limit).
+  const long long rows_per_launch = 65535 / k;
+  for (long long t0 = 0; t0 < n; t0 += rows_per_launch) {
+    const long long rows = std::min(rows_per_launch, n - t0);
+    MoeGemvParams part = mp;
+    part.x += t0 * H;
+    part.ids += t0 * k;
+    part.act += t0 * k * F;
+    part.n = rows;
+    launch(load_kernel(v[0]), Dim3{unsigned((F + per_block - 1) / per_block), unsigned(rows * k)}, unsigned(cfg_.moe_block),
+           size_t(H) * 4, &part);
+  }
   mark("moe_gate_up", double(n * k * 2 * F * H) * es);  // each token's picks (a batch's may repeat experts)
-  launch(load_kernel(v[1]), Dim3{unsigned((H + per_block - 1) / per_block), unsigned(n)}, unsigned(cfg_.moe_block),
-         size_t(k * F) * 4, &mp);
+  for (long long t0 = 0; t0 < n; t0 += 65535) {
+    const long long rows = std::min<long long>(65535, n - t0);
+    MoeGemvParams part = mp;
+    part.ids += t0 * k;
+    part.weights += t0 * k;
+    part.act += t0 * k * F;
+    part.out += t0 * H;
+    part.n = rows;
+    launch(load_kernel(v[1]), Dim3{unsigned((H + per_block - 1) / per_block), unsigned(rows)}, unsigned(cfg_.moe_block),
+           size_t(k * F) * 4, &part);
+  }
   mark("moe_down", double(n * k * F * H) * es);
 }
 
