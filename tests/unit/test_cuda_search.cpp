@@ -21,6 +21,7 @@
 #include "backends/cuda/plan_config.h"
 #include "backends/cuda/search_eval.h"
 #include "unit/model_test_util.h"
+#include "unit/plan_test_util.h"
 
 namespace ac {
 namespace {
@@ -228,6 +229,56 @@ TEST(CudaSearch, CudaFastFromRoutes) {
 // weights' layout; points whose K slice does not fit the shared memory left out), the 16-bit
 // lm_head gemv.fused, the attention as for a 16-bit model. No GPU: the space is built from the
 // graph and the target's architecture.
+// A prompt step's attention region is searched over attn_prefill.pipe's BLOCK and BK (every point
+// fits the shared memory at the target models' head dims); its other regions are not (their GEMMs
+// run cuBLAS's choice), with a note. The plan's prompt-attention knobs come from that route only.
+TEST(CudaSearch, PromptAttentionSearchesPipePoints) {
+  const Backend* cuda = find_backend("cuda");
+  ASSERT_NE(cuda, nullptr);
+  auto m = synth_model_in_memory(SynthOptions{"tiny-qwen3", {}, 5, DType::BF16, {}, true});
+  const Graph g = build_decoder_graph(m->config, m->weights);
+  const Partition part = partition_graph(g);
+  const TargetFacts t = named_target("h100");
+  int attention = 0, others = 0;
+  for (size_t c = 0; c < part.classes.size(); ++c) {
+    const RegionSummary sum = summarize_region(g, part, c, Phase::Prefill, prefill_point(512), t);
+    std::vector<std::string> notes;
+    const std::vector<FamilySpace> fs = cuda->families(g, part, sum, t, &notes);
+    if (sum.kind == RegionKind::Attention) {
+      ++attention;
+      ASSERT_EQ(fs.size(), 1u);
+      EXPECT_EQ(fs[0].id, "cuda:attn_prefill.pipe");
+      std::set<std::string> names;
+      size_t points = 1;
+      for (const SpaceParam& p : fs[0].params) {
+        names.insert(p.name);
+        points *= p.values.size();
+      }
+      EXPECT_EQ(names, (std::set<std::string>{"BLOCK", "BK"}));
+      EXPECT_EQ(points, 9u);
+      for (int block : {64, 128, 256})
+        for (int bk : {16, 32, 64}) EXPECT_EQ(fs[0].constraint({{"BLOCK", block}, {"BK", bk}}), "") << block << ":" << bk;
+    } else {
+      ++others;
+      EXPECT_TRUE(fs.empty()) << region_kind_name(sum.kind);
+      ASSERT_EQ(notes.size(), 1u);
+      EXPECT_NE(notes[0].find("attention only"), std::string::npos) << notes[0];
+    }
+  }
+  EXPECT_EQ(attention, 1);
+  EXPECT_GE(others, 4);
+  const std::vector<PlanRoute> routes = {
+      test::plan_route("attention", "prefill", "cuda:attn_prefill.pipe", {{"BLOCK", 256}, {"BK", 32}}),
+      test::plan_route("attention", "prefill", "cuda:attn_decode.fused", {{"BLOCK", 64}, {"SPLIT", 16}, {"ILP", 1}}, 60),
+      test::plan_route("attention", "decode", "cuda:attn_decode.fused", {{"BLOCK", 128}, {"SPLIT", 32}, {"ILP", 4}})};
+  const cuda::FastConfig f = fast_config_of(cuda_fast_from_routes(routes));
+  EXPECT_EQ(f.prefill_flash_block, 256);
+  EXPECT_EQ(f.prefill_flash_bk, 32);
+  EXPECT_EQ(f.attn_block, 128);  // the decode route's, not the prefill one's
+  EXPECT_EQ(f.attn_split, 32);
+  EXPECT_FALSE(f.region_carveout.count("attention"));
+}
+
 // A mixture of experts: its sparse layers' MLP regions are not searched (the expert GEMVs run at
 // their point; the note says so); while the auto route keeps such models on the library route,
 // neither are the others (the note says why).

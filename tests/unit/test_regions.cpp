@@ -410,8 +410,8 @@ TEST(CandidateSpace, EnumerationMatchesCountsAndConstraints) {
 TEST(CandidateSpace, CudaFamiliesAreTheFastPathsOnDecodeRegions) {
   if (!cuda_backend_built()) GTEST_SKIP() << "no CUDA backend in this build";
   // The CUDA backend offers, per decode region, the family its executor runs there (so every
-  // family listed is searched), bound to the target's architecture; prefill regions run a fixed
-  // route and list the fallback alone, saying why.
+  // family listed is searched), bound to the target's architecture; prefill regions but the
+  // attention run a fixed route (cuBLAS) and list the fallback alone, saying why.
   auto m = test::preset_shape_model("qwen3-1.7b");
   const Partition p = partition_graph(m->graph);
   auto ids = [](const CandidateSpace& sp) {

@@ -167,6 +167,15 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(region_carveout_knob(attn, attn));
   k.push_back(bind(Knob("cuda_graph").in_plan(kOptional).described("decode steps replay a captured CUDA graph"), &FastConfig::cuda_graph));
   k.push_back(bind(Knob("pdl").in_plan(kOptional).described("programmatic dependent launch between the step's kernels"), &FastConfig::pdl));
+  // The prompt attention's point: searched in a prompt step's attention region (absent from older plans).
+  k.push_back(bind(Knob("prefill_flash_block").one_of({64, 128, 256}).in_plan(kOptional).read_by({"attn_prefill.pipe"})
+                       .picked_by(picked_as(domain, "attn_prefill", "pipe", "BLOCK", attn))
+                       .described("attn_prefill.pipe's BLOCK (16 query rows per warp)"),
+                   &FastConfig::prefill_flash_block));
+  k.push_back(bind(Knob("prefill_flash_bk").one_of({16, 32, 64}).in_plan(kOptional).read_by({"attn_prefill.pipe"})
+                       .picked_by(picked_as(domain, "attn_prefill", "pipe", "BK", attn))
+                       .described("attn_prefill.pipe's BK (positions per K/V tile)"),
+                   &FastConfig::prefill_flash_bk));
   // Developer overrides only (no plan sets them).
   k.push_back(bind(Knob("batched_mma").read_by({"gemv.mma"}).described("batches run gemv.mma where it can"), &FastConfig::batched_mma));
   k.push_back(bind(Knob("mma_min_batch").read_by({"gemv.mma"}).described("the smallest batch that runs gemv.mma"),
@@ -175,15 +184,9 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("prefill_flash").range(0, 1).read_by({"attn_prefill.pipe", "qkv_post.rows"})
                        .described("prefill steps run attn_prefill.pipe (1) instead of the decode attention per row (0)"),
                    &FastConfig::prefill_flash));
-  k.push_back(bind(Knob("prefill_flash_block").one_of({64, 128, 256}).read_by({"attn_prefill.pipe"})
-                       .described("attn_prefill.pipe's BLOCK (16 query rows per warp)"),
-                   &FastConfig::prefill_flash_block));
   k.push_back(bind(Knob("prefill_w16").range(0, 1).read_by({"rms_norm.cast", "swiglu.w16"})
                        .described("prefill GEMMs read 16-bit inputs written by the pass before; residual adds in the GEMMs"),
                    &FastConfig::prefill_w16));
-  k.push_back(bind(Knob("prefill_flash_bk").one_of({16, 32, 64}).read_by({"attn_prefill.pipe"})
-                       .described("attn_prefill.pipe's BK (positions per K/V tile)"),
-                   &FastConfig::prefill_flash_bk));
   k.push_back(bind(Knob("moe_block").one_of({128, 256}).read_by({"moe_gate_up.gemv", "moe_down.gemv"})
                        .described("block of a sparse layer's expert GEMVs"),
                    &FastConfig::moe_block));

@@ -20,6 +20,8 @@
 #include "agentcompile/model/fp8_quantize.h"
 #include "agentcompile/model/model.h"
 #include "backends/cuda/device.h"
+#include "backends/cuda/fast/prefill_tiles.h"
+#include "backends/cuda/fast/variants.h"
 #include "backends/cuda/fast_executor.h"
 #include "backends/cuda/kernel_loader.h"
 #include "backends/cuda/plan_config.h"
@@ -772,6 +774,211 @@ class AttentionEvaluator final : public Evaluator {
   std::optional<double> baseline_us_;  // the chains without the attention, per chain
 };
 
+// ---- prefill attention: attn_prefill.pipe alone, at the region's prompt length ----
+
+// A prompt step's attention is one kernel after qkv_post.rows (attn_prefill.pipe: query tiles of
+// one sequence against double-buffered K/V tiles), so the region is timed and checked as that
+// kernel: one sequence from position 0, its K/V rows in the bf16 cache, the output written as the
+// output projection's 16-bit input (as the executor launches it). Its (BLOCK, BK) point is the
+// space. The plan's point runs every prompt, and the attention's share of a prompt grows with its
+// length (a few percent of a 128-token prompt's time, a quarter of a 2048-token one's on an H100),
+// so it is timed at kPromptAttentionTokens at least.
+constexpr int64_t kPromptAttentionTokens = 2048;
+class PrefillAttentionEvaluator final : public Evaluator {
+ public:
+  PrefillAttentionEvaluator(const Graph& g, int tokens)
+      : c_(g.config), n_(std::max(1, tokens)), wt_(g.ops.front().weights.at(0)->dtype) {}
+  std::string backend() const override { return "cuda"; }
+  std::string timing_method() const override {
+    return "attn_prefill.pipe alone: CUDA events around a CUDA graph of back-to-back launches over one prompt of " +
+           std::to_string(n_) + " tokens (the summary's, at least " + std::to_string(kPromptAttentionTokens) +
+           "; its K/V rows in the cache, which fit the L2 as they do after qkv_post in a prompt step), 16-bit output; "
+           "median of the replays per launch";
+  }
+
+  FastConfig config(const Candidate& c) const {
+    FastConfig cfg;
+    if (c.params.empty()) return cfg;
+    cfg.prefill_flash_block = c.params.at("BLOCK");
+    cfg.prefill_flash_bk = c.params.at("BK");
+    return cfg;
+  }
+  Variant attention(const Candidate& c) const {
+    const std::optional<Variant> v = prefill_flash_variant(c_, config(c), wt_, arch_);
+    if (!v) throw_input("attn_prefill.pipe", "this model's head dim or this GPU does not run it");
+    return *v;
+  }
+
+  void begin(const RegionTask&) override {
+    if (ready_) return;
+    arch_ = Device::get().info().arch();
+    timing_ = Inputs(c_, n_, 31);
+    Device::get().synchronize();
+    ready_ = true;
+  }
+  void prepare(const std::vector<Candidate>& cs, Clock::time_point deadline) override {
+    std::vector<Variant> vs;
+    for (const Candidate& c : cs) {
+      try {
+        vs.push_back(attention(c));
+      } catch (const Error&) {
+        // compile() records why
+      }
+    }
+    BuildMemo::get().build_all(vs, deadline);
+  }
+  std::string compile(const Candidate& c) override {
+    const Variant v = attention(c);
+    const Built b = BuildMemo::get().build(v);
+    return b.ok ? "" : v.name() + ": " + b.error;
+  }
+
+  // Against a double-precision attention over the same bf16 cache (Q and P are rounded to bf16
+  // in the kernel: the bf16 bound) at a ragged length (a partial last query tile and K/V tile) and
+  // a short one; the 16-bit output is the f32 output rounded, element for element.
+  CorrectnessResult check(const Candidate& c) override {
+    CorrectnessResult r;
+    const Variant v = attention(c);
+    const LoadedKernel& k = load_kernel(v);
+    const CUstream s = Device::get().stream();
+    const long long qd = c_.q_dim(), hd = c_.head_dim, kvh = c_.num_kv_heads, group = c_.num_heads / kvh;
+    for (const long long m : {std::min<long long>(n_, 129), 7LL}) {
+      Inputs in(c_, m, uint64_t(40 + m));
+      std::vector<float> got(size_t(m * qd));
+      std::vector<uint16_t> got16(got.size());
+      for (bool sixteen : {false, true}) {
+        in.out.fill_u32(0x7fc00000u, s);
+        in.out16.fill_u32(0xffffffffu, s);
+        launch(k, v, in, sixteen);
+        if (sixteen) in.out16.download(got16.data(), got16.size() * 2, s);
+        else in.out.download(got.data(), got.size() * 4, s);
+        Device::get().synchronize();
+      }
+      std::vector<float> want(got.size());
+      const double scale = 1.0 / std::sqrt(double(hd));
+      for (long long t = 0; t < m; ++t)
+        for (long long h = 0; h < c_.num_heads; ++h) {
+          const long long base = (h / group) * m * hd;  // slot 0, this head's KV head
+          std::vector<double> sc(size_t(t + 1));
+          double mx = -INFINITY, sum = 0;
+          for (long long p = 0; p <= t; ++p) {
+            double d = 0;
+            for (long long j = 0; j < hd; ++j) d += double(in.q[size_t(t * qd + h * hd + j)]) * in.kf[size_t(base + p * hd + j)];
+            sc[size_t(p)] = d * scale;
+            mx = std::max(mx, sc[size_t(p)]);
+          }
+          for (double& x : sc) sum += (x = std::exp(x - mx));
+          for (long long j = 0; j < hd; ++j) {
+            double o = 0;
+            for (long long p = 0; p <= t; ++p) o += sc[size_t(p)] * in.vf[size_t(base + p * hd + j)];
+            want[size_t(t * qd + h * hd + j)] = float(o / sum);
+          }
+        }
+      const std::optional<double> err = rel_l2(got, want);
+      ++r.checks;
+      if (!err) {
+        r.reason = "NaN or output element not written (" + std::to_string(m) + " tokens)";
+        return r;
+      }
+      r.rel_err = std::max(r.rel_err, *err);
+      if (!(*err <= 1e-2)) {
+        r.reason = "relative L2 error " + std::to_string(*err) + " exceeds 1e-2 (" + std::to_string(m) + " tokens)";
+        return r;
+      }
+      for (size_t i = 0; i < got.size(); ++i)
+        if (got16[i] != to_w16(got[i])) {
+          r.reason = "16-bit output element " + std::to_string(i) + " is not the f32 output rounded";
+          return r;
+        }
+    }
+    r.ok = true;
+    return r;
+  }
+
+  TimingResult time(const Candidate& c, int warmup, int repeats) override {
+    const Variant v = attention(c);
+    const LoadedKernel& k = load_kernel(v);
+    launch(k, v, timing_, true);  // the tiles of this BLOCK, uploaded before the capture
+    Device::get().synchronize();
+    return time_graph(8, warmup, repeats, [&](int) { launch(k, v, timing_, true); });
+  }
+
+ private:
+  // One sequence of m tokens at positions 0..m-1 in slot 0: random q (f32, as qkv_post.rows
+  // writes it), random bf16 K/V rows (and their values as f32), the outputs.
+  struct Inputs {
+    Inputs() = default;
+    Inputs(const ModelConfig& c, long long m, uint64_t seed) : m(m) {
+      const CUstream s = Device::get().stream();
+      Rng rng(seed);
+      q.resize(size_t(m * c.q_dim()));
+      for (float& x : q) x = rng.normal();
+      const size_t kv = size_t(c.num_kv_heads * m * c.head_dim);  // [kv_heads, m, head_dim]
+      std::vector<uint16_t> kb(kv), vb(kv);
+      kf.resize(kv);
+      vf.resize(kv);
+      for (size_t i = 0; i < kv; ++i) {
+        kb[i] = f32_to_bf16(rng.normal());
+        vb[i] = f32_to_bf16(rng.normal());
+        kf[i] = bf16_to_f32(kb[i]);
+        vf[i] = bf16_to_f32(vb[i]);
+      }
+      std::vector<int32_t> pos(static_cast<size_t>(m)), slot(static_cast<size_t>(m), 0);
+      for (long long t = 0; t < m; ++t) pos[size_t(t)] = int32_t(t);
+      dq = DeviceBuffer(q.size() * 4);
+      dq.upload(q.data(), q.size() * 4, s);
+      dk = DeviceBuffer(kv * 2);
+      dk.upload(kb.data(), kv * 2, s);
+      dv = DeviceBuffer(kv * 2);
+      dv.upload(vb.data(), kv * 2, s);
+      positions = DeviceBuffer(size_t(m) * 4);
+      positions.upload(pos.data(), pos.size() * 4, s);
+      slots = DeviceBuffer(size_t(m) * 4);
+      slots.upload(slot.data(), slot.size() * 4, s);
+      tiles = DeviceBuffer(size_t(m) * 8);  // at most one tile per row
+      out = DeviceBuffer(q.size() * 4);
+      out16 = DeviceBuffer(q.size() * 2);
+      slot_rows = slot;
+      Device::get().synchronize();  // the host vectors go out of scope
+    }
+    long long m = 0;
+    std::vector<float> q, kf, vf;
+    std::vector<int32_t> slot_rows;
+    DeviceBuffer dq, dk, dv, positions, slots, tiles, out, out16;
+    int tiles_block = 0;  // the BLOCK `tiles` was made for
+    long long tile_count = 0;
+  };
+
+  uint16_t to_w16(float x) const {
+    std::vector<uint8_t> b(2);
+    store_from_f32(b.data(), wt_, 0, x);
+    return uint16_t(b[0] | (b[1] << 8));
+  }
+
+  void launch(const LoadedKernel& k, const Variant& v, Inputs& in, bool sixteen) const {
+    if (in.tiles_block != v.threads()) {  // query tiles of 16 rows per warp
+      const std::vector<int32_t> t = prefill_query_tiles(in.slot_rows, v.threads() / 32 * 16);
+      in.tiles.upload(t.data(), t.size() * 4, Device::get().stream());
+      Device::get().synchronize();
+      in.tiles_block = v.threads();
+      in.tile_count = (long long)t.size() / 2;
+    }
+    const PrefillAttnParams p{in.dq.as<float>(), in.dk.as<unsigned short>(), in.dv.as<unsigned short>(), in.out.as<float>(),
+                              in.positions.as<int>(), in.slots.as<int>(), in.tiles.as<int>(), in.m, c_.num_heads,
+                              c_.num_kv_heads, in.m, 1.0f / std::sqrt(float(c_.head_dim)),
+                              sixteen ? reinterpret_cast<void*>(in.out16.ptr()) : nullptr};
+    launch_kernel(k, Dim3{unsigned(in.tile_count), unsigned(c_.num_heads)}, unsigned(v.threads()), prefill_attention_smem(v),
+                  Device::get().stream(), &p);
+  }
+
+  const ModelConfig& c_;
+  long long n_;
+  DType wt_;
+  bool ready_ = false;
+  std::string arch_;
+  Inputs timing_;
+};
+
 // One fast-path family as a region family of the space (the fallback is the engine's defaults).
 FamilySpace fast_family(const RegionSummary& s, const std::string& family_id, const std::vector<SpaceParam>& params,
                         std::function<std::string(const ParamPoint&)> constraint) {
@@ -809,8 +1016,8 @@ std::pair<long long, long long> gemv_shape(const ModelConfig& c, RegionKind kind
 
 std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary& s, const TargetFacts& t,
                                             std::vector<std::string>* notes) {
-  if (s.phase != Phase::Decode) {
-    notes->push_back("the CUDA backend searches decode regions only: prefill runs its fixed route (cuBLAS)");
+  if (s.phase == Phase::Prefill && s.kind != RegionKind::Attention) {
+    notes->push_back("the CUDA backend searches a prompt (prefill) step's attention only: its GEMMs run cuBLAS's choice");
     return {};
   }
   for (const StepSummary& st : s.steps)
@@ -828,6 +1035,32 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
   const DType wt = g.ops.front().weights.at(0)->dtype;
   const int batch = int(s.point.batch);
   const std::string arch = t.arch;
+  if (s.phase == Phase::Prefill) {  // attn_prefill.pipe: its BLOCK and BK (HD bound)
+    if (!prefill_flash_variant(c, FastConfig{}, wt, arch)) {
+      notes->push_back("a prompt step's attention runs the decode attention per row here (head dim or GPU): nothing to "
+                       "search");
+      return {};
+    }
+    const Family& pipe = find_family("attn_prefill", "pipe");
+    std::vector<SpaceParam> params;
+    for (const auto& d : pipe.params)
+      if (d.name == "BLOCK" || d.name == "BK") params.push_back({d.name, d.values});
+    auto constraint = [&c, wt, arch](const ParamPoint& p) -> std::string {
+      FastConfig cfg;
+      cfg.prefill_flash_block = p.at("BLOCK");
+      cfg.prefill_flash_bk = p.at("BK");
+      try {
+        const std::optional<Variant> v = prefill_flash_variant(c, cfg, wt, arch);
+        if (v && prefill_attention_smem(*v) > size_t(max_dynamic_smem(arch)))
+          return "two K/V stages need more shared memory than this GPU's " + std::to_string(max_dynamic_smem(arch) / 1024) +
+                 " KiB";
+      } catch (const Error& e) {
+        return e.reason();
+      }
+      return "";
+    };
+    return {fast_family(s, "cuda:attn_prefill.pipe", params, constraint)};
+  }
   const Fp8Scales fp8 = fast_fp8_scales(g);
   if (const Slot* slot = slot_of(s.kind); slot && fp8 != Fp8Scales::None && s.kind != RegionKind::Head) {
     // FP8 projections run gemv.fp8 at every batch: its tuning parameters are the space; BATCH,
@@ -924,7 +1157,13 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
 }
 
 std::unique_ptr<Evaluator> cuda_fast_evaluator(const Graph& g, const RegionTask& t) {
-  if (t.summary.phase != Phase::Decode || t.space.families.size() < 2) return nullptr;
+  if (t.space.families.size() < 2) return nullptr;
+  if (t.summary.phase == Phase::Prefill)
+    return t.summary.kind == RegionKind::Attention
+               ? std::make_unique<PrefillAttentionEvaluator>(g, int(std::min<int64_t>(
+                                                                     std::max<int64_t>(t.summary.point.tokens, kPromptAttentionTokens),
+                                                                     g.config.max_position_embeddings)))
+               : nullptr;
   const ModelConfig& c = g.config;
   const int batch = int(t.summary.point.batch);
   if (const Slot* slot = slot_of(t.summary.kind)) {
@@ -974,6 +1213,11 @@ std::string carveout_region_of(const std::string& region) {
 KnobValues cuda_fast_from_routes(const std::vector<PlanRoute>& routes) {
   KnobValues v = plan_fast_of(FastConfig{});
   v.take_routes(routes, "decode");  // the knobs' search bindings (fast_knobs.cpp) say which params
+  // A prompt step's searched route is its attention's (the others run fixed kernels).
+  std::vector<PlanRoute> prompt;
+  for (const PlanRoute& r : routes)
+    if (r.phase == "prefill" && r.family == "cuda:attn_prefill.pipe") prompt.push_back(r);
+  v.take_routes(prompt, "prefill");
   return v;
 }
 
