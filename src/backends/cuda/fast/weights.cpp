@@ -2,6 +2,7 @@
 #include "backends/cuda/fast/weights.h"
 
 #include <cstring>
+#include <set>
 #include <string>
 
 #include "agentcompile/model/quantization.h"
@@ -46,9 +47,12 @@ std::shared_ptr<FastWeights> upload_fast_weights(const Graph& g, const DecoderOp
   auto fw = std::make_shared<FastWeights>();
   const ModelConfig& c = g.config;
   fw->fp8 = fast_fp8_scales(g);
+  std::set<const TensorInfo*> experts;  // uploaded per layer below
+  for (const LayerOps& L : ops.layers)
+    if (L.moe) experts.insert(L.moe->weights.begin() + 1, L.moe->weights.end());
   for (const Op& op : g.ops)
     for (const TensorInfo* w : op.weights)
-      if (!fw->w.count(w)) {
+      if (!fw->w.count(w) && !experts.count(w)) {
         if (auto f = g.fp8.find(w); f != g.fp8.end()) {
           upload_fp8(*f->second, w, *fw, s);
           continue;
@@ -95,19 +99,37 @@ std::shared_ptr<FastWeights> upload_fast_weights(const Graph& g, const DecoderOp
       CU_CHECK(drv().cuStreamSynchronize(s));  // t goes out of scope
       fw->wdown_tiled.push_back(std::move(b));
     }
-  // A sparse layer's expert table: the device pointers of its experts' gate, up and down matrices
-  // (E each), which moe/gemv.cuh indexes by the picked ids (empty for a dense layer).
+  // A sparse layer's experts in one buffer, expert-major (every gate, every up, every down), each
+  // matrix 256-byte aligned: one allocation per layer instead of 3E (Qwen3-30B-A3B has 18 432
+  // expert tensors of 3 MiB, each of which the allocator may round up to its page size), and the
+  // table of their device pointers that moe/gemv.cuh indexes by the picked ids (empty for a dense
+  // layer).
   for (const LayerOps& L : ops.layers) {
     fw->moe_table.emplace_back();
+    fw->moe_experts.emplace_back();
     if (!L.moe) continue;
     const long long E = L.moe->experts;
+    auto aligned = [](size_t b) { return (b + 255) / 256 * 256; };
+    std::vector<size_t> offset(size_t(3 * E));
+    size_t total = 0;
+    for (long long k = 0; k < 3; ++k)
+      for (long long e = 0; e < E; ++e) {
+        offset[size_t(k * E + e)] = total;
+        total += aligned(L.moe->weights.at(size_t(1 + 3 * e + k))->nbytes());
+      }
+    DeviceBuffer all(total);
     std::vector<CUdeviceptr> table(size_t(3 * E));
-    for (long long e = 0; e < E; ++e)
-      for (long long k = 0; k < 3; ++k) table[size_t(k * E + e)] = fw->w.at(L.moe->weights.at(size_t(1 + 3 * e + k))).ptr();
+    for (long long k = 0; k < 3; ++k)
+      for (long long e = 0; e < E; ++e) {
+        const TensorInfo* w = L.moe->weights.at(size_t(1 + 3 * e + k));
+        table[size_t(k * E + e)] = all.ptr() + offset[size_t(k * E + e)];
+        CU_CHECK(drv().cuMemcpyHtoDAsync(table[size_t(k * E + e)], w->data, w->nbytes(), s));
+      }
     DeviceBuffer b(table.size() * sizeof(CUdeviceptr));
     b.upload(table.data(), table.size() * sizeof(CUdeviceptr), s);
     CU_CHECK(drv().cuStreamSynchronize(s));  // table goes out of scope
     fw->moe_table.back() = std::move(b);
+    fw->moe_experts.back() = std::move(all);
   }
   // The separate q/k/v copies are no longer needed: the fused matrix replaces them.
   for (const LayerOps& L : ops.layers)

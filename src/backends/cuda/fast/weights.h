@@ -24,7 +24,8 @@ struct FastWeights {
   Fp8Scales fp8 = Fp8Scales::None;
   std::map<const TensorInfo*, DeviceBuffer> scale;  // FP8: each projection's scales
   std::vector<DeviceBuffer> sqkv;  // FP8, per layer: q's, k's and v's scales, one after the other
-  std::vector<DeviceBuffer> moe_table;  // per layer: a sparse layer's expert pointers (gate E | up E | down E)
+  std::vector<DeviceBuffer> moe_experts;  // per layer: a sparse layer's experts, expert-major (gate E | up E | down E)
+  std::vector<DeviceBuffer> moe_table;    // per layer: their device pointers, in that order
 };
 
 // This executor's weights: the share's when it holds this graph's in cfg's layout, else uploaded
