@@ -7,8 +7,10 @@
 # (run part 2 right after part 1, while the machine is warm; on a fresh one give part 2 part 1's
 # records with PEERS_IN=<folder in the working tree>).
 #   part 1: synthesise the presets; GPU tests matching $GTEST; with OLD_BIN=path, W3's TTFT of that
-#           binary and of build-device's, interleaved (an A/B of the engine change under test);
-#           the HF eager records (SKIP_PEERS=1 leaves them out).
+#           binary and of build-device's, interleaved (an A/B of the engine change under test;
+#           OLD_BIN=build-device/agentcompile with AB_CONFIG=<override> compares the override
+#           against the defaults instead, e.g. AB_CONFIG=prefill_late_first=0); the HF eager
+#           records (SKIP_PEERS=1 leaves them out).
 #   part 2: the compiled peer's records, then bench e2e against both (its markdown prints the
 #           prompt's TFLOP/s against the GEMM rate).
 # Needs build-device/ carried.
@@ -29,10 +31,11 @@ wl=${WORKLOADS:-W1,W2,W3}
   if [ "$part" = 1 ]; then
     [ -n "${GTEST:-}" ] && gpu_tests "$GTEST"
     if [ -n "${OLD_BIN:-}" ]; then
-      for b in "$OLD_BIN" $bin "$OLD_BIN" $bin; do  # interleaved, two rounds
+      for side in old new old new; do  # interleaved, two rounds
+        b=$bin cfg=""; [ $side = old ] && b=$OLD_BIN cfg=${AB_CONFIG:-}
         for m in $presets; do
-          timeout 60 $b bench e2e --backend cuda --model "$work/models/$m" --workloads W3 --repeats 3 --validate-tokens 1 \
-            --reference peer --quiet 2>/dev/null | grep -E "^\| ac-|^\| $m" | awk -F'|' -v b=$b -v m=$m '{print "A/B", b, m, "W3 TTFT", $7, "ms"}'
+          AGENTCOMPILE_FAST_CONFIG=$cfg timeout 60 $b bench e2e --backend cuda --model "$work/models/$m" --workloads W3 --repeats 3 --validate-tokens 1 \
+            --reference peer --quiet 2>/dev/null | grep -E "^\| ac-|^\| $m" | awk -F'|' -v s="$side $b $cfg" -v m=$m '{print "A/B", s, m, "W3 TTFT", $7, "ms"}'
         done
       done
     fi

@@ -2,7 +2,8 @@
 // cache, on ragged steps (the lengths 1, 7, 127, 128, 129, 2047, 2048), several sequences in one
 // step, and a chunk continuing a cached prefix; with every BLOCK and BK at head dims 32, 64 and
 // 128. Q and P are rounded to bf16 inside the kernel, so the bound is the bf16 one (relative L2
-// 1e-2); its 16-bit output (out16) is the f32 one rounded, bit for bit. Then the fast path's
+// 1e-2); the tiles in either order give the same bits; its 16-bit output (out16) is the f32 one
+// rounded, bit for bit. Then the fast path's
 // prefill against the CPU reference on the tiny presets, and against the decode attention per
 // row. Skipped, with the reason, where there is no GPU.
 #include <gtest/gtest.h>
@@ -102,6 +103,11 @@ TEST_P(CudaPrefillFlash, MatchesDoublePrecisionAttention) {
                           cuda::Device::get().stream(), &p);
       const std::vector<float> got = to_host<float>(out, want.size());
       EXPECT_LE(rel_l2(got, want), 1e-2) << v.name();
+      p.in_order = 1;  // the tiles in row order instead of the last first: the same values
+      cuda::launch_kernel(cuda::load_kernel(v), grid, unsigned(block), cuda::prefill_attention_smem(v),
+                          cuda::Device::get().stream(), &p);
+      EXPECT_EQ(to_host<float>(out, want.size()), got) << v.name() << " in row order";
+      p.in_order = 0;
       p.out16 = out16.as<void>();
       cuda::launch_kernel(cuda::load_kernel(v), grid, unsigned(block), cuda::prefill_attention_smem(v),
                           cuda::Device::get().stream(), &p);

@@ -33,7 +33,7 @@ __device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
 
   // Causal rows late in a sequence attend the most positions: their tiles are scheduled first
   // (blocks start roughly in blockIdx order), so the short ones fill the last wave.
-  const int tile = gridDim.x - 1 - blockIdx.x;
+  const int tile = p.in_order ? blockIdx.x : gridDim.x - 1 - blockIdx.x;
   const long long h = blockIdx.y;
   const int row0 = p.tiles[2 * tile], rows = p.tiles[2 * tile + 1];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;

@@ -258,6 +258,7 @@ struct PrefillAttnParams {
   long long n, heads, kv_heads, max_seq;
   float scale;
   void* out16;                    // null, or [n, heads * head_dim] in the variant's W instead of out
+  int in_order;                   // 1: tile i in block i; 0: the last tiles (longest causal rows) first
 };
 
 struct DecodeAttnParams {

@@ -140,6 +140,9 @@ struct FastConfig {
   // 17.0 ms with this one on Llama-3.2-1B / Qwen3-1.7B, shorter prompts unchanged within noise
   // (bench/results/2026-12-06-prefill-flash/, 2026-12-06-prefill-pipe/).
   int prefill_flash = 1;
+  // attn_prefill.pipe's blocks take a sequence's last query tiles (the longest causal rows) first
+  // (not yet measured against the order of the rows, 0).
+  int prefill_late_first = 1;
   int prefill_flash_block = 128, prefill_flash_bk = 64;
   // Prefill steps hand their GEMMs 16-bit inputs written by the pass before (rms_norm.cast, the
   // attention's cast, swiglu.w16 over 16-bit gate/up outputs), and the output and down GEMMs add

@@ -184,6 +184,9 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("prefill_flash").range(0, 1).read_by({"attn_prefill.pipe", "qkv_post.rows"})
                        .described("prefill steps run attn_prefill.pipe (1) instead of the decode attention per row (0)"),
                    &FastConfig::prefill_flash));
+  k.push_back(bind(Knob("prefill_late_first").range(0, 1).read_by({"attn_prefill.pipe"})
+                       .described("attn_prefill.pipe schedules a sequence's last query tiles first (1) or in row order (0)"),
+                   &FastConfig::prefill_late_first));
   k.push_back(bind(Knob("prefill_w16").range(0, 1).read_by({"rms_norm.cast", "swiglu.w16"})
                        .described("prefill GEMMs read 16-bit inputs written by the pass before; residual adds in the GEMMs"),
                    &FastConfig::prefill_w16));

@@ -177,7 +177,8 @@ void FastExecutor::prefill_attention(const LayerOps& L, size_t layer, long long 
                        double(n) * double(2 * c.kv_dim()) * 2);
   PrefillAttnParams ap{q_.as<float>(), kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(),
                        attn_.as<float>(), in_.positions(), in_.slots(), prefill_tiles_.as<int>(), n, c.num_heads,
-                       c.num_kv_heads, lim_.max_seq, 1.0f / std::sqrt(float(c.head_dim)), out16};
+                       c.num_kv_heads, lim_.max_seq, 1.0f / std::sqrt(float(c.head_dim)), out16,
+                       cfg_.prefill_late_first ? 0 : 1};
   launch(load_kernel(v), Dim3{unsigned(prefill_tile_count_), unsigned(c.num_heads)}, unsigned(v.threads()),
          prefill_attention_smem(v), &ap, false, "attention");
   if (profile_) {  // causal: each row's query against its positions so far, QK^T and PV
