@@ -11,10 +11,20 @@
 
 namespace ac::cuda {
 
-std::vector<Variant> moe_variants(const FastConfig& cfg, DType wt, const std::string& arch) {
+namespace {
+
+// moe_gate_up.gemv, then moe_down.gemv, at cfg's point.
+std::vector<Variant> moe_gemv_variants(const FastConfig& cfg, DType wt, const std::string& arch) {
   std::vector<Variant> v;
   for (const char* op : {"moe_gate_up", "moe_down"})
     v.push_back(make_variant(find_family(op, "gemv"), {{"BLOCK", cfg.moe_block}, {"ROWS", cfg.moe_rows}}, {wt}, arch));
+  return v;
+}
+
+}  // namespace
+
+std::vector<Variant> moe_variants(const FastConfig& cfg, DType wt, const std::string& arch) {
+  std::vector<Variant> v = moe_gemv_variants(cfg, wt, arch);
   for (const char* op : {"rms_norm", "linear"}) v.push_back(make_variant(find_family(op, "ref"), {{"BLOCK", int(kRefBlock)}}, {wt}, arch));
   v.push_back(make_variant(find_family("moe_route", "ref"), {{"BLOCK", int(kRefBlock)}}, {}, arch));
   return v;
@@ -42,7 +52,7 @@ void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n) {
   MoeRouteParams rp{moe_logits_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(), n, E, k, op.norm_topk ? 1 : 0};
   launch(ref("moe_route", {}), Dim3{unsigned(n)}, kRefBlock, 0, &rp);
   mark("moe_route", 0);
-  const std::vector<Variant> v = moe_variants(cfg_, wt_, arch_);
+  const std::vector<Variant> v = moe_gemv_variants(cfg_, wt_, arch_);
   const unsigned per_block = unsigned(cfg_.moe_block / 32 * cfg_.moe_rows);
   MoeGemvParams mp{h_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(),
                    reinterpret_cast<const void* const*>(fw_->moe_table.at(layer).ptr()), moe_act_.as<float>(), resid_.as<float>(),
