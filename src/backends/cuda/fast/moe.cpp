@@ -57,31 +57,26 @@ void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n) {
   MoeGemvParams mp{h_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(),
                    reinterpret_cast<const void* const*>(fw_->moe_table.at(layer).ptr()), moe_act_.as<float>(), resid_.as<float>(),
                    n, k, E, H, F};
-  // One grid row per (token, pick): a long prompt's rows go in launches of at most 65535 (the grid's y limit).
-  const long long rows_per_launch = 65535 / k;
-  for (long long t0 = 0; t0 < n; t0 += rows_per_launch) {
-    const long long rows = std::min(rows_per_launch, n - t0);
+  // The gate/up GEMV has one grid row per (token, pick): a long prompt's tokens go in launches of
+  // at most 65535 / k of them (the grid's y limit), each chunk's down GEMV after its gate/up.
+  const long long chunk = 65535 / k;
+  for (long long t0 = 0; t0 < n; t0 += chunk) {
+    const long long rows = std::min(chunk, n - t0);
     MoeGemvParams part = mp;
     part.x += t0 * H;
-    part.ids += t0 * k;
-    part.act += t0 * k * F;
-    part.n = rows;
-    launch(load_kernel(v[0]), Dim3{unsigned((F + per_block - 1) / per_block), unsigned(rows * k)}, unsigned(cfg_.moe_block),
-           size_t(H) * 4, &part);
-  }
-  mark("moe_gate_up", double(n * k * 2 * F * H) * es);  // each token's picks (a batch's may repeat experts)
-  for (long long t0 = 0; t0 < n; t0 += 65535) {
-    const long long rows = std::min<long long>(65535, n - t0);
-    MoeGemvParams part = mp;
     part.ids += t0 * k;
     part.weights += t0 * k;
     part.act += t0 * k * F;
     part.out += t0 * H;
     part.n = rows;
+    // bytes: each token's picks (a batch's may repeat experts)
+    launch(load_kernel(v[0]), Dim3{unsigned((F + per_block - 1) / per_block), unsigned(rows * k)}, unsigned(cfg_.moe_block),
+           size_t(H) * 4, &part);
+    mark("moe_gate_up", double(rows * k * 2 * F * H) * es);
     launch(load_kernel(v[1]), Dim3{unsigned((H + per_block - 1) / per_block), unsigned(rows)}, unsigned(cfg_.moe_block),
            size_t(k * F) * 4, &part);
+    mark("moe_down", double(rows * k * F * H) * es);
   }
-  mark("moe_down", double(n * k * F * H) * es);
 }
 
 }  // namespace ac::cuda
