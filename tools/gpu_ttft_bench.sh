@@ -9,7 +9,7 @@
 #   part 1: synthesise the presets; GPU tests matching $GTEST; with OLD_BIN=path, W3's TTFT of that
 #           binary and of build-device's, interleaved (an A/B of the engine change under test;
 #           OLD_BIN=build-device/agentcompile with AB_CONFIG=<override> compares the override
-#           against the defaults instead, e.g. AB_CONFIG=prefill_late_first=0); the HF eager
+#           against the defaults instead, e.g. AB_CONFIG=prefill_flash_bk=32); the HF eager
 #           records (SKIP_PEERS=1 leaves them out).
 #   part 2: the compiled peer's records, then bench e2e against both (its markdown prints the
 #           prompt's TFLOP/s against the GEMM rate).

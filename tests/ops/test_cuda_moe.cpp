@@ -5,8 +5,10 @@
 // adds into a residual row that is already there. Skipped, with the reason, where there is no GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "agentcompile/tuning/reference_ops.h"
 #include "backends/cuda/family.h"
 #include "backends/cuda/kernel_loader.h"
 #include "ops/cuda_test_util.h"
@@ -107,6 +109,84 @@ TEST(CudaMoeGemv, EveryPointMatchesDoublePrecision) {
 TEST(CudaMoeGemv, Qwen3_30bA3bShapes) {
   AC_REQUIRE_GPU();
   check_moe(MoeCase{1, 2048, 128, 8, 768, {{256, 2}}});
+}
+
+// moe_router.fused, and moe_router.logits then moe_route.warp, against the CPU reference's norm,
+// router and routing: the normalised rows
+// within float rounding, the same experts in expert order, weights within rounding, with and
+// without renormalisation. Some router rows are copies of others (equal logits: the lower index
+// must win) and there are five tokens.
+TEST(CudaMoeRouter, BothFormsMatchTheCpuReference) {
+  AC_REQUIRE_GPU();
+  struct Case {
+    long long hidden, experts, top_k;
+  };
+  for (const Case c : {Case{64, 8, 2}, Case{256, 60, 4}, Case{2048, 128, 8}, Case{128, 40, 32}}) {
+    for (int renorm : {0, 1}) {
+      SCOPED_TRACE(std::to_string(c.experts) + " experts, top " + std::to_string(c.top_k) + ", renorm " + std::to_string(renorm));
+      const long long n = 5, H = c.hidden, E = c.experts, k = c.top_k;
+      const std::vector<float> x = random_vec(size_t(n * H), uint64_t(60 + E));
+      std::vector<float> gamma, w;
+      const auto gamma16 = store_as(random_vec(size_t(H), 61, 0.5f), DType::BF16, gamma);
+      std::vector<float> wsrc = random_vec(size_t(E * H), uint64_t(62 + E), 1.0f / std::sqrt(float(H)));
+      for (long long e = 3; e < E; e += 5)  // expert e's row is expert e - 2's: tied logits
+        std::copy(wsrc.begin() + (e - 2) * H, wsrc.begin() + (e - 1) * H, wsrc.begin() + e * H);
+      const auto w16 = store_as(wsrc, DType::BF16, w);
+      const float eps = 1e-6f;
+      std::vector<float> want_h(size_t(n * H));
+      std::vector<int32_t> want_ids(size_t(n * k));
+      std::vector<float> want_w(size_t(n * k));
+      for (long long t = 0; t < n; ++t) {
+        double ss = 0;
+        for (long long i = 0; i < H; ++i) ss += double(x[size_t(t * H + i)]) * x[size_t(t * H + i)];
+        const float inv = float(1.0 / std::sqrt(ss / double(H) + eps));
+        for (long long i = 0; i < H; ++i) want_h[size_t(t * H + i)] = gamma[size_t(i)] * (x[size_t(t * H + i)] * inv);
+        std::vector<float> logits(static_cast<size_t>(E));
+        for (long long e = 0; e < E; ++e) {
+          double acc = 0;
+          for (long long i = 0; i < H; ++i) acc += double(w[size_t(e * H + i)]) * want_h[size_t(t * H + i)];
+          logits[size_t(e)] = float(acc);
+        }
+        std::vector<int32_t> ids(static_cast<size_t>(k));
+        std::vector<float> wt(static_cast<size_t>(k));
+        ref::moe_route(logits.data(), E, k, renorm != 0, ids.data(), wt.data());
+        std::vector<size_t> order(static_cast<size_t>(k));
+        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ids[a] < ids[b]; });
+        for (long long j = 0; j < k; ++j) {
+          want_ids[size_t(t * k + j)] = ids[order[size_t(j)]];
+          want_w[size_t(t * k + j)] = wt[order[size_t(j)]];
+        }
+      }
+      auto dx = to_device(x), dg = to_device(gamma16), dw = to_device(w16);
+      for (int split : {0, 1}) {
+        SCOPED_TRACE(split ? "moe_router.logits + moe_route.warp" : "moe_router.fused");
+        auto dh = poisoned(size_t(n * H)), dl = poisoned(size_t(n * E)), dids = poisoned(size_t(n * k)), dwt = poisoned(size_t(n * k));
+        MoeRouterParams lp{dx.as<float>(), reinterpret_cast<const void*>(dg.ptr()), reinterpret_cast<const void*>(dw.ptr()),
+                           dh.as<float>(), dl.as<float>(), dids.as<int>(), dwt.as<float>(), n, H, E, k, eps, renorm};
+        if (split) {
+          const cuda::Variant lv =
+              cuda::make_variant(cuda::find_family("moe_router", "logits"), {{"BLOCK", 256}}, {DType::BF16}, arch());
+          cuda::launch_kernel(cuda::load_kernel(lv), cuda::Dim3{unsigned((E + 7) / 8), unsigned(n)}, 256u, size_t(H) * 4, stream(),
+                              &lp);
+          MoeRouteParams rp{dl.as<float>(), dids.as<int>(), dwt.as<float>(), n, E, k, renorm};
+          const cuda::Variant rv = cuda::make_variant(cuda::find_family("moe_route", "warp"), {{"BLOCK", 128}}, {}, arch());
+          cuda::launch_kernel(cuda::load_kernel(rv), cuda::Dim3{unsigned((n + 3) / 4)}, 128u, 0, stream(), &rp);
+        } else {
+          const cuda::Variant fv =
+              cuda::make_variant(cuda::find_family("moe_router", "fused"), {{"BLOCK", 512}}, {DType::BF16}, arch());
+          cuda::launch_kernel(cuda::load_kernel(fv), cuda::Dim3{unsigned(n)}, 512u, size_t(H + E) * 4, stream(), &lp);
+        }
+        EXPECT_LE(rel_l2(to_host<float>(dh, want_h.size()), want_h), 2e-6);
+        const std::vector<int32_t> ids = to_host<int32_t>(dids, size_t(n * k));
+        const std::vector<float> wt = to_host<float>(dwt, size_t(n * k));
+        for (size_t i = 0; i < ids.size(); ++i) {
+          ASSERT_EQ(ids[i], want_ids[i]) << "pick " << i;
+          EXPECT_NEAR(wt[i], want_w[i], 1e-5f * std::max(1.0f, want_w[i])) << "pick " << i;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

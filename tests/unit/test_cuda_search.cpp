@@ -230,16 +230,17 @@ TEST(CudaSearch, CudaFastFromRoutes) {
 // lm_head gemv.fused, the attention as for a 16-bit model. No GPU: the space is built from the
 // graph and the target's architecture.
 // A prompt step's attention region is searched over attn_prefill.pipe's BLOCK and BK (every point
-// fits the shared memory at the target models' head dims); its other regions are not (their GEMMs
-// run cuBLAS's choice), with a note. The plan's prompt-attention knobs come from that route only.
-TEST(CudaSearch, PromptAttentionSearchesPipePoints) {
+// fits the shared memory at the target models' head dims), its four projections over the ranks of
+// cuBLASLt's heuristic list (cuda:gemm.lt), its other regions not, with a note. The plan's prompt
+// knobs come from those routes only.
+TEST(CudaSearch, PromptStepSearchesPipePointsAndGemmRanks) {
   const Backend* cuda = find_backend("cuda");
   ASSERT_NE(cuda, nullptr);
   auto m = synth_model_in_memory(SynthOptions{"tiny-qwen3", {}, 5, DType::BF16, {}, true});
   const Graph g = build_decoder_graph(m->config, m->weights);
   const Partition part = partition_graph(g);
   const TargetFacts t = named_target("h100");
-  int attention = 0, others = 0;
+  int attention = 0, gemms = 0, others = 0;
   for (size_t c = 0; c < part.classes.size(); ++c) {
     const RegionSummary sum = summarize_region(g, part, c, Phase::Prefill, prefill_point(512), t);
     std::vector<std::string> notes;
@@ -258,39 +259,53 @@ TEST(CudaSearch, PromptAttentionSearchesPipePoints) {
       EXPECT_EQ(points, 9u);
       for (int block : {64, 128, 256})
         for (int bk : {16, 32, 64}) EXPECT_EQ(fs[0].constraint({{"BLOCK", block}, {"BK", bk}}), "") << block << ":" << bk;
+    } else if (sum.kind == RegionKind::AttnIn || sum.kind == RegionKind::AttnOut || sum.kind == RegionKind::MlpIn ||
+               sum.kind == RegionKind::MlpOut) {
+      ++gemms;
+      ASSERT_EQ(fs.size(), 1u);
+      EXPECT_EQ(fs[0].id, "cuda:gemm.lt");
+      ASSERT_EQ(fs[0].params.size(), 1u);
+      EXPECT_EQ(fs[0].params[0].name, "ALGO");
+      EXPECT_EQ(fs[0].params[0].values, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
     } else {
       ++others;
       EXPECT_TRUE(fs.empty()) << region_kind_name(sum.kind);
       ASSERT_EQ(notes.size(), 1u);
-      EXPECT_NE(notes[0].find("attention only"), std::string::npos) << notes[0];
+      EXPECT_NE(notes[0].find("attention and projection GEMMs only"), std::string::npos) << notes[0];
     }
   }
   EXPECT_EQ(attention, 1);
-  EXPECT_GE(others, 4);
+  EXPECT_EQ(gemms, 4);
+  EXPECT_GE(others, 1);  // the lm_head (and the embedding)
   const std::vector<PlanRoute> routes = {
+      test::plan_route("attn_out", "prefill", "cuda:gemm.lt", {{"ALGO", 3}}),
+      test::plan_route("mlp_out", "prefill", "cuda:fallback", {}),
       test::plan_route("attention", "prefill", "cuda:attn_prefill.pipe", {{"BLOCK", 256}, {"BK", 32}}),
       test::plan_route("attention", "prefill", "cuda:attn_decode.fused", {{"BLOCK", 64}, {"SPLIT", 16}, {"ILP", 1}}, 60),
       test::plan_route("attention", "decode", "cuda:attn_decode.fused", {{"BLOCK", 128}, {"SPLIT", 32}, {"ILP", 4}})};
   const cuda::FastConfig f = fast_config_of(cuda_fast_from_routes(routes));
   EXPECT_EQ(f.prefill_flash_block, 256);
   EXPECT_EQ(f.prefill_flash_bk, 32);
+  EXPECT_EQ(f.prefill_algo_o, 3);
+  EXPECT_EQ(f.prefill_algo_down, -1);  // the fallback: cublasGemmEx
+  EXPECT_EQ(f.prefill_algo_qkv, -1);
   EXPECT_EQ(f.attn_block, 128);  // the decode route's, not the prefill one's
   EXPECT_EQ(f.attn_split, 32);
   EXPECT_FALSE(f.region_carveout.count("attention"));
 }
 
-// A mixture of experts: its sparse layers' MLP regions are not searched (the expert GEMVs run at
-// their point; the note says so); while the auto route keeps such models on the library route,
-// neither are the others (the note says why).
+// A mixture of experts runs the fast path by default: its sparse layers' MLP regions are not
+// searched (the expert GEMVs run at their point; the note says so), its other projections and the
+// attention are, as for a dense model.
 TEST(CudaSearch, SparseMlpRegionsAreNotSearchedYet) {
   const Backend* cuda = find_backend("cuda");
   ASSERT_NE(cuda, nullptr);
   auto m = synth_model_in_memory(SynthOptions{"tiny-qwen3-moe", {}, 5, DType::BF16, {}, true});
   const Graph g = build_decoder_graph(m->config, m->weights);
-  EXPECT_NE(cuda->generic_route_reason(g).find("not run on a GPU yet"), std::string::npos);
+  EXPECT_EQ(cuda->generic_route_reason(g), "");
   const Partition part = partition_graph(g);
   const TargetFacts t = named_target("h100");
-  int sparse = 0, others = 0;
+  int sparse = 0, searched = 0;
   for (size_t c = 0; c < part.classes.size(); ++c) {
     const RegionSummary sum = summarize_region(g, part, c, Phase::Decode, decode_point(1, 64), t);
     bool moe = false;
@@ -302,15 +317,13 @@ TEST(CudaSearch, SparseMlpRegionsAreNotSearchedYet) {
       EXPECT_TRUE(fs.empty());
       ASSERT_EQ(notes.size(), 1u);
       EXPECT_NE(notes[0].find("moe_gate_up.gemv"), std::string::npos) << notes[0];
-    } else {
-      ++others;
-      EXPECT_TRUE(fs.empty());
-      ASSERT_EQ(notes.size(), 1u);
-      EXPECT_NE(notes[0].find("cannot run this model"), std::string::npos) << notes[0];
+    } else if (sum.kind == RegionKind::AttnIn || sum.kind == RegionKind::Attention || sum.kind == RegionKind::Head) {
+      ++searched;
+      EXPECT_EQ(fs.size(), 1u) << region_kind_name(sum.kind);
     }
   }
   EXPECT_GE(sparse, 1);
-  EXPECT_GE(others, 4);
+  EXPECT_GE(searched, 3);
 }
 
 TEST(CudaSearch, Fp8ProjectionsSearchGemvFp8) {

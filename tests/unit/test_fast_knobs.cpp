@@ -141,6 +141,11 @@ TEST(FastKnobs, DeclarationsAgreeWithFamiliesAndFastConfig) {
     }
     for (const KnobSearch& s : k.search) {
       if (s.family.empty()) continue;
+      if (s.family == cuda::kLtFamily) {  // the library route: ranks of cuBLASLt's heuristic list
+        EXPECT_EQ(s.param, "ALGO") << k.name;
+        EXPECT_EQ(s.values.size(), size_t(cuda::kLtAlgorithms)) << k.name;
+        continue;
+      }
       const size_t dot = s.family.find('.');
       const cuda::Family& f = cuda::find_family(s.family.substr(5, dot - 5), s.family.substr(dot + 1));
       bool has = false;

@@ -7,11 +7,13 @@
 
 #include <set>
 
+#include "agentcompile/core/error.h"
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/model/hf_config.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/model/synth_model.h"
 #include "backends/cuda/family.h"
+#include "backends/cuda/fast/moe_groups.h"
 #include "backends/cuda/fast/variants.h"
 #include "backends/cuda/fast_executor.h"
 #include "backends/cuda/nvrtc_jit.h"
@@ -31,13 +33,27 @@ TEST(FastMoe, SixteenBitExpertsTakeTheFastPath) {
   auto m = tiny("tiny-qwen3-moe");
   const Graph g = build_decoder_graph(m->config, m->weights);
   EXPECT_EQ(fast_path_unsupported(g), "");
-  // The auto route keeps the library route until the expert GEMVs have run on a GPU.
-  EXPECT_NE(fast_path_not_default(g).find("not run on a GPU yet"), std::string::npos) << fast_path_not_default(g);
-  std::set<std::string> names;
-  for (const Variant& v : fast_path_variants(m->config, DType::BF16, FastConfig{}, "sm_90", Fp8Scales::None))
-    names.insert(v.family->op + "." + v.family->name);
-  for (const char* k : {"moe_gate_up.gemv", "moe_down.gemv", "moe_route.ref", "linear.ref", "rms_norm.ref"})
+  EXPECT_EQ(fast_path_not_default(g), "");  // the auto route takes it
+  auto families = [&](const std::string& override_spec) {
+    std::set<std::string> out;
+    for (const Variant& v : fast_path_variants(m->config, DType::BF16, apply_fast_config_override({}, override_spec), "sm_90",
+                                               Fp8Scales::None))
+      out.insert(v.family->op + "." + v.family->name);
+    return out;
+  };
+  std::set<std::string> names = families("");
+  for (const char* k : {"moe_gate_up.gemv", "moe_down.gemv", "moe_router.fused"})
     EXPECT_TRUE(names.count(k)) << k;
+  EXPECT_FALSE(names.count("moe_route.warp"));
+  // The split router: the logits over blocks of experts, then the picks.
+  names = families("moe_router_split=1");
+  EXPECT_TRUE(names.count("moe_router.logits"));
+  EXPECT_TRUE(names.count("moe_route.warp"));
+  EXPECT_FALSE(names.count("moe_router.fused"));
+  // The grouped prompt path: the gather and combine passes around cuBLAS's grouped GEMMs.
+  names = families("moe_prefill_grouped=1");
+  EXPECT_TRUE(names.count("moe_gather.rows"));
+  EXPECT_TRUE(names.count("moe_combine.rows"));
   // The persistent kernel runs dense MLPs only.
   EXPECT_FALSE(persistent_plan(m->config, apply_fast_config_override({}, "persistent=1"), DType::BF16, "sm_90", false));
   // A dense model lists no expert kernels.
@@ -52,6 +68,29 @@ TEST(FastMoe, SixteenBitExpertsTakeTheFastPath) {
   EXPECT_EQ(moe_unsupported(odd), "expert dimensions not multiples of 8");
   odd.moe.expert_intermediate = 8192;  // 8 x 8192 floats: 256 KiB
   EXPECT_EQ(moe_unsupported(odd), "a token's experts' activations do not fit the shared memory");
+  odd = big;
+  odd.moe.experts_per_token = 33;  // a warp's lanes hold the picks
+  EXPECT_EQ(moe_unsupported(odd), "more than 32 experts per token or 1024 experts");
+}
+
+// A prompt's picks grouped by expert (the grouped expert GEMMs' rows): each expert's run holds
+// exactly its picks in token order, the runs in expert order, pos inverts rows; an expert nobody
+// picked has an empty run; an index outside the experts is a bug.
+TEST(FastMoe, PicksGroupByExpert) {
+  const long long n = 4, k = 2, E = 5;
+  const std::vector<int32_t> ids = {1, 3, 0, 3, 3, 4, 1, 3};  // token t's picks at 2t, 2t + 1
+  const ExpertGroups g = group_by_expert(ids.data(), n, k, E);
+  EXPECT_EQ(g.count, (std::vector<int32_t>{1, 2, 0, 4, 1}));
+  EXPECT_EQ(g.start, (std::vector<int32_t>{0, 1, 3, 3, 7}));
+  EXPECT_EQ(g.rows, (std::vector<int32_t>{2, 0, 6, 1, 3, 4, 7, 5}));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_EQ(g.rows[size_t(g.pos[i])], int32_t(i));
+    const int32_t e = ids[i];
+    EXPECT_GE(g.pos[i], g.start[size_t(e)]);
+    EXPECT_LT(g.pos[i], g.start[size_t(e)] + g.count[size_t(e)]);
+  }
+  const std::vector<int32_t> bad = {0, 5};
+  EXPECT_THROW(group_by_expert(bad.data(), 1, 2, E), Error);
 }
 
 TEST(FastMoe, FP8ExpertsAndSlidingWindowsKeepTheLibraryRoute) {

@@ -32,7 +32,9 @@ __device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
   __shared__ int last_pos;
 
   // Causal rows late in a sequence attend the most positions: their tiles are scheduled first
-  // (blocks start roughly in blockIdx order), so the short ones fill the last wave.
+  // (blocks start roughly in blockIdx order), so the short ones fill the last wave. On an H100 this
+  // measured the same as row order (in_order) on 2048-token prompts: W3 TTFT 9.33 / 14.71 ms vs
+  // 9.33 / 14.75 ms for Llama-3.2-1B / Qwen3-1.7B (bench/results/2026-12-06-prefill-gemm-search/).
   const int tile = p.in_order ? blockIdx.x : gridDim.x - 1 - blockIdx.x;
   const long long h = blockIdx.y;
   const int row0 = p.tiles[2 * tile], rows = p.tiles[2 * tile + 1];

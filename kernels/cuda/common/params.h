@@ -119,6 +119,30 @@ struct MoeRouteParams {
   int renormalise;
 };
 
+struct MoeRouterParams {
+  const float* x;        // [n, hidden] the residual rows
+  const void* gamma;     // [hidden] W: the post-attention RMSNorm's weight
+  const void* w;         // [experts, hidden] W: the router
+  float* h;              // [n, hidden] the normalised rows (the experts' input)
+  float* logits;         // [n, experts] (moe_router.logits; .fused keeps them in shared memory)
+  int* ids;              // [n, top_k] the picked experts, increasing index within a token (.fused)
+  float* weights;        // [n, top_k] their weights (.fused)
+  long long n, hidden, experts, top_k;
+  float eps;
+  int renormalise;
+};
+
+struct MoeGroupedParams {
+  const float* h;        // [n, hidden] the normalised rows
+  const int* rows;       // [picks] the pick at each sorted position (token * top_k + j)
+  const int* pos;        // [picks] each pick's sorted position
+  const float* weights;  // [n, top_k] the picks' weights
+  void* xg;              // [picks, hidden] W: the rows in sorted order (moe_gather_rows)
+  const float* down;     // [picks, hidden] the down GEMMs' outputs in sorted order
+  float* out;            // [n, hidden] the residual stream (moe_combine_rows adds into it)
+  long long n, top_k, hidden;
+};
+
 struct MoeExpertParams {
   const float* x;            // gate_up: [n, hidden] inputs; down: [n * top_k, inter] activations
   const int* ids;            // [n, top_k] (moe_route)
@@ -258,7 +282,7 @@ struct PrefillAttnParams {
   long long n, heads, kv_heads, max_seq;
   float scale;
   void* out16;                    // null, or [n, heads * head_dim] in the variant's W instead of out
-  int in_order;                   // 1: tile i in block i; 0: the last tiles (longest causal rows) first
+  int in_order;                   // 0 (the executor's): the last tiles (longest causal rows) first; 1: tile i in block i
 };
 
 struct DecodeAttnParams {

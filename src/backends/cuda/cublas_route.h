@@ -4,6 +4,8 @@
 // PyTorch model computes); f32 weights use an f32 GEMM with TF32 off.
 #include <cublas_v2.h>
 
+#include <vector>
+
 #include "agentcompile/core/dtype.h"
 #include "backends/cuda/device.h"
 
@@ -37,5 +39,11 @@ void cublas_linear(const CublasHandle& h, DType t, const void* x, const void* w,
 // holds (beta 1 adds the product into a residual stream, no separate add pass).
 void cublas_gemm(const CublasHandle& h, DType t, const void* x, const void* w, void* out, DType out_t, long long n,
                  long long in, long long out_dim, float beta);
+
+// One GEMM per group g, cublas_gemm's product with beta 0: out_g [m[g], out_dim] (out_t) =
+// x_g [m[g], in] (t) * w_g [out_dim, in]^T. x, w, out: device arrays of m.size() device pointers.
+// One call for all the groups (cublasGemmGroupedBatchedEx): a prompt's experts, each with its tokens.
+void cublas_grouped_gemm(const CublasHandle& h, DType t, const void* const* x, const void* const* w, void* const* out,
+                         DType out_t, const std::vector<int>& m, long long in, long long out_dim);
 
 }  // namespace ac::cuda

@@ -77,4 +77,11 @@ const CublasApi& cublas() {
   });
 }
 
+const CublasLtApi& cublaslt() {
+  return load_once<CublasLtApi>("cuBLASLt", {"libcublasLt.so.13", "libcublasLt.so"}, [](CublasLtApi& a, void* h) -> std::string {
+    AC_CUBLASLT_FUNCTIONS(AC_LOAD_FN)
+    return "";
+  });
+}
+
 }  // namespace ac::cuda

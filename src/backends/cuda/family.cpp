@@ -101,6 +101,39 @@ std::vector<Family> build_families() {
                   "reference: silu(gate x) * (up x) of each picked expert, one warp per output"));
   v.push_back(ref("moe_down", "moe/reference.cuh", "MoeExpertParams", "moe_down_ref", {"W"}, {},
                   "reference: the picked experts' weighted down projections summed in expert order"));
+  {  // the fast path's router and routing (moe/router.cuh, moe/route.cuh)
+    Family fused = ref("moe_router", "moe/router.cuh", "MoeRouterParams", "moe_router_fused", {"W"}, {},
+                       "a token's post-attention RMSNorm, its router logits (a warp per expert, 16-byte loads) and its "
+                       "picks (one warp) in one block");
+    fused.name = "fused";
+    fused.params = {{"BLOCK", {256, 512, 1024}}};
+    fused.type_domain = {DType::BF16, DType::F16};
+    v.push_back(std::move(fused));
+    Family r = ref("moe_router", "moe/router.cuh", "MoeRouterParams", "moe_router_logits", {"W"}, {},
+                   "the post-attention RMSNorm of a token's row and its router logits, a warp per expert (16-byte loads), "
+                   "BLOCK / 32 experts per block");
+    r.name = "logits";
+    r.type_domain = {DType::BF16, DType::F16};
+    v.push_back(std::move(r));
+    Family f = ref("moe_route", "moe/route.cuh", "MoeRouteParams", "moe_route_warp", {}, {},
+                   "a token's experts from its router logits, one warp per token: f32 softmax by warp reductions, top-k "
+                   "by warp argmax (ties to the lower index), stored in expert order");
+    f.name = "warp";
+    v.push_back(std::move(f));
+  }
+  {  // the passes around a prompt's grouped expert GEMMs (moe/grouped.cuh)
+    Family gather = ref("moe_gather", "moe/grouped.cuh", "MoeGroupedParams", "moe_gather_rows", {"W"}, {},
+                        "a prompt's normalised rows in their picks' expert order, rounded to 16 bits (the grouped "
+                        "expert GEMMs' input), one block per pick");
+    gather.name = "rows";
+    gather.type_domain = {DType::BF16, DType::F16};
+    v.push_back(std::move(gather));
+    Family combine = ref("moe_combine", "moe/grouped.cuh", "MoeGroupedParams", "moe_combine_rows", {}, {},
+                         "each token's picks' down outputs weighted and added into the residual in expert order, one "
+                         "block per token");
+    combine.name = "rows";
+    v.push_back(std::move(combine));
+  }
   for (const char* part : {"gate_up", "down"}) {  // the fast path's MoE MLP (moe/gemv.cuh)
     const bool gu = std::string(part) == "gate_up";
     Family f = ref(std::string("moe_") + part, "moe/gemv.cuh", "MoeGemvParams", gu ? "moe_gate_up_gemv" : "moe_down_gemv",

@@ -140,18 +140,32 @@ struct FastConfig {
   // 17.0 ms with this one on Llama-3.2-1B / Qwen3-1.7B, shorter prompts unchanged within noise
   // (bench/results/2026-12-06-prefill-flash/, 2026-12-06-prefill-pipe/).
   int prefill_flash = 1;
-  // attn_prefill.pipe's blocks take a sequence's last query tiles (the longest causal rows) first
-  // (not yet measured against the order of the rows, 0).
-  int prefill_late_first = 1;
   int prefill_flash_block = 128, prefill_flash_bk = 64;
   // Prefill steps hand their GEMMs 16-bit inputs written by the pass before (rms_norm.cast, the
   // attention's cast, swiglu.w16 over 16-bit gate/up outputs), and the output and down GEMMs add
   // into the f32 residual stream themselves; 0: the f32 passes with a cast before every GEMM, an
   // f32 SwiGLU and separate residual adds.
   int prefill_w16 = 1;
+  // A prompt step's projection GEMMs (steps of at least kLtFromTokens tokens): -1 runs
+  // cublasGemmEx (cuBLAS's own choice), r >= 0 the r-th algorithm of cuBLASLt's heuristic list for
+  // the GEMM's shape (cuda:gemm.lt's ALGO, searched on a 2048-token prompt). Shorter steps always
+  // run cublasGemmEx: the rank was measured at the search's length. The lm_head reads only the
+  // sequences' last rows and stays on cublasGemmEx.
+  int prefill_algo_qkv = -1, prefill_algo_o = -1, prefill_algo_gate_up = -1, prefill_algo_down = -1;
   // A sparse (mixture-of-experts) layer's MLP: moe_gate_up.gemv and moe_down.gemv at this block
-  // and rows per warp, for every step (decode and prompt).
-  int moe_block = 256, moe_rows = 2;
+  // and rows per warp, for every step (decode and prompt). On an H100, Qwen3-30B-A3B's W2 decoded
+  // at 5.39 ms/token with (128, 1) and 5.69 with (256, 2): the down GEMV's 2048 outputs make 512
+  // blocks instead of 128 (1341 vs 1029 GB/s); its 128-token prompt took 137 instead of 121 ms
+  // (bench/results/2026-12-06-moe30b-fast/).
+  int moe_block = 128, moe_rows = 1;
+  // The router: one block per token for the norm, the logits and the picks (moe_router.fused, 0),
+  // or the logits over blocks of eight experts then the picks by a warp per token
+  // (moe_router.logits, moe_route.warp: 1; not yet run on a GPU).
+  int moe_router_split = 0;
+  // Prompt steps of at least 64 tokens run a sparse layer's experts as cuBLAS grouped GEMMs over
+  // the tokens each expert was picked by (each expert's weights read once per step instead of once
+  // per token), 1; or the expert GEMVs, 0. Not yet run on a GPU.
+  int moe_prefill_grouped = 0;
   bool cuda_graph = true;
   bool pdl = true;
   // Top-k sampling selects its k candidates on the device (topk.radix) instead of copying every
@@ -167,6 +181,13 @@ struct FastConfig {
   bool device_chain = true;
 };
 
+// The prompt step's GEMM search (FastConfig::prefill_algo_*): the library family's id, how many
+// of cuBLASLt's heuristic algorithms a shape offers it at most (its ALGO domain, 0..count-1), and
+// the shortest step whose GEMMs take the plan's rank.
+inline constexpr const char* kLtFamily = "cuda:gemm.lt";
+inline constexpr int kLtAlgorithms = 8;
+inline constexpr long long kLtFromTokens = 512;
+
 // The decode GEMV regions by the names plans, overrides and the search use, with their points in
 // FastConfig (gemv.fused at batch 1, gemv.mma from mma_min_batch on, gemv.fp8 for FP8 weights).
 // The one list of them: the knobs (fast_knobs.cpp) and the carveout regions derive from it.
@@ -176,13 +197,15 @@ struct GemvSlotField {
   GemvChoice FastConfig::*gemv;
   MmaChoice FastConfig::*mma;
   GemvChoice FastConfig::*fp8;  // null: the slot is never FP8 (the lm_head)
+  int FastConfig::*prefill_algo;  // the prompt step's GEMM algorithm; null: cublasGemmEx only (the lm_head)
 };
 inline constexpr GemvSlotField kGemvSlots[] = {
-    {"qkv", "attn_in", &FastConfig::qkv, &FastConfig::qkv_mma, &FastConfig::qkv_fp8},
-    {"o", "attn_out", &FastConfig::o, &FastConfig::o_mma, &FastConfig::o_fp8},
-    {"gate_up", "mlp_in", &FastConfig::gate_up, &FastConfig::gate_up_mma, &FastConfig::gate_up_fp8},
-    {"down", "mlp_out", &FastConfig::down, &FastConfig::down_mma, &FastConfig::down_fp8},
-    {"lm_head", "head", &FastConfig::lm_head, &FastConfig::lm_head_mma, nullptr}};
+    {"qkv", "attn_in", &FastConfig::qkv, &FastConfig::qkv_mma, &FastConfig::qkv_fp8, &FastConfig::prefill_algo_qkv},
+    {"o", "attn_out", &FastConfig::o, &FastConfig::o_mma, &FastConfig::o_fp8, &FastConfig::prefill_algo_o},
+    {"gate_up", "mlp_in", &FastConfig::gate_up, &FastConfig::gate_up_mma, &FastConfig::gate_up_fp8,
+     &FastConfig::prefill_algo_gate_up},
+    {"down", "mlp_out", &FastConfig::down, &FastConfig::down_mma, &FastConfig::down_fp8, &FastConfig::prefill_algo_down},
+    {"lm_head", "head", &FastConfig::lm_head, &FastConfig::lm_head_mma, nullptr, nullptr}};
 // The one named `name`; throws Internal for any other name (the names are code, not input).
 const GemvSlotField& gemv_slot(const std::string& name);
 

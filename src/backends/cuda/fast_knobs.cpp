@@ -77,6 +77,18 @@ void gemv_knobs(std::vector<K>& out, const GemvSlotField& s, const FamilyDomain&
                            .described(slot + " projection's gemv.mma " + f.mma_param + " (batches from mma_min_batch on)"),
                        s.mma, f.mma));
   if (s.fp8) fused_shaped("gemv_fp8.", slot + "_fp8", kWithParent, {"gemv.fp8"}, "fp8", "FP8 weights, every batch", s.fp8);
+  if (s.prefill_algo) {  // a library route: no kernel family reads it
+    std::vector<int> ranks;
+    for (int r = 0; r < kLtAlgorithms; ++r) ranks.push_back(r);
+    out.push_back(bind(Knob("prefill_algo." + slot)
+                           .range(-1, kLtAlgorithms - 1)
+                           .none_at(-1)
+                           .in_plan(kOptional)
+                           .picked_by({kLtFamily, "ALGO", s.region, ranks})
+                           .described(slot + " projection's GEMM in prompt steps of at least " + std::to_string(kLtFromTokens) +
+                                      " tokens: cuBLASLt's heuristic algorithm of this rank (-1: cublasGemmEx)"),
+                       s.prefill_algo));
+  }
 }
 
 // A region's own carveout (FastConfig::region_carveout, -1: the step's): plan region_carveout.<region>,
@@ -184,9 +196,6 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("prefill_flash").range(0, 1).read_by({"attn_prefill.pipe", "qkv_post.rows"})
                        .described("prefill steps run attn_prefill.pipe (1) instead of the decode attention per row (0)"),
                    &FastConfig::prefill_flash));
-  k.push_back(bind(Knob("prefill_late_first").range(0, 1).read_by({"attn_prefill.pipe"})
-                       .described("attn_prefill.pipe schedules a sequence's last query tiles first (1) or in row order (0)"),
-                   &FastConfig::prefill_late_first));
   k.push_back(bind(Knob("prefill_w16").range(0, 1).read_by({"rms_norm.cast", "swiglu.w16"})
                        .described("prefill GEMMs read 16-bit inputs written by the pass before; residual adds in the GEMMs"),
                    &FastConfig::prefill_w16));
@@ -196,6 +205,14 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("moe_rows").one_of({1, 2, 4}).read_by({"moe_gate_up.gemv", "moe_down.gemv"})
                        .described("rows per warp of a sparse layer's expert GEMVs"),
                    &FastConfig::moe_rows));
+  k.push_back(bind(Knob("moe_router_split").range(0, 1).read_by({"moe_router.fused", "moe_router.logits", "moe_route.warp"})
+                       .described("a sparse layer's router in one block per token (0) or over blocks of experts, then the "
+                                  "picks (1)"),
+                   &FastConfig::moe_router_split));
+  k.push_back(bind(Knob("moe_prefill_grouped").range(0, 1).read_by({"moe_gather.rows", "swiglu.w16", "moe_combine.rows"})
+                       .described("prompt steps of at least 64 tokens run a sparse layer's experts as grouped GEMMs (1) "
+                                  "instead of the expert GEMVs (0)"),
+                   &FastConfig::moe_prefill_grouped));
   k.push_back(bind(Knob("mlp_fused_batch").read_by({"mlp.fused"})
                        .described("batch templates up to this run a layer's MLP as one mlp.fused kernel (0: none)"),
                    &FastConfig::mlp_fused_batch));

@@ -25,6 +25,7 @@
 #include "backends/cuda/fast_executor.h"
 #include "backends/cuda/kernel_loader.h"
 #include "backends/cuda/plan_config.h"
+#include "backends/cuda/search_util.h"
 
 extern "C" {
 #include "../../../kernels/cuda/common/params.h"
@@ -48,40 +49,6 @@ constexpr Slot kSlots[] = {{RegionKind::AttnIn, "qkv", kEpiStore, true},
                            {RegionKind::MlpIn, "gate_up", kEpiSwiglu, true},
                            {RegionKind::MlpOut, "down", kEpiResidual, false},
                            {RegionKind::Head, "lm_head", kEpiArgmax, true}};
-
-// Random 16-bit values in `wt` (bf16 or f16). Blocks of 1M values, each with its own generator,
-// filled in parallel: the LM head alone is 262M values (seconds on one thread), and the result
-// does not depend on the number of threads.
-std::vector<uint16_t> random_w16(size_t n, uint64_t seed, float scale, float offset, DType wt) {
-  constexpr size_t kBlock = size_t(1) << 20;
-  std::vector<uint16_t> v(n);
-  parallel_for((n + kBlock - 1) / kBlock, 1, [&](size_t b, size_t e) {
-    for (size_t blk = b; blk < e; ++blk) {
-      Rng r(seed * 0x9e3779b97f4a7c15ull + blk);
-      for (size_t i = blk * kBlock; i < std::min(n, (blk + 1) * kBlock); ++i)
-        store_from_f32(v.data(), wt, i, offset + scale * r.normal());
-    }
-  });
-  return v;
-}
-std::vector<float> widen(const std::vector<uint16_t>& v, DType wt) {
-  std::vector<float> f(v.size());
-  parallel_for(v.size(), size_t(1) << 16, [&](size_t b, size_t e) {
-    for (size_t i = b; i < e; ++i) f[i] = load_as_f32(v.data(), wt, i);
-  });
-  return f;
-}
-
-// ||got - want|| / ||want||; nullopt when got holds a NaN (a broken or unwritten element).
-std::optional<double> rel_l2(const std::vector<float>& got, const std::vector<float>& want) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(got[i])) return std::nullopt;
-    num += double(got[i] - want[i]) * double(got[i] - want[i]);
-    den += double(want[i]) * double(want[i]);
-  }
-  return std::sqrt(num / std::max(den, 1e-30));
-}
 
 // NVRTC results of this process by variant name. prepare() fills it from parallel threads so
 // that the per-candidate compile stage is a lookup (the first version compiled 121 GEMV points
@@ -782,8 +749,7 @@ class AttentionEvaluator final : public Evaluator {
 // output projection's 16-bit input (as the executor launches it). Its (BLOCK, BK) point is the
 // space. The plan's point runs every prompt, and the attention's share of a prompt grows with its
 // length (a few percent of a 128-token prompt's time, a quarter of a 2048-token one's on an H100),
-// so it is timed at kPromptAttentionTokens at least.
-constexpr int64_t kPromptAttentionTokens = 2048;
+// so it is timed at kPromptTokens at least.
 class PrefillAttentionEvaluator final : public Evaluator {
  public:
   PrefillAttentionEvaluator(const Graph& g, int tokens)
@@ -791,7 +757,7 @@ class PrefillAttentionEvaluator final : public Evaluator {
   std::string backend() const override { return "cuda"; }
   std::string timing_method() const override {
     return "attn_prefill.pipe alone: CUDA events around a CUDA graph of back-to-back launches over one prompt of " +
-           std::to_string(n_) + " tokens (the summary's, at least " + std::to_string(kPromptAttentionTokens) +
+           std::to_string(n_) + " tokens (the summary's, at least " + std::to_string(kPromptTokens) +
            "; its K/V rows in the cache, which fit the L2 as they do after qkv_post in a prompt step), 16-bit output; "
            "median of the replays per launch";
   }
@@ -966,7 +932,7 @@ class PrefillAttentionEvaluator final : public Evaluator {
     const PrefillAttnParams p{in.dq.as<float>(), in.dk.as<unsigned short>(), in.dv.as<unsigned short>(), in.out.as<float>(),
                               in.positions.as<int>(), in.slots.as<int>(), in.tiles.as<int>(), in.m, c_.num_heads,
                               c_.num_kv_heads, in.m, 1.0f / std::sqrt(float(c_.head_dim)),
-                              sixteen ? reinterpret_cast<void*>(in.out16.ptr()) : nullptr};
+                              sixteen ? reinterpret_cast<void*>(in.out16.ptr()) : nullptr, 0};
     launch_kernel(k, Dim3{unsigned(in.tile_count), unsigned(c_.num_heads)}, unsigned(v.threads()), prefill_attention_smem(v),
                   Device::get().stream(), &p);
   }
@@ -1016,8 +982,10 @@ std::pair<long long, long long> gemv_shape(const ModelConfig& c, RegionKind kind
 
 std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary& s, const TargetFacts& t,
                                             std::vector<std::string>* notes) {
-  if (s.phase == Phase::Prefill && s.kind != RegionKind::Attention) {
-    notes->push_back("the CUDA backend searches a prompt (prefill) step's attention only: its GEMMs run cuBLAS's choice");
+  if (s.phase == Phase::Prefill && s.kind != RegionKind::Attention &&
+      (slot_of(s.kind) == nullptr || s.kind == RegionKind::Head)) {
+    notes->push_back("the CUDA backend searches a prompt (prefill) step's attention and projection GEMMs only: this "
+                     "region runs its fixed kernels");
     return {};
   }
   for (const StepSummary& st : s.steps)
@@ -1035,6 +1003,15 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
   const DType wt = g.ops.front().weights.at(0)->dtype;
   const int batch = int(s.point.batch);
   const std::string arch = t.arch;
+  if (s.phase == Phase::Prefill && s.kind != RegionKind::Attention) {
+    // The projection's GEMM: cublasGemmEx (the fallback) or the rank-th algorithm of cuBLASLt's
+    // heuristic list for the shape; how long the list is shows on the GPU (compile says so).
+    std::vector<int> ranks;
+    for (int r = 0; r < kLtAlgorithms; ++r) ranks.push_back(r);
+    FamilySpace f = fast_family(s, kLtFamily, {{"ALGO", ranks}}, nullptr);
+    f.rules = {"a rank within the list cuBLASLt's heuristics give for the shape on the GPU (checked when built)"};
+    return {f};
+  }
   if (s.phase == Phase::Prefill) {  // attn_prefill.pipe: its BLOCK and BK (HD bound)
     if (!prefill_flash_variant(c, FastConfig{}, wt, arch)) {
       notes->push_back("a prompt step's attention runs the decode attention per row here (head dim or GPU): nothing to "
@@ -1158,10 +1135,16 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
 
 std::unique_ptr<Evaluator> cuda_fast_evaluator(const Graph& g, const RegionTask& t) {
   if (t.space.families.size() < 2) return nullptr;
+  if (t.summary.phase == Phase::Prefill && t.space.find(kLtFamily) != nullptr) {
+    const auto [N, K] = gemv_shape(g.config, t.summary.kind);
+    const int64_t tokens = std::min<int64_t>(std::max<int64_t>(t.summary.point.tokens, kPromptTokens),
+                                             g.config.max_position_embeddings);
+    return make_prefill_gemm_evaluator(t.summary.kind, N, K, tokens, g.ops.front().weights.at(0)->dtype);
+  }
   if (t.summary.phase == Phase::Prefill)
     return t.summary.kind == RegionKind::Attention
                ? std::make_unique<PrefillAttentionEvaluator>(g, int(std::min<int64_t>(
-                                                                     std::max<int64_t>(t.summary.point.tokens, kPromptAttentionTokens),
+                                                                     std::max<int64_t>(t.summary.point.tokens, kPromptTokens),
                                                                      g.config.max_position_embeddings)))
                : nullptr;
   const ModelConfig& c = g.config;
@@ -1213,10 +1196,11 @@ std::string carveout_region_of(const std::string& region) {
 KnobValues cuda_fast_from_routes(const std::vector<PlanRoute>& routes) {
   KnobValues v = plan_fast_of(FastConfig{});
   v.take_routes(routes, "decode");  // the knobs' search bindings (fast_knobs.cpp) say which params
-  // A prompt step's searched route is its attention's (the others run fixed kernels).
+  // A prompt step's searched routes: its attention's and its projection GEMMs' (the others run
+  // fixed kernels).
   std::vector<PlanRoute> prompt;
   for (const PlanRoute& r : routes)
-    if (r.phase == "prefill" && r.family == "cuda:attn_prefill.pipe") prompt.push_back(r);
+    if (r.phase == "prefill" && (r.family == "cuda:attn_prefill.pipe" || r.family == kLtFamily)) prompt.push_back(r);
   v.take_routes(prompt, "prefill");
   return v;
 }

@@ -11,6 +11,10 @@
 //   norm, rope, attention with GQA sharing; 3 contexts, outputs and unwritten cache rows poisoned;
 //   relative L2 <= 1e-5, the written K/V row <= 1e-2) and timed like the GEMVs, as a CUDA graph of
 //   back-to-back launches over KV-cache copies that defeat the L2.
+//   prompt steps: the attention (attn_prefill.pipe's BLOCK x BK, the kernel alone on a prompt of at
+//   least 2048 tokens, against double precision at ragged lengths) and the four projection GEMMs
+//   (cuda:gemm.lt: the rank in cuBLASLt's heuristic list; the GEMM alone on the same prompt length,
+//   sampled rows against double precision).
 // The fallback of each is FastConfig's default for it. Each evaluator's prepare() compiles all
 // the candidates' variants with NVRTC in parallel threads before the first is measured.
 #include <memory>
@@ -32,6 +36,10 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
                                             std::vector<std::string>* notes);
 // The evaluator of a decode region whose space holds a fast-path family; null otherwise.
 std::unique_ptr<Evaluator> cuda_fast_evaluator(const Graph& g, const RegionTask& t);
+
+// A prompt step's projection GEMM region (attn_in, attn_out, mlp_in, mlp_out: out_dim N, in K) on
+// `tokens` rows; its candidates are cublasGemmEx (the fallback) and cuda:gemm.lt's ranks.
+std::unique_ptr<Evaluator> make_prefill_gemm_evaluator(RegionKind kind, long long N, long long K, long long tokens, DType wt);
 
 // The attention region's evaluator (exposed for tests): the fused decode attention kernel at
 // `batch` tokens of `context` positions each (their own slots), as the executor binds it.

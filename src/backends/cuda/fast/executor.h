@@ -15,6 +15,7 @@
 
 #include "agentcompile/ir/decoder_layers.h"
 #include "backends/cuda/cublas_route.h"
+#include "backends/cuda/cublaslt_route.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/fast/weights.h"
 #include "backends/cuda/fast_executor.h"
@@ -95,11 +96,16 @@ class FastExecutor final : public Executor {
   void attention(const LayerOps& L, size_t layer, long long n, bool pdl);
   // moe.cpp: a sparse layer's MLP over the step's n rows, added into the residual stream.
   void moe_mlp(const LayerOps& L, size_t layer, long long n);
+  // A prompt's n0.. n0 + rows tokens through the grouped expert GEMMs (moe_prefill_grouped), after
+  // the router picked theirs.
+  void moe_grouped(size_t layer, long long t0, long long rows);
   void prefill_attention(const LayerOps& L, size_t layer, long long n, const Variant& v, void* out16);
   // out [n, out_dim] (out_t) = x16 [n, in] (wt_) * w^T, plus beta times out. `ws`: an FP8
   // weight's scales (it is dequantized into wdq_ first), else null. `kind`: its name in the profile.
+  // `algo`: the slot's FastConfig::prefill_algo_* (cuBLASLt's rank-th algorithm from kLtFromTokens
+  // tokens on; -1 or a shorter step: cublasGemmEx).
   void gemm(const void* w, const float* ws, const void* x16, long long n, long long in, long long out_dim, void* out,
-            DType out_t, float beta, const char* kind);
+            DType out_t, float beta, const char* kind, int algo = -1);
   void bias_add(float* out, const void* bias, long long n, long long cols);
   // RMSNorm of f32 rows into wt_ (rms_norm.cast): a GEMM's input.
   void norm16(const Op* norm, const float* x, long long rows, long long dim, void* out);
@@ -135,6 +141,7 @@ class FastExecutor final : public Executor {
   CUstream s_;
   std::string arch_;
   CublasHandle cublas_;
+  std::unique_ptr<LtGemm> lt_;  // made on the first GEMM that takes a cuBLASLt rank
   DType wt_ = DType::BF16;
   Fp8Scales fp8_ = Fp8Scales::None;  // the projections' FP8 scale layout (fast_fp8_scales), or none
   DeviceBuffer wdq_;  // FP8: the largest projection dequantized to wt_, for a prefill GEMM
@@ -150,6 +157,10 @@ class FastExecutor final : public Executor {
   std::optional<PersistentPlan> pl_;  // decode_layers.persistent for batch-1 steps, when on and able
   DeviceBuffer pl_layers_, pl_counters_, pl_part_o_, pl_part_ml_;
   DeviceBuffer moe_logits_, moe_ids_, moe_weights_, moe_act_;  // sparse layers: [rows, E], [rows, k] x 2, [rows * k, F]
+  // The grouped expert GEMMs' buffers for a chunk of prompt tokens (made on first use): the sorted
+  // rows (16-bit), gate and up outputs and their SwiGLU (16-bit), the down outputs (f32), the
+  // sorted picks and their positions, the GEMMs' pointer arrays.
+  DeviceBuffer moe_xg_, moe_gate16_, moe_up16_, moe_act16_, moe_down_, moe_rows_, moe_pos_, moe_ptrs_;
   DeviceBuffer mlp_counters_;  // mlp.fused: blocks that read h / blocks done (reset by its last block)
   StepInputs in_;  // token ids, positions, slots, logit rows of the step
   PinnedBuffer host_logits_, host_tokens_;

@@ -1,10 +1,13 @@
 // A sparse (mixture-of-experts) layer's MLP on the fast path, for decode and prompt steps alike:
-// the post-attention RMSNorm and the router on the reference kernels (f32: the top-k is a
-// discrete choice, kept on the CPU reference's side of near ties), routing on the device
-// (moe_route, no host round trip, so decode steps stay one CUDA graph), then every token's picked
+// the post-attention RMSNorm, the router's logits (f32 like the reference kernels: the top-k is a
+// discrete choice, kept on the CPU reference's side of near ties) and the picks in one block per
+// token (moe_router.fused; moe_router_split=1: the logits over blocks of experts, then the picks
+// by a warp per token), on the device with no host round trip, so decode steps stay one CUDA
+// graph; then every token's picked
 // experts in one launch per projection (moe/gemv.cuh), the down projection adding into the
 // residual stream.
 #include "backends/cuda/fast/executor.h"
+#include "backends/cuda/fast/moe_groups.h"
 #include "backends/cuda/fast/variants.h"
 
 #include <algorithm>
@@ -21,19 +24,46 @@ std::vector<Variant> moe_gemv_variants(const FastConfig& cfg, DType wt, const st
   return v;
 }
 
+// One block of 16 warps per token, or eight experts per block (moe/router.cuh); four tokens per
+// block of the routing (moe/route.cuh).
+Variant moe_router_variant(const FastConfig& cfg, DType wt, const std::string& arch) {
+  return cfg.moe_router_split ? make_variant(find_family("moe_router", "logits"), {{"BLOCK", 256}}, {wt}, arch)
+                              : make_variant(find_family("moe_router", "fused"), {{"BLOCK", 512}}, {wt}, arch);
+}
+Variant moe_route_variant(const std::string& arch) {
+  return make_variant(find_family("moe_route", "warp"), {{"BLOCK", 128}}, {}, arch);
+}
+
+// The grouped path (moe_prefill_grouped): prompt steps of at least this many tokens, in chunks of
+// at most kGroupedChunk tokens (its buffers' size).
+constexpr long long kGroupedFromTokens = 64, kGroupedChunk = 1024;
+
+Variant moe_gather_variant(DType wt, const std::string& arch) {
+  return make_variant(find_family("moe_gather", "rows"), {{"BLOCK", 256}}, {wt}, arch);
+}
+Variant moe_combine_variant(const std::string& arch) {
+  return make_variant(find_family("moe_combine", "rows"), {{"BLOCK", 256}}, {}, arch);
+}
+
 }  // namespace
 
 std::vector<Variant> moe_variants(const FastConfig& cfg, DType wt, const std::string& arch) {
   std::vector<Variant> v = moe_gemv_variants(cfg, wt, arch);
-  for (const char* op : {"rms_norm", "linear"}) v.push_back(make_variant(find_family(op, "ref"), {{"BLOCK", int(kRefBlock)}}, {wt}, arch));
-  v.push_back(make_variant(find_family("moe_route", "ref"), {{"BLOCK", int(kRefBlock)}}, {}, arch));
+  v.push_back(moe_router_variant(cfg, wt, arch));
+  if (cfg.moe_router_split) v.push_back(moe_route_variant(arch));
+  if (cfg.moe_prefill_grouped) {
+    v.push_back(moe_gather_variant(wt, arch));
+    v.push_back(moe_combine_variant(arch));
+    v.push_back(prefill_swiglu_variant(wt, arch));
+  }
   return v;
 }
 
 std::string moe_unsupported(const ModelConfig& c) {
   if (!c.is_moe()) return "";
   if (c.hidden_size % 8 || c.moe.expert_intermediate % 8) return "expert dimensions not multiples of 8";
-  if (c.hidden_size * 4 > kMaxDynamicSmem || c.moe.experts_per_token * c.moe.expert_intermediate * 4 > kMaxDynamicSmem)
+  if (c.moe.experts_per_token > 32 || c.moe.experts > 32 * 32) return "more than 32 experts per token or 1024 experts";
+  if ((c.hidden_size + c.moe.experts) * 4 > kMaxDynamicSmem || c.moe.experts_per_token * c.moe.expert_intermediate * 4 > kMaxDynamicSmem)
     return "a token's experts' activations do not fit the shared memory";
   return "";
 }
@@ -43,15 +73,27 @@ void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n) {
   const Op& op = *L.moe;
   const long long E = op.experts, k = op.top_k, F = op.expert_inter, H = c.hidden_size;
   const double es = double(dtype_size(wt_));
-  RmsNormParams np{resid_.as<float>(), wptr(L.post_norm, 0), h_.as<float>(), n, H, float(c.rms_norm_eps)};
-  launch(ref("rms_norm", {}, {wt_}), Dim3{unsigned(n)}, kRefBlock, 0, &np);
-  mark("moe_norm", double(n * H) * 8);
-  LinearParams lp{h_.as<float>(), nullptr, wptr(L.moe, 0), nullptr, moe_logits_.as<float>(), n, H, E};
-  launch(ref("linear", {}, {wt_}), Dim3{unsigned((E + kRefBlock / 32 - 1) / (kRefBlock / 32)), unsigned(n)}, kRefBlock, 0, &lp);
-  mark("moe_router", double(E * H) * es);
-  MoeRouteParams rp{moe_logits_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(), n, E, k, op.norm_topk ? 1 : 0};
-  launch(ref("moe_route", {}), Dim3{unsigned(n)}, kRefBlock, 0, &rp);
-  mark("moe_route", 0);
+  const Variant router = moe_router_variant(cfg_, wt_, arch_);
+  MoeRouterParams lp{resid_.as<float>(), wptr(L.post_norm, 0), wptr(L.moe, 0), h_.as<float>(), moe_logits_.as<float>(),
+                     moe_ids_.as<int>(), moe_weights_.as<float>(), n, H, E, k, float(c.rms_norm_eps), op.norm_topk ? 1 : 0};
+  if (!cfg_.moe_router_split) {
+    launch(load_kernel(router), Dim3{unsigned(n)}, unsigned(router.threads()), size_t(H + E) * 4, &lp);
+    mark("moe_router", double(n * H) * 8 + double(E * H) * es);  // rows read and written, the router's weights
+  } else {
+    const long long experts_per_block = router.threads() / 32;
+    launch(load_kernel(router), Dim3{unsigned((E + experts_per_block - 1) / experts_per_block), unsigned(n)},
+           unsigned(router.threads()), size_t(H) * 4, &lp);
+    mark("moe_router", double(n * H) * 8 + double(E * H) * es);
+    const Variant route = moe_route_variant(arch_);
+    const long long tokens_per_block = route.threads() / 32;
+    MoeRouteParams rp{moe_logits_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(), n, E, k, op.norm_topk ? 1 : 0};
+    launch(load_kernel(route), Dim3{unsigned((n + tokens_per_block - 1) / tokens_per_block)}, unsigned(route.threads()), 0, &rp);
+    mark("moe_route", 0);
+  }
+  if (cfg_.moe_prefill_grouped && n >= kGroupedFromTokens) {
+    for (long long t0 = 0; t0 < n; t0 += kGroupedChunk) moe_grouped(layer, t0, std::min(kGroupedChunk, n - t0));
+    return;
+  }
   const std::vector<Variant> v = moe_gemv_variants(cfg_, wt_, arch_);
   const unsigned per_block = unsigned(cfg_.moe_block / 32 * cfg_.moe_rows);
   MoeGemvParams mp{h_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(),
@@ -77,6 +119,74 @@ void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n) {
            size_t(k * F) * 4, &part);
     mark("moe_down", double(rows * k * F * H) * es);
   }
+}
+
+// The chunk's picks come back to the host (a prompt step is not a CUDA graph), sorted by expert
+// there; the rows go to the GEMMs in that order, each expert's run one group of cuBLAS's grouped
+// GEMM (gate and up in one call, down in another), and the combine adds each token's picks into
+// the residual in their expert order.
+void FastExecutor::moe_grouped(size_t layer, long long t0, long long rows) {
+  const ModelConfig& c = g_.config;
+  const long long E = c.moe.experts, k = c.moe.experts_per_token, F = c.moe.expert_intermediate, H = c.hidden_size;
+  const size_t es = dtype_size(wt_), picks = size_t(rows * k);
+  if (!moe_xg_.ptr()) {  // sized for a whole chunk
+    const size_t most = size_t(kGroupedChunk * k);
+    moe_xg_ = DeviceBuffer(most * size_t(H) * es);
+    moe_gate16_ = DeviceBuffer(most * size_t(F) * es);
+    moe_up16_ = DeviceBuffer(most * size_t(F) * es);
+    moe_act16_ = DeviceBuffer(most * size_t(F) * es);
+    moe_down_ = DeviceBuffer(most * size_t(H) * 4);
+    moe_rows_ = DeviceBuffer(most * 4);
+    moe_pos_ = DeviceBuffer(most * 4);
+    moe_ptrs_ = DeviceBuffer(size_t(9 * E) * sizeof(CUdeviceptr));
+  }
+  std::vector<int32_t> ids(picks);
+  CU_CHECK(drv().cuMemcpyDtoHAsync(ids.data(), moe_ids_.ptr() + size_t(t0 * k) * 4, picks * 4, s_));
+  CU_CHECK(drv().cuStreamSynchronize(s_));
+  const ExpertGroups gr = group_by_expert(ids.data(), rows, k, E);
+  // The pointer arrays: gate/up groups (A weights, B rows, C outputs), then down's.
+  const std::vector<CUdeviceptr>& table = fw_->moe_host_table.at(layer);
+  std::vector<CUdeviceptr> gu_w, gu_x, gu_out, dn_w, dn_x, dn_out;
+  std::vector<int> gu_m, dn_m;
+  for (int part = 0; part < 2; ++part)  // gate, then up
+    for (long long e = 0; e < E; ++e) {
+      const int m = gr.count[size_t(e)];
+      if (m == 0) continue;
+      const size_t at = size_t(gr.start[size_t(e)]);
+      gu_w.push_back(table[size_t(part * E + e)]);
+      gu_x.push_back(moe_xg_.ptr() + at * size_t(H) * es);
+      gu_out.push_back((part ? moe_up16_ : moe_gate16_).ptr() + at * size_t(F) * es);
+      gu_m.push_back(m);
+      if (part) continue;
+      dn_w.push_back(table[size_t(2 * E + e)]);
+      dn_x.push_back(moe_act16_.ptr() + at * size_t(F) * es);
+      dn_out.push_back(moe_down_.ptr() + at * size_t(H) * 4);
+      dn_m.push_back(m);
+    }
+  std::vector<CUdeviceptr> ptrs;
+  for (const auto* v : {&gu_w, &gu_x, &gu_out, &dn_w, &dn_x, &dn_out}) ptrs.insert(ptrs.end(), v->begin(), v->end());
+  moe_ptrs_.upload(ptrs.data(), ptrs.size() * sizeof(CUdeviceptr), s_);
+  moe_rows_.upload(gr.rows.data(), picks * 4, s_);
+  moe_pos_.upload(gr.pos.data(), picks * 4, s_);
+  CU_CHECK(drv().cuStreamSynchronize(s_));  // the host vectors go out of scope
+  auto dev = [&](size_t index) { return reinterpret_cast<void* const*>(moe_ptrs_.ptr() + index * sizeof(CUdeviceptr)); };
+  const size_t g = gu_m.size(), d = dn_m.size();
+  MoeGroupedParams p{h_.as<float>() + t0 * H, moe_rows_.as<int>(), moe_pos_.as<int>(), moe_weights_.as<float>() + t0 * k,
+                     moe_xg_.as<void>(), moe_down_.as<float>(), resid_.as<float>() + t0 * H, rows, k, H};
+  launch(load_kernel(moe_gather_variant(wt_, arch_)), Dim3{unsigned(picks)}, 256, 0, &p);
+  mark("moe_gather", double(picks) * double(H) * double(4 + es));
+  cublas_grouped_gemm(cublas_, wt_, reinterpret_cast<const void* const*>(dev(g)), reinterpret_cast<const void* const*>(dev(0)),
+                      dev(2 * g), wt_, gu_m, H, F);
+  mark("moe_gemm_gate_up", 0, 2.0 * double(picks) * double(2 * F) * double(H));
+  Swiglu16Params sp{moe_gate16_.as<void>(), moe_up16_.as<void>(), moe_act16_.as<void>(), (long long)picks * F};
+  launch(load_kernel(prefill_swiglu_variant(wt_, arch_)), Dim3{elementwise_blocks(((long long)picks * F + 7) / 8, kRefBlock)},
+         kRefBlock, 0, &sp);
+  mark("swiglu", double(picks) * double(F) * double(3 * es));
+  cublas_grouped_gemm(cublas_, wt_, reinterpret_cast<const void* const*>(dev(3 * g + d)),
+                      reinterpret_cast<const void* const*>(dev(3 * g)), dev(3 * g + 2 * d), DType::F32, dn_m, F, H);
+  mark("moe_gemm_down", 0, 2.0 * double(picks) * double(F) * double(H));
+  launch(load_kernel(moe_combine_variant(arch_)), Dim3{unsigned(rows)}, 256, 0, &p);
+  mark("moe_combine", double(picks) * double(H) * 4 + double(rows * H) * 8);
 }
 
 }  // namespace ac::cuda

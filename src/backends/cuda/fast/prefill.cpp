@@ -46,7 +46,7 @@ void FastExecutor::prefill_layers_w16(long long n, const std::optional<Variant>&
     const LayerOps& L = ops_.layers[l];
     norm16(L.input_norm, resid, n, c.hidden_size, x16);
     gemm(reinterpret_cast<const void*>(fw_->wqkv[l].ptr()), sqkv(l), x16, n, c.hidden_size, qkvd, qkv_.as<void>(), DType::F32,
-         0.0f, "gemm_qkv");
+         0.0f, "gemm_qkv", cfg_.prefill_algo_qkv);
     if (fw_->bqkv[l].ptr()) bias_add(qkv_.as<float>(), reinterpret_cast<const void*>(fw_->bqkv[l].ptr()), n, qkvd);
     if (flash) {
       prefill_attention(L, l, n, *flash, x16);  // writes the output projection's input itself
@@ -56,20 +56,22 @@ void FastExecutor::prefill_layers_w16(long long n, const std::optional<Variant>&
       launch(ref("cast", {}, {wt_}), Dim3{elementwise_blocks(n * c.q_dim(), kRefBlock)}, kRefBlock, 0, &cp);
       mark("cast", double(n * c.q_dim()) * double(4 + dtype_size(wt_)));
     }
-    gemm(wptr(L.o, 0), sptr(L.o), x16, n, c.q_dim(), c.hidden_size, resid, DType::F32, 1.0f, "gemm_o");
+    gemm(wptr(L.o, 0), sptr(L.o), x16, n, c.q_dim(), c.hidden_size, resid, DType::F32, 1.0f, "gemm_o", cfg_.prefill_algo_o);
     if (const void* ob = wptr(L.o, 1)) bias_add(resid, ob, n, c.hidden_size);
     if (L.moe) {
       moe_mlp(L, l, n);
       continue;
     }
     norm16(L.post_norm, resid, n, c.hidden_size, x16);
-    gemm(wptr(L.gate, 0), sptr(L.gate), x16, n, c.hidden_size, c.intermediate_size, gate_.as<void>(), wt_, 0.0f, "gemm_gate_up");
-    gemm(wptr(L.up, 0), sptr(L.up), x16, n, c.hidden_size, c.intermediate_size, up_.as<void>(), wt_, 0.0f, "gemm_gate_up");
+    gemm(wptr(L.gate, 0), sptr(L.gate), x16, n, c.hidden_size, c.intermediate_size, gate_.as<void>(), wt_, 0.0f, "gemm_gate_up",
+         cfg_.prefill_algo_gate_up);
+    gemm(wptr(L.up, 0), sptr(L.up), x16, n, c.hidden_size, c.intermediate_size, up_.as<void>(), wt_, 0.0f, "gemm_gate_up",
+         cfg_.prefill_algo_gate_up);
     Swiglu16Params sp{gate_.as<void>(), up_.as<void>(), x16, n * c.intermediate_size};
     launch(load_kernel(prefill_swiglu_variant(wt_, arch_)), Dim3{elementwise_blocks((n * c.intermediate_size + 7) / 8, kRefBlock)},
            kRefBlock, 0, &sp);  // eight values per thread
     mark("swiglu", double(n * c.intermediate_size) * double(3 * dtype_size(wt_)));
-    gemm(wptr(L.down, 0), sptr(L.down), x16, n, c.intermediate_size, c.hidden_size, resid, DType::F32, 1.0f, "gemm_down");
+    gemm(wptr(L.down, 0), sptr(L.down), x16, n, c.intermediate_size, c.hidden_size, resid, DType::F32, 1.0f, "gemm_down", cfg_.prefill_algo_down);
   }
 }
 
@@ -100,12 +102,12 @@ void FastExecutor::prefill_layers_f32(long long n, const std::optional<Variant>&
     norm(L.input_norm);
     cast(h, n * c.hidden_size);
     gemm(reinterpret_cast<const void*>(fw_->wqkv[l].ptr()), sqkv(l), x16, n, c.hidden_size, qkvd, qkv_.as<void>(), DType::F32,
-         0.0f, "gemm_qkv");
+         0.0f, "gemm_qkv", cfg_.prefill_algo_qkv);
     if (fw_->bqkv[l].ptr()) bias_add(qkv_.as<float>(), reinterpret_cast<const void*>(fw_->bqkv[l].ptr()), n, qkvd);
     if (flash) prefill_attention(L, l, n, *flash, nullptr);
     else attention(L, l, n, false);
     cast(attn_.as<float>(), n * c.q_dim());
-    gemm(wptr(L.o, 0), sptr(L.o), x16, n, c.q_dim(), c.hidden_size, tmp, DType::F32, 0.0f, "gemm_o");
+    gemm(wptr(L.o, 0), sptr(L.o), x16, n, c.q_dim(), c.hidden_size, tmp, DType::F32, 0.0f, "gemm_o", cfg_.prefill_algo_o);
     if (const void* ob = wptr(L.o, 1)) bias_add(tmp, ob, n, c.hidden_size);
     add(n * c.hidden_size);
     if (L.moe) {
@@ -115,13 +117,14 @@ void FastExecutor::prefill_layers_f32(long long n, const std::optional<Variant>&
     norm(L.post_norm);
     cast(h, n * c.hidden_size);
     gemm(wptr(L.gate, 0), sptr(L.gate), x16, n, c.hidden_size, c.intermediate_size, gate_.as<void>(), DType::F32, 0.0f,
-         "gemm_gate_up");
-    gemm(wptr(L.up, 0), sptr(L.up), x16, n, c.hidden_size, c.intermediate_size, up_.as<void>(), DType::F32, 0.0f, "gemm_gate_up");
+         "gemm_gate_up", cfg_.prefill_algo_gate_up);
+    gemm(wptr(L.up, 0), sptr(L.up), x16, n, c.hidden_size, c.intermediate_size, up_.as<void>(), DType::F32, 0.0f, "gemm_gate_up",
+         cfg_.prefill_algo_gate_up);
     ElementwiseParams sp{gate_.as<float>(), up_.as<float>(), gate_.as<float>(), n * c.intermediate_size};
     launch(ref("swiglu", {}), Dim3{elementwise_blocks(n * c.intermediate_size, kRefBlock)}, kRefBlock, 0, &sp);
     mark("swiglu", double(n * c.intermediate_size) * 12);
     cast(gate_.as<float>(), n * c.intermediate_size);
-    gemm(wptr(L.down, 0), sptr(L.down), x16, n, c.intermediate_size, c.hidden_size, tmp, DType::F32, 0.0f, "gemm_down");
+    gemm(wptr(L.down, 0), sptr(L.down), x16, n, c.intermediate_size, c.hidden_size, tmp, DType::F32, 0.0f, "gemm_down", cfg_.prefill_algo_down);
     add(n * c.hidden_size);
   }
 }
@@ -178,7 +181,7 @@ void FastExecutor::prefill_attention(const LayerOps& L, size_t layer, long long 
   PrefillAttnParams ap{q_.as<float>(), kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(),
                        attn_.as<float>(), in_.positions(), in_.slots(), prefill_tiles_.as<int>(), n, c.num_heads,
                        c.num_kv_heads, lim_.max_seq, 1.0f / std::sqrt(float(c.head_dim)), out16,
-                       cfg_.prefill_late_first ? 0 : 1};
+                       0};
   launch(load_kernel(v), Dim3{unsigned(prefill_tile_count_), unsigned(c.num_heads)}, unsigned(v.threads()),
          prefill_attention_smem(v), &ap, false, "attention");
   if (profile_) {  // causal: each row's query against its positions so far, QK^T and PV
@@ -189,7 +192,7 @@ void FastExecutor::prefill_attention(const LayerOps& L, size_t layer, long long 
 }
 
 void FastExecutor::gemm(const void* w, const float* ws, const void* x16, long long n, long long in, long long out_dim, void* out,
-                        DType out_t, float beta, const char* kind) {
+                        DType out_t, float beta, const char* kind, int algo) {
   if (ws) {  // an FP8 weight: dequantized to wt_ (rounded, as the activations are for the GEMM)
     const bool block = fp8_ == Fp8Scales::Block;
     Fp8DequantParams dp{static_cast<const unsigned char*>(w), ws, wdq_.as<void>(), out_dim, in, block ? 128 : 1,
@@ -200,7 +203,12 @@ void FastExecutor::gemm(const void* w, const float* ws, const void* x16, long lo
     w = wdq_.as<void>();
     mark("fp8_dequant", double(out_dim * in) * double(1 + dtype_size(wt_)));
   }
-  cublas_gemm(cublas_, wt_, x16, w, out, out_t, n, in, out_dim, beta);
+  if (algo >= 0 && n >= kLtFromTokens) {
+    if (!lt_) lt_ = std::make_unique<LtGemm>(s_, kLtAlgorithms);
+    lt_->run(LtShape{wt_, out_t, n, in, out_dim, beta != 0.0f}, algo, x16, w, out);
+  } else {
+    cublas_gemm(cublas_, wt_, x16, w, out, out_t, n, in, out_dim, beta);
+  }
   mark(kind, 0, 2.0 * double(n) * double(in) * double(out_dim));
 }
 

@@ -77,12 +77,7 @@ Fp8Scales fast_fp8_scales(const Graph& g, std::string* why) {
   return *kind;
 }
 
-std::string fast_path_not_default(const Graph& g) {
-  // Until its kernels have run on a GPU, a mixture of experts takes the fast path on request only.
-  if (g.config.is_moe() && fast_path_unsupported(g).empty())
-    return "mixture-of-experts layers on the fast path have not run on a GPU yet (--cuda-route fast runs them)";
-  return fast_path_unsupported(g);
-}
+std::string fast_path_not_default(const Graph& g) { return fast_path_unsupported(g); }
 
 std::string fast_path_unsupported(const Graph& g) {
   const ModelConfig& c = g.config;

@@ -107,6 +107,7 @@ std::shared_ptr<FastWeights> upload_fast_weights(const Graph& g, const DecoderOp
   for (const LayerOps& L : ops.layers) {
     fw->moe_table.emplace_back();
     fw->moe_experts.emplace_back();
+    fw->moe_host_table.emplace_back();
     if (!L.moe) continue;
     const long long E = L.moe->experts;
     auto aligned = [](size_t b) { return (b + 255) / 256 * 256; };
@@ -129,6 +130,7 @@ std::shared_ptr<FastWeights> upload_fast_weights(const Graph& g, const DecoderOp
     b.upload(table.data(), table.size() * sizeof(CUdeviceptr), s);
     CU_CHECK(drv().cuStreamSynchronize(s));  // table goes out of scope
     fw->moe_table.back() = std::move(b);
+    fw->moe_host_table.back() = table;
     fw->moe_experts.back() = std::move(all);
   }
   // The separate q/k/v copies are no longer needed: the fused matrix replaces them.

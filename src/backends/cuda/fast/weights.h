@@ -26,6 +26,7 @@ struct FastWeights {
   std::vector<DeviceBuffer> sqkv;  // FP8, per layer: q's, k's and v's scales, one after the other
   std::vector<DeviceBuffer> moe_experts;  // per layer: a sparse layer's experts, expert-major (gate E | up E | down E)
   std::vector<DeviceBuffer> moe_table;    // per layer: their device pointers, in that order
+  std::vector<std::vector<CUdeviceptr>> moe_host_table;  // the same pointers on the host (the grouped GEMMs')
 };
 
 // This executor's weights: the share's when it holds this graph's in cfg's layout, else uploaded

@@ -1,0 +1,67 @@
+// A token's experts from its router logits by one warp per token (the fast path's routing, after
+// moe_router.logits): the reference (moe_route_ref) has one thread walk the experts top_k times,
+// 0.3 ms a launch for Qwen3-30B-A3B's 128 experts and 8 picks on an H100, three quarters of its
+// decode step. Here the lanes hold experts lane, lane + 32, ...; the softmax's max and sum are warp
+// reductions; each of the top_k rounds takes every lane's best unpicked probability and the warp's
+// best of those (ties to the lower index, as the reference and the CPU reference pick).
+// Probabilities are expf(l - max) / sum as the reference computes them (only the sum's order
+// differs), and the picks' sum is taken in pick order as there. Lane j keeps pick j; the picks are
+// stored in increasing expert index, each at its rank among them.
+// Needs top_k <= 32 and experts <= 32 * 32 (a lane's taken mask).
+#pragma once
+#include "common/params.h"
+#include "common/reduce.cuh"
+#include "common/types.cuh"
+
+// The picks of one token from its `experts` logits l (global or shared memory), by the whole warp;
+// ids and weights: the token's top_k outputs.
+__device__ __forceinline__ void moe_pick_warp(const float* l, long long experts, long long top_k, int renormalise, int* ids,
+                                              float* weights, int lane) {
+  float mx = AC_NEG_INF;
+  for (long long e = lane; e < experts; e += 32) mx = fmaxf(mx, l[e]);
+  mx = warp_max(mx);
+  float sum = 0.0f;
+  for (long long e = lane; e < experts; e += 32) sum += expf(l[e] - mx);
+  sum = warp_sum(sum);
+  unsigned taken = 0;  // bit i: expert lane + 32 i is picked
+  int my_id = -1;
+  float my_w = 0.0f, picked = 0.0f;
+  for (int j = 0; j < int(top_k); ++j) {
+    float bp = -1.0f;
+    int be = 0x7fffffff;
+    int i = 0;
+    for (long long e = lane; e < experts; e += 32, ++i) {  // increasing index: strictly greater wins
+      if (taken >> i & 1u) continue;
+      const float pe = expf(l[e] - mx) / sum;
+      if (pe > bp) bp = pe, be = int(e);
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+      const float op = __shfl_xor_sync(0xffffffffu, bp, off);
+      const int oe = __shfl_xor_sync(0xffffffffu, be, off);
+      if (op > bp || (op == bp && oe < be)) bp = op, be = oe;
+    }
+    if (lane == be % 32) taken |= 1u << (be / 32);
+    if (lane == j) my_id = be, my_w = bp;
+    picked += bp;
+  }
+  if (renormalise) my_w /= picked;
+  int rank = 0;
+  for (int i = 0; i < int(top_k); ++i) {
+    const int other = __shfl_sync(0xffffffffu, my_id, i);
+    rank += other < my_id ? 1 : 0;
+  }
+  if (lane < int(top_k)) {
+    ids[rank] = my_id;
+    weights[rank] = my_w;
+  }
+}
+
+// Grid: (ceil(n / (BLOCK / 32))).
+template <int BLOCK>
+__device__ void moe_route_warp(const MoeRouteParams& p) {
+  const long long t = (long long)blockIdx.x * (BLOCK / 32) + threadIdx.x / 32;
+  if (t >= p.n) return;  // whole warps leave together
+  moe_pick_warp(p.logits + t * p.experts, p.experts, p.top_k, p.renormalise, p.ids + t * p.top_k, p.weights + t * p.top_k,
+                int(threadIdx.x % 32));
+}

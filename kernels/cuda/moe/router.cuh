@@ -1,0 +1,68 @@
+// A sparse layer's router (the fast path's): the post-attention RMSNorm of each token's residual
+// row (as rms_norm_ref computes it: the experts read this row) and the router's logits from it,
+// one warp per expert at a time (16-byte loads of its weight row against the normalised row in
+// shared memory). Needs hidden % 8 == 0.
+// moe_router_fused: one block per token, which then picks the experts itself (warp 0,
+//   moe_pick_warp). On an H100 it took 30 us a launch for Qwen3-30B-A3B (one SM reads the whole
+//   router), where the reference's norm and linear took 19 us and its routing 310 us.
+//   Grid: (n); dynamic shared memory: (hidden + experts) floats.
+// moe_router_logits: the experts spread over blocks of BLOCK / 32, each normalising the row again
+//   (it is in L2; block 0 writes it); moe_route.warp picks from the logits.
+//   Grid: (ceil(experts / (BLOCK / 32)), n); dynamic shared memory: hidden floats.
+#pragma once
+#include "common/params.h"
+#include "common/reduce.cuh"
+#include "common/types.cuh"
+#include "moe/gemv.cuh"
+#include "moe/route.cuh"
+#include "rms_norm/reference.cuh"
+
+// Logit of expert e: the warp's dot product of its router row with xs (every lane gets it).
+template <typename W>
+__device__ __forceinline__ float moe_router_dot(const W* row, const float* xs, long long hidden, int lane) {
+  return warp_sum(moe_row_dot(row, xs, hidden, lane));
+}
+
+// Token t's residual row normalised into xs (shared), and into h where `write`; the block waits.
+template <int BLOCK, typename W>
+__device__ __forceinline__ void moe_norm_row(const MoeRouterParams& p, long long t, float* xs, bool write) {
+  const float* x = p.x + t * p.hidden;
+  const float inv = rms_inv_row<BLOCK>(x, p.hidden, p.eps);
+  const W* g = static_cast<const W*>(p.gamma);
+  for (long long j = threadIdx.x; j < p.hidden; j += BLOCK) {
+    const float v = to_f32(g[j]) * (x[j] * inv);
+    xs[j] = v;
+    if (write) p.h[t * p.hidden + j] = v;
+  }
+  __syncthreads();
+}
+
+template <int BLOCK, typename W>
+__device__ void moe_router_fused(const MoeRouterParams& p) {
+  extern __shared__ __align__(16) float router_smem[];
+  float* xs = router_smem;                 // [hidden] the normalised row
+  float* logits = router_smem + p.hidden;  // [experts]
+  const long long t = blockIdx.x;
+  moe_norm_row<BLOCK, W>(p, t, xs, true);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (long long e = warp; e < p.experts; e += BLOCK / 32) {
+    const float acc = moe_router_dot(static_cast<const W*>(p.w) + e * p.hidden, xs, p.hidden, lane);
+    if (lane == 0) logits[e] = acc;
+  }
+  __syncthreads();
+  if (warp == 0)
+    moe_pick_warp(logits, p.experts, p.top_k, p.renormalise, p.ids + t * p.top_k, p.weights + t * p.top_k, lane);
+}
+
+template <int BLOCK, typename W>
+__device__ void moe_router_logits(const MoeRouterParams& p) {
+  extern __shared__ __align__(16) float router_smem[];
+  float* xs = router_smem;  // [hidden] the normalised row
+  const long long t = blockIdx.y;
+  moe_norm_row<BLOCK, W>(p, t, xs, blockIdx.x == 0);
+  const int lane = threadIdx.x % 32;
+  const long long e = (long long)blockIdx.x * (BLOCK / 32) + threadIdx.x / 32;
+  if (e >= p.experts) return;
+  const float acc = moe_router_dot(static_cast<const W*>(p.w) + e * p.hidden, xs, p.hidden, lane);
+  if (lane == 0) p.logits[t * p.experts + e] = acc;
+}
