@@ -21,6 +21,13 @@ std::string us_text(double us) {
 // "812.3 (20%)", or "812.3 (20% / 18%)" when the reads' ceiling is known.
 std::string bandwidth_text(const Json& a) {
   char b[80];
+  if (a.contains("TFLOPs")) {  // timed at another shape than the summary's: the FLOP rate
+    if (a["pct_of_matmul"].is_number())
+      std::snprintf(b, sizeof b, "%.0f TFLOP/s (%.0f%% of GEMM)", a["TFLOPs"].get<double>(), a["pct_of_matmul"].get<double>());
+    else
+      std::snprintf(b, sizeof b, "%.0f TFLOP/s", a["TFLOPs"].get<double>());
+    return b;
+  }
   if (a.contains("pct_of_read") && a["pct_of_read"].is_number())
     std::snprintf(b, sizeof b, "%.1f (%.0f%% / %.0f%%)", a["GBps"].get<double>(), a["pct_of_bandwidth"].get<double>(),
                   a["pct_of_read"].get<double>());

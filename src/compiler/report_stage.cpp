@@ -11,9 +11,26 @@ namespace {
 // Bytes the region moves at its summary's shape point (weights, activations, KV rows) over the
 // chosen route's measured time, against the target's bandwidth (measured when the summary says so).
 // Where the GPU's reads alone were measured too, also against them (pct_of_read; null otherwise).
-Json achieved_bandwidth(const RegionSummary& s, double us) {
-  const double gbs = us > 0 ? s.cost.bytes() / (us * 1e3) : 0.0;
+// Where the evaluator timed another shape (timed_flops > 0: a CUDA prompt region on 2048 tokens),
+// the rate of those FLOPs against the target's GEMM rate instead, the bandwidth figures null.
+Json achieved_bandwidth(const RegionSummary& s, double us, double timed_flops) {
   const double peak = s.target.bandwidth_gbs, read = s.target.read_gbs;
+  if (timed_flops > 0) {
+    const double tflops = us > 0 ? timed_flops / (us * 1e6) : 0.0, gemm = s.target.matmul_tflops;
+    return {{"timed_flops", timed_flops},
+            {"TFLOPs", tflops},
+            {"pct_of_matmul", gemm > 0 ? Json(100.0 * tflops / gemm) : Json(nullptr)},
+            {"matmul_TFLOPs", gemm},
+            {"matmul_source", s.target.matmul_source},
+            {"bytes", nullptr},
+            {"GBps", nullptr},
+            {"pct_of_bandwidth", nullptr},
+            {"bandwidth_GBps", peak},
+            {"bandwidth_source", s.target.bandwidth_source},
+            {"pct_of_read", nullptr},
+            {"read_GBps", read > 0 ? Json(read) : Json(nullptr)}};
+  }
+  const double gbs = us > 0 ? s.cost.bytes() / (us * 1e3) : 0.0;
   return {{"bytes", s.cost.bytes()},
           {"GBps", gbs},
           {"pct_of_bandwidth", peak > 0 ? 100.0 * gbs / peak : 0.0},
@@ -112,7 +129,7 @@ void run_report_stage(CompileRun& r) {
                        {"chosen_us", chosen_us},
                        {"speedup_vs_fallback", chosen_us > 0 ? s.fallback_us / chosen_us : 1.0},
                        {"instances_in_fused_spans", in_spans},
-                       {"achieved", achieved_bandwidth(w.summary, chosen_us)}});
+                       {"achieved", achieved_bandwidth(w.summary, chosen_us, s.timed_flops)}});
     // The plan runs the step tuning's choice where it replaced the search's (its time alone: the search's record).
     if (auto it = r.step_tuned.find(si); it != r.step_tuned.end()) regions.back()["step_tuned"] = it->second;
   }

@@ -91,6 +91,7 @@ void run_search_stage(CompileRun& r) {
         std::find(timing_methods.begin(), timing_methods.end(), m) == timing_methods.end())
       timing_methods.push_back(m);
     r.searches.push_back(search_region(w, ev, &r.db, r.env, r.so, now + share, on_candidate));
+    r.searches.back().timed_flops = ev.timed_flops();
     ++r.prog.regions_done;
   };
   for (auto& [w, ev] : to_search) {

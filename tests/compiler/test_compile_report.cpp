@@ -84,6 +84,19 @@ TEST(CompileReport, MarkdownBudgetAndProgress) {
     EXPECT_TRUE(reg["achieved"]["read_GBps"].is_null()) << reg["achieved"].dump();
   }
 
+  // A region the backend timed at another shape than its summary's (a CUDA prompt region on 2048
+  // tokens) shows its FLOP rate against the GEMM rate instead of GB/s.
+  {
+    Json t = r.report;
+    ASSERT_FALSE(t["regions"].empty());
+    t["regions"].back()["achieved"] = {{"timed_flops", 3.4e10}, {"TFLOPs", 654.3}, {"pct_of_matmul", 83.6},
+                                       {"matmul_TFLOPs", 782.0}, {"matmul_source", "measured now"}, {"bytes", nullptr},
+                                       {"GBps", nullptr}, {"pct_of_bandwidth", nullptr}, {"bandwidth_GBps", 3000.0},
+                                       {"bandwidth_source", "measured now"}, {"pct_of_read", nullptr}, {"read_GBps", nullptr}};
+    const std::string tmd = report_markdown(t);
+    EXPECT_NE(tmd.find("| 654 TFLOP/s (84% of GEMM) |"), std::string::npos) << tmd;
+  }
+
   // The CPU backend runs every model on its searched routes: no generic-route section. Given
   // one (a CUDA compile of a model the fast path cannot run), report.md lists its regions.
   EXPECT_TRUE(r.report["generic_route"].is_null());

@@ -59,6 +59,7 @@ struct RegionSearch {
   std::string decision;                    // "specialised", "fallback: unprofitable ...", ...
   std::vector<std::string> notes;          // ties, re-timings
   size_t measured = 0, reused = 0, failed = 0;
+  double timed_flops = 0;                  // the evaluator's Evaluator::timed_flops
   // Search efficiency: candidates evaluated (advised order) until one within 2% of the best;
   // the same expected over random orders of the evaluated candidates.
   int to_within_2pct_advised = 0;

@@ -57,6 +57,10 @@ class Evaluator {
   virtual TimingResult time(const Candidate& c, int warmup, int repeats) = 0;
   // What the timing stage does (for the report).
   virtual std::string timing_method() const = 0;
+  // The FLOPs of one timed call where the timing runs another shape than the region summary's
+  // point (the CUDA prompt regions, timed on 2048 tokens at least), so that the report gives the
+  // region's rate at what was timed; 0: the summary's shape (the report's bytes and time agree).
+  virtual double timed_flops() const { return 0; }
 };
 
 }  // namespace ac

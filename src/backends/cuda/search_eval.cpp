@@ -755,6 +755,10 @@ class PrefillAttentionEvaluator final : public Evaluator {
   PrefillAttentionEvaluator(const Graph& g, int tokens)
       : c_(g.config), n_(std::max(1, tokens)), wt_(g.ops.front().weights.at(0)->dtype) {}
   std::string backend() const override { return "cuda"; }
+  // Q K^T and P V over the causal pairs of one sequence from position 0.
+  double timed_flops() const override {
+    return 4.0 * (double(n_) * double(n_ + 1) / 2.0) * double(c_.num_heads) * double(c_.head_dim);
+  }
   std::string timing_method() const override {
     return "attn_prefill.pipe alone: CUDA events around a CUDA graph of back-to-back launches over one prompt of " +
            std::to_string(n_) + " tokens (the summary's, at least " + std::to_string(kPromptTokens) +

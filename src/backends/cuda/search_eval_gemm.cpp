@@ -32,6 +32,7 @@ class PrefillGemmEvaluator final : public Evaluator {
     mats_ = kind == RegionKind::MlpIn ? 2 : 1;
   }
   std::string backend() const override { return "cuda"; }
+  double timed_flops() const override { return 2.0 * double(mats_) * double(n_) * double(N_) * double(K_); }
   std::string timing_method() const override {
     return "the region's GEMM" + std::string(mats_ > 1 ? "s (gate and up)" : "") + " alone on " + std::to_string(n_) +
            " prompt rows (the summary's, at least " + std::to_string(kPromptTokens) +

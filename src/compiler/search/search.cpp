@@ -156,6 +156,7 @@ Json RegionSearch::to_json() const {
           {"measured", measured},
           {"reused_from_db", reused},
           {"failed", failed},
+          {"timed_flops", timed_flops > 0 ? Json(timed_flops) : Json(nullptr)},
           {"efficiency", {{"to_within_2pct_advised", to_within_2pct_advised}, {"to_within_2pct_random", to_within_2pct_random}}}};
 }
 
