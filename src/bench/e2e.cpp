@@ -1,4 +1,5 @@
 // bench e2e: every model x workload on our engine, against the peers' recorded runs.
+#include <functional>
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -91,9 +92,11 @@ const Reference& cpu_reference(std::map<std::vector<int32_t>, Reference>& cache,
   return cache[prompt] = greedy_reference(*ex, prompt, o.validate_tokens, "agentcompile cpu reference" + weights);
 }
 
+// floor_ms: the workload's floor; for a batched mixture of experts, the floor given the experts a
+// sparse layer's decode step reads (counted in an untimed run after the timed ones), 0 if unknown.
 Json measure(const Prepared& m, const Graph& graph, const Workload& w, const std::vector<std::vector<int32_t>>& prompts,
-             const BenchOptions& o, const std::string& backend, const std::optional<Plan>& plan, double floor_ms,
-             const Reference* ref, const std::string& no_ref_detail) {
+             const BenchOptions& o, const std::string& backend, const std::optional<Plan>& plan,
+             const std::function<double(double)>& floor_of, const Reference* ref, const std::string& no_ref_detail) {
   const ModelConfig& cfg = m.bm.model->config;
   const ExecutorLimits lim{int(w.batch), w.prompt + w.gen, w.batch * w.prompt, w.batch};
   auto ex = plan ? make_plan_executor(*plan, graph, lim) : make_executor(backend, graph, lim, BackendOptions{o.cuda_route});
@@ -106,6 +109,16 @@ Json measure(const Prepared& m, const Graph& graph, const Workload& w, const std
     steps.insert(steps.end(), r.step_ms.begin(), r.step_ms.end());
     if (i == 0) first_tokens = r.tokens.at(0);
   }
+  // A batch of a mixture of experts reads the union of its rows' picks per sparse layer: counted
+  // in a run of its own (counting adds work to the steps), where the executor can count them.
+  const bool moe_batch = cfg.is_moe() && w.batch > 1;
+  double experts_per_layer = moe_batch ? 0.0 : double(cfg.moe.experts_per_token);
+  if (moe_batch && ex->count_expert_reads(true)) {
+    run_greedy(*ex, cfg, prompts, std::min<int64_t>(w.gen, 16));
+    experts_per_layer = ex->expert_reads().per_layer_step();
+    ex->count_expert_reads(false);
+  }
+  const double floor_ms = experts_per_layer > 0 || !cfg.is_moe() ? floor_of(experts_per_layer) : 0.0;
   // The semantic check, teacher-forced through the decode path of this same executor.
   Validation val;
   val.wanted = o.validate_tokens;
@@ -135,6 +148,7 @@ Json measure(const Prepared& m, const Graph& graph, const Workload& w, const std
               {"decode_samples_ms", steps},
               {"tokens_per_s", decode > 0 ? 1000.0 * double(w.batch) / decode : 0.0},
               {"floor_ms", floor_ms > 0 ? Json(floor_ms) : Json(nullptr)},
+              {"experts_per_sparse_layer", cfg.is_moe() && experts_per_layer > 0 ? Json(experts_per_layer) : Json(nullptr)},
               {"pct_of_floor", floor_ms > 0 && decode > 0 ? Json(100.0 * floor_ms / decode) : Json(nullptr)},
               {"validation", val.to_json()},
               {"reference", ref ? Json(ref->source) : Json(nullptr)},
@@ -210,25 +224,26 @@ Json run_e2e(const BenchOptions& o) {
   for (const Prepared& m : models) {
     // The weight bytes a decode step reads, as stored (an FP8 model's fp8 bytes and scales, which
     // its kernels are to stream; the generic route reads the f32 they load as, and shows it):
-    // every weight once for a dense model, whose batch rows share them; a mixture of experts at
-    // batch 1 reads the top-k experts of each sparse layer (Model::decode_step_bytes), and a batch
-    // the union of its rows' picks, which is not counted yet (no floor).
+    // every weight once for a dense model, whose batch rows share them; a mixture of experts the
+    // experts each sparse layer reads (Model::decode_step_bytes): the top-k at batch 1, a batch
+    // the union of its rows' picks as the executor counted it (no floor where it cannot count).
     const Model& model = *m.bm.model;
-    auto step_bytes = [&](int64_t batch) {
-      if (model.config.is_moe()) return batch == 1 ? double(model.decode_step_bytes()) : 0.0;
+    auto step_bytes = [&](double experts_per_layer) {
+      if (model.config.is_moe()) return experts_per_layer > 0 ? double(model.decode_step_bytes(experts_per_layer)) : 0.0;
       return double(model.stored_bytes());
     };
+    const double top_k = model.config.is_moe() ? double(model.config.moe.experts_per_token) : 0.0;
     // And the KV cache an average decode step of the workload reads (decode_kv_bytes): long
     // contexts (W3) read hundreds of MB a step.
     auto kv_bytes = [&](const Workload& w) { return decode_kv_bytes(model.config, w); };
-    auto row_bytes = [&](const Workload& w) {
-      const double weights = step_bytes(w.batch);
+    auto row_bytes = [&](const Workload& w, double experts_per_layer) {
+      const double weights = step_bytes(experts_per_layer);
       return weights > 0 ? weights + kv_bytes(w) : 0.0;
     };
     auto floor_at = [](double bytes, double GBps) { return GBps > 0 && bytes > 0 ? bytes / (GBps * 1e6) : 0.0; };
-    const double floor_ms = floor_at(step_bytes(1), copy_GBps);
+    const double floor_ms = floor_at(step_bytes(top_k), copy_GBps);
     // The same weights at what reads alone stream: a lower floor (the stays the copy's).
-    const double read_floor_ms = floor_at(step_bytes(1), read_GBps);
+    const double read_floor_ms = floor_at(step_bytes(top_k), read_GBps);
     Json mj = model_json(m.bm);
     mj["floor_ms"] = floor_ms > 0 ? Json(floor_ms) : Json(nullptr);
     mj["read_floor_ms"] = read_floor_ms > 0 ? Json(read_floor_ms) : Json(nullptr);
@@ -258,7 +273,8 @@ Json run_e2e(const BenchOptions& o) {
         } else {
           ref = find_reference(m.peers, m.prompts[i][0]);
         }
-        row = measure(m, graph, w, m.prompts[i], o, backend, plan, floor_at(row_bytes(w), copy_GBps), ref, why);
+        auto floor_of = [&](double experts_per_layer) { return floor_at(row_bytes(w, experts_per_layer), copy_GBps); };
+        row = measure(m, graph, w, m.prompts[i], o, backend, plan, floor_of, ref, why);
       } catch (const Error& e) {
         progress_line(o.progress, "bench e2e: %s %s: error: %s", m.bm.name.c_str(), w.name.c_str(), e.what());
         row = {{"error", e.what()}, {"counted", false}, {"validation", {{"status", "error"}, {"detail", e.what()}}},
@@ -272,16 +288,19 @@ Json run_e2e(const BenchOptions& o) {
       row["backend"] = backend;
       row["route"] = plan ? "plan" : backend == "cuda" ? o.cuda_route : "cpu";
       const double decode = row.value("decode_ms_per_token", 0.0);
-      const double read_floor = floor_at(row_bytes(w), read_GBps);
-      row["floor_kv_bytes"] = floor_at(row_bytes(w), copy_GBps) > 0 ? Json(kv_bytes(w)) : Json(nullptr);
+      // The experts the row's floor counted (top-k at batch 1; a batch's counted union; none: no floor).
+      const Json& epl = row.value("experts_per_sparse_layer", Json());
+      const double experts = model.config.is_moe() ? (epl.is_number() ? epl.get<double>() : 0.0) : top_k;
+      const double read_floor = floor_at(row_bytes(w, experts), read_GBps);
+      row["floor_kv_bytes"] = floor_at(row_bytes(w, experts), copy_GBps) > 0 ? Json(kv_bytes(w)) : Json(nullptr);
       row["pct_of_read_floor"] = read_floor > 0 && decode > 0 ? Json(100.0 * read_floor / decode) : Json(nullptr);
       // The prompt against the GEMM rate of this run: the model's FLOPs over the time to first token.
       const double pre = row.value("prefill_ms", 0.0), flops = prefill_flops(model.config, w);
       row["prefill_flops"] = flops;
       row["prefill_tflops"] = pre > 0 ? Json(flops / (pre * 1e9)) : Json(nullptr);
       row["prefill_pct_of_gemm"] = pre > 0 && gemm_tflops > 0 ? Json(100.0 * flops / (pre * 1e9) / gemm_tflops) : Json(nullptr);
-      if (model.config.is_moe() && w.batch > 1)
-        row["floor_note"] = "a batched mixture-of-experts step reads the union of its rows' experts: not counted yet";
+      if (model.config.is_moe() && w.batch > 1 && experts <= 0)
+        row["floor_note"] = "a batched mixture-of-experts step reads the union of its rows' experts: this backend does not count them";
       rep["results"].push_back(std::move(row));
     }
   }

@@ -65,7 +65,8 @@ void check_e2e_row(const Json& row, const std::string& at) {
                          {"prefill_ms", Kind::Number}, {"decode_ms_per_token", Kind::Number},
                          {"tokens_per_s", Kind::Number}, {"pct_of_floor", Kind::Number},
                          {"pct_of_read_floor", Kind::Number}, {"prefill_tflops", Kind::Number},
-                         {"prefill_pct_of_gemm", Kind::Number}, {"error", Kind::String}});
+                         {"prefill_pct_of_gemm", Kind::Number}, {"experts_per_sparse_layer", Kind::Number},
+                         {"error", Kind::String}});
   if (const Json* v = object_member(row, at, "validation"))
     check_fields(*v, join(at, "validation"), {{"status", Kind::String}, {"equal", Kind::Number}, {"compared", Kind::Number},
                                           {"ties", Kind::Number}, {"detail", Kind::String}});

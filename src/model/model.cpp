@@ -10,13 +10,22 @@ bool Model::has_tokenizer() const {
 }
 
 uint64_t Model::decode_step_bytes() const {
+  return decode_step_bytes(config.is_moe() ? double(config.moe.experts_per_token) : 0.0);
+}
+
+uint64_t Model::decode_step_bytes(double experts_per_layer) const {
   const uint64_t es = dtype_size(weights.embed->dtype);
-  const double picked = config.is_moe() ? double(config.moe.experts_per_token) / double(config.moe.experts) : 1.0;
+  const double picked = config.is_moe() ? experts_per_layer / double(config.moe.experts) : 1.0;
   double saved = 0;
   for (const auto& [name, fw] : dequant.weights)
     saved += (double(uint64_t(fw->out * fw->in) * es) - double(fw->stored_bytes)) *
              (name.find(".experts.") != std::string::npos ? picked : 1.0);
-  return uint64_t(std::llround(double(parameter_counts(config, weights.embed->dtype).decode_bytes) - saved));
+  // parameter_counts counts experts_per_token experts per sparse layer; the others add or drop.
+  double bytes = double(parameter_counts(config, weights.embed->dtype).decode_bytes);
+  if (config.is_moe())
+    bytes += (experts_per_layer - double(config.moe.experts_per_token)) * double(config.sparse_layers()) * 3.0 *
+             double(config.moe.expert_intermediate) * double(config.hidden_size) * double(es);
+  return uint64_t(std::llround(bytes - saved));
 }
 
 std::unique_ptr<Model> load_model(const fs::path& dir) {

@@ -35,7 +35,7 @@ void moe_route(const float* logits, int64_t experts, int64_t top_k, bool renorma
 }
 
 void moe_mlp(const float* x, int64_t n, int64_t hidden, const float* router, const std::vector<ExpertView>& experts,
-             int64_t inter, int64_t top_k, bool renormalise, float* out) {
+             int64_t inter, int64_t top_k, bool renormalise, float* out, int32_t* ids_out) {
   const int64_t num = int64_t(experts.size());
   parallel_for(size_t(n), 1, [&](size_t tb, size_t te) {
     std::vector<float> logits(static_cast<size_t>(num)), w(static_cast<size_t>(top_k));
@@ -46,6 +46,7 @@ void moe_mlp(const float* x, int64_t n, int64_t hidden, const float* router, con
       float* ot = out + int64_t(t) * hidden;
       for (int64_t e = 0; e < num; ++e) logits[size_t(e)] = dot(xt, router + e * hidden, hidden);
       moe_route(logits.data(), num, top_k, renormalise, ids.data(), w.data());
+      if (ids_out) std::copy(ids.begin(), ids.end(), ids_out + int64_t(t) * top_k);
       std::vector<size_t> by_expert(static_cast<size_t>(top_k));
       std::iota(by_expert.begin(), by_expert.end(), size_t(0));
       std::sort(by_expert.begin(), by_expert.end(), [&](size_t a, size_t b) { return ids[a] < ids[b]; });

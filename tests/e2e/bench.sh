@@ -105,6 +105,18 @@ assert b["settings"]["in_memory"] is True and b["models"][0]["in_memory"] is Tru
 assert [r["tokens"] for r in a["results"]] == [r["tokens"] for r in b["results"]], "in-memory tokens differ from the folder's"
 assert a["models"][0]["parameters"] == b["models"][0]["parameters"]
 PY
+# 4c. A mixture of experts: a batch-1 row's floor counts the top-k experts per sparse layer; a
+# batch's row the experts its decode steps read (counted after the timed runs): between the top-k
+# and the union of every row's.
+"$bin" bench e2e --backend cpu --model tiny-qwen3-moe --in-memory --workloads 8/4,8/4x3 --repeats 1 --warmup 0 \
+  --json-out "$tmp/moe.json" >/dev/null 2>"$tmp/moe.err" || fail "bench moe: $(tail -3 "$tmp/moe.err")"
+python3 - "$tmp/moe.json" <<'PY'
+import json, sys
+one, three = json.load(open(sys.argv[1]))["results"]
+assert one["batch"] == 1 and one["experts_per_sparse_layer"] == 2, one
+assert three["batch"] == 3 and 2 < three["experts_per_sparse_layer"] <= 6, three
+assert "floor_note" not in three, three
+PY
 expect_error "--in-memory" -- "$bin" bench e2e --backend cpu --model "$fx" --in-memory --workloads 8/2
 expect_error "--in-memory" -- "$bin" bench e2e --backend cpu --model tiny-llama --in-memory --plan "$tmp" --workloads 8/2
 

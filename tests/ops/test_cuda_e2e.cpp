@@ -512,6 +512,32 @@ TEST(CudaFastMoe, GroupedPromptMatchesTheGemvs) {
   }
 }
 
+// The fast path counts the experts its decode steps read (moe_count.union in each sparse layer,
+// inside the captured graphs while on) as the CPU reference counts them for the same steps: a
+// prompt step not counted, then a one-row step and a three-row step.
+TEST(CudaFastMoe, CountsTheExpertsDecodeStepsRead) {
+  AC_REQUIRE_GPU();
+  TempDir tmp;
+  auto model = synth_spec("tiny-qwen3-moe", tmp / "m");
+  Graph g = build_decoder_graph(model->config, model->weights);
+  const ExecutorLimits lim{3, 32, 32, 3};
+  auto cpu = make_executor("cpu", g, lim);
+  auto fast = cuda::make_fast_executor(g, lim, {});
+  for (Executor* ex : {cpu.get(), fast.get()}) {
+    ASSERT_TRUE(ex->count_expert_reads(true)) << ex->name();
+    ex->forward(StepBatch{{11, 12, 13, 14}, {0, 1, 2, 3}, {0, 0, 0, 0}, {3}});
+    for (int i = 0; i < 3; ++i) ex->forward(StepBatch{{15}, {4 + i}, {0}, {0}});  // the graph's capture and replays
+    ex->forward(StepBatch{{21, 305, 4000}, {7, 0, 0}, {0, 1, 2}, {0, 1, 2}});
+  }
+  const ExpertReads want = cpu->expert_reads(), got = fast->expert_reads();
+  EXPECT_EQ(got.layer_steps, want.layer_steps);
+  EXPECT_EQ(want.layer_steps, 4 * model->config.sparse_layers());
+  EXPECT_NEAR(double(got.experts), double(want.experts), 2.0);  // near-tie picks may differ
+  ASSERT_TRUE(fast->count_expert_reads(false));
+  fast->forward(StepBatch{{16}, {8}, {0}, {0}});
+  EXPECT_EQ(fast->expert_reads().layer_steps, got.layer_steps);
+}
+
 // Greedy decode with the host one step behind (decode_ahead, the default: a chained step's
 // embedding reads the previous step's argmax on the device) gives the tokens of step-by-step
 // decoding (decode_ahead=0): at batch 1 through generate (to the length, and stopping at a token

@@ -302,6 +302,42 @@ TEST(MoeOp, CpuReferenceMatchesANaiveComputationFromTheStoredTensors) {
   }
 }
 
+// The CPU executor counts the experts decode steps read while asked: a one-row step reads its
+// top-k in each sparse layer; a batch of three at least that and at most the union of three
+// top-k; a prompt step is not counted; off stops it, on starts from zero; a dense model cannot.
+TEST(MoeOp, CpuExecutorCountsTheExpertsDecodeStepsRead) {
+  TempDir dir;
+  auto m = synth_and_load(dir, "tiny-qwen3-moe");
+  const Graph g = build_decoder_graph(m->config, m->weights);
+  const int64_t sparse = m->config.sparse_layers(), k = m->config.moe.experts_per_token, E = m->config.moe.experts;
+  ASSERT_EQ(sparse, 3);
+  auto ex = make_cpu_executor(g, ExecutorLimits{3, 32, 32, 3});
+  EXPECT_EQ(ex->expert_reads().layer_steps, 0);
+  ASSERT_TRUE(ex->count_expert_reads(true));
+  StepBatch prompt{{11, 12, 13, 14}, {0, 1, 2, 3}, {0, 0, 0, 0}, {3}};
+  ex->forward(prompt);
+  EXPECT_EQ(ex->expert_reads().layer_steps, 0) << "a prompt step is not a decode step";
+  ex->forward(StepBatch{{15}, {4}, {0}, {0}});
+  ExpertReads r = ex->expert_reads();
+  EXPECT_EQ(r.layer_steps, sparse);
+  EXPECT_EQ(r.experts, sparse * k);  // one token: its k distinct picks per layer
+  ex->forward(StepBatch{{21, 305, 4000}, {5, 0, 0}, {0, 1, 2}, {0, 1, 2}});
+  r = ex->expert_reads();
+  EXPECT_EQ(r.layer_steps, 2 * sparse);
+  const int64_t batch_experts = r.experts - sparse * k;
+  EXPECT_GE(batch_experts, sparse * k);
+  EXPECT_LE(batch_experts, sparse * std::min<int64_t>(E, 3 * k));
+  EXPECT_GT(r.per_layer_step(), double(k));
+  ASSERT_TRUE(ex->count_expert_reads(false));
+  ex->forward(StepBatch{{16}, {6}, {0}, {0}});
+  EXPECT_EQ(ex->expert_reads().layer_steps, 2 * sparse);
+  ASSERT_TRUE(ex->count_expert_reads(true));
+  EXPECT_EQ(ex->expert_reads().layer_steps, 0);
+  auto dense = synth_and_load(dir, "tiny-qwen3");
+  const Graph dg = build_decoder_graph(dense->config, dense->weights);
+  EXPECT_FALSE(make_cpu_executor(dg, ExecutorLimits{1, 8, 8, 1})->count_expert_reads(true));
+}
+
 TEST(MoeOp, RegionsGiveASparseLayerItsOwnMlpPattern) {
   TempDir dir;
   auto m = synth_and_load(dir, "tiny-qwen3-moe");

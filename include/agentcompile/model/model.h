@@ -26,6 +26,9 @@ struct Model {
   // decode_bytes at the model's dtype, FP8 weights at their fp8 bytes and scales): an embedding
   // row, every non-expert tensor, the picked experts' share of each sparse layer.
   uint64_t decode_step_bytes() const;
+  // The same where each sparse layer reads `experts_per_layer` experts (a batch's union of picks;
+  // decode_step_bytes() is experts_per_token).
+  uint64_t decode_step_bytes(double experts_per_layer) const;
 };
 
 std::unique_ptr<Model> load_model(const fs::path& dir);

@@ -43,6 +43,14 @@ struct ExecutorLimits {
   int64_t logit_rows() const { return max_logit_rows > 0 ? max_logit_rows : step_tokens(); }
 };
 
+// The experts a mixture of experts' decode steps read while counted (Executor::count_expert_reads):
+// over every sparse layer of every decode step, the distinct experts the step's rows picked (a
+// batch reads the union of its rows' picks), and how many (layer, step) pairs that covers.
+struct ExpertReads {
+  int64_t layer_steps = 0, experts = 0;
+  double per_layer_step() const { return layer_steps > 0 ? double(experts) / double(layer_steps) : 0.0; }
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -60,6 +68,10 @@ class Executor {
   virtual bool top_k_rows(int k, std::vector<std::pair<float, int32_t>>& out) { return false; }
   virtual int64_t vocab_size() const = 0;
   virtual const ExecutorLimits& limits() const = 0;
+  // Counting the experts decode steps read, from zero (on) or no longer (off); false where the
+  // backend cannot (or the model has no experts). Counting may cost time: not while timing.
+  virtual bool count_expert_reads(bool on) { return false; }
+  virtual ExpertReads expert_reads() const { return {}; }
 
   // Greedy decoding with the host one step behind, so that no host round trip separates two
   // steps on the device: decode_ahead(b, chained) enqueues a decode step and may return before it

@@ -65,8 +65,9 @@ struct ExpertView {
 // A sparse layer's MLP over n tokens (graph op MoeMlp): per token, router [experts, hidden]
 // logits, moe_route, then out = sum over the picked experts in increasing expert index of
 // weight * down(silu(gate x) * up x) (HF adds the experts' outputs in that order). x, out [n, hidden].
+// ids_out: null, or [n, top_k] for the picks (in pick order).
 void moe_mlp(const float* x, int64_t n, int64_t hidden, const float* router, const std::vector<ExpertView>& experts,
-             int64_t inter, int64_t top_k, bool renormalise, float* out);
+             int64_t inter, int64_t top_k, bool renormalise, float* out, int32_t* ids_out = nullptr);
 
 // f32 dot product with eight partial sums.
 float dot(const float* a, const float* b, int64_t n);

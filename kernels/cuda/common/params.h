@@ -132,6 +132,12 @@ struct MoeRouterParams {
   int renormalise;
 };
 
+struct MoeCountParams {
+  const int* ids;                // [picks] a decode step's picks in one sparse layer
+  unsigned long long* counter;   // [2] distinct experts so far, (layer, step) pairs so far
+  long long picks;
+};
+
 struct MoeGroupedParams {
   const float* h;        // [n, hidden] the normalised rows
   const int* rows;       // [picks] the pick at each sorted position (token * top_k + j)

@@ -65,3 +65,25 @@ __device__ void moe_route_warp(const MoeRouteParams& p) {
   moe_pick_warp(p.logits + t * p.experts, p.experts, p.top_k, p.renormalise, p.ids + t * p.top_k, p.weights + t * p.top_k,
                 int(threadIdx.x % 32));
 }
+
+// The distinct experts among a decode step's picks (ids [picks], one sparse layer), added to
+// counter[0], and one (layer, step) to counter[1]: Executor::count_expert_reads, for the floor of a
+// batched step, which reads the union of its rows' experts. Grid: (1). Needs experts <= 1024.
+template <int BLOCK>
+__device__ void moe_count_union(const MoeCountParams& p) {
+  static_assert(BLOCK >= 32, "a whole warp sums the bitmap");
+  __shared__ unsigned seen[32];
+  if (threadIdx.x < 32) seen[threadIdx.x] = 0u;
+  __syncthreads();
+  for (long long i = threadIdx.x; i < p.picks; i += BLOCK) atomicOr(&seen[p.ids[i] / 32], 1u << (p.ids[i] % 32));
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    int c = __popc(seen[threadIdx.x]);
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) c += __shfl_xor_sync(0xffffffffu, c, off);
+    if (threadIdx.x == 0) {
+      atomicAdd(p.counter, (unsigned long long)c);
+      atomicAdd(p.counter + 1, 1ull);
+    }
+  }
+}

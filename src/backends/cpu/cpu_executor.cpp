@@ -56,6 +56,13 @@ class CpuExecutor final : public Executor {
   }
 
   std::string name() const override { return "cpu"; }
+  bool count_expert_reads(bool on) override {
+    if (!g_.config.is_moe()) return false;
+    counting_ = on;
+    if (on) reads_ = {};
+    return true;
+  }
+  ExpertReads expert_reads() const override { return reads_; }
   const float* logits() const override { return logits_.data(); }
   int64_t vocab_size() const override { return g_.config.vocab_size; }
   const ExecutorLimits& limits() const override { return limits_; }
@@ -102,7 +109,15 @@ class CpuExecutor final : public Executor {
       if (op.kind == OpKind::Attention)
         a.kv = ref::KvCacheView{k_cache_[size_t(op.layer)].data(), v_cache_[size_t(op.layer)].data(), limits_.max_seq,
                                 op.kv_heads * op.head_dim};
+      std::vector<int32_t> picks;
+      const bool count = counting_ && !prefill && op.kind == OpKind::MoeMlp;
+      if (count) a.picks = &picks;
       cpu::run_op(g_, op, bind.ops.empty() ? cpu::OpBinding{} : bind.ops[i], a);
+      if (count) {  // the step's union of picks in this layer
+        std::sort(picks.begin(), picks.end());
+        reads_.experts += int64_t(std::unique(picks.begin(), picks.end()) - picks.begin());
+        ++reads_.layer_steps;
+      }
       release_inputs();
     }
     logits_ = std::move(vals[size_t(g_.logits)]);
@@ -153,6 +168,8 @@ class CpuExecutor final : public Executor {
   }
 
  private:
+  bool counting_ = false;
+  ExpertReads reads_;
   // A layer MLP span run by mlp.fused (spans_[span]) with its weights and parameters.
   struct FusedRun {
     size_t span = 0;

@@ -56,7 +56,9 @@ void moe_op(const Graph& g, const Op& op, const OpArgs& a) {
   std::vector<ref::ExpertView> experts(size_t(op.experts));
   for (int64_t e = 0; e < op.experts; ++e)
     experts[size_t(e)] = {(*w)[size_t(1 + 3 * e)], (*w)[size_t(2 + 3 * e)], (*w)[size_t(3 + 3 * e)]};
-  ref::moe_mlp(a.in[0], a.n, g.value(op.output).width, (*w)[0], experts, op.expert_inter, op.top_k, op.norm_topk, a.out);
+  if (a.picks) a.picks->assign(size_t(a.n * op.top_k), 0);
+  ref::moe_mlp(a.in[0], a.n, g.value(op.output).width, (*w)[0], experts, op.expert_inter, op.top_k, op.norm_topk, a.out,
+               a.picks ? a.picks->data() : nullptr);
 }
 
 }  // namespace

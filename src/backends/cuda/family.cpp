@@ -120,6 +120,11 @@ std::vector<Family> build_families() {
                    "by warp argmax (ties to the lower index), stored in expert order");
     f.name = "warp";
     v.push_back(std::move(f));
+    Family count = ref("moe_count", "moe/route.cuh", "MoeCountParams", "moe_count_union", {}, {},
+                       "the distinct experts among a decode step's picks in one layer, added to a counter (for the "
+                       "floor of a batched step)");
+    count.name = "union";
+    v.push_back(std::move(count));
   }
   {  // the passes around a prompt's grouped expert GEMMs (moe/grouped.cuh)
     Family gather = ref("moe_gather", "moe/grouped.cuh", "MoeGroupedParams", "moe_gather_rows", {"W"}, {},

@@ -36,6 +36,7 @@ struct OpArgs {
   int64_t rows = 0;                     // Logits: how many
   const std::vector<float>* inv_freq = nullptr;  // Rope
   ref::KvCacheView kv;                                // Attention: this layer's cache
+  std::vector<int32_t>* picks = nullptr;              // MoeMlp: null, or set to the [n, top_k] picks
 
   // The fields every op of one step shares.
   void set_step(int64_t tokens_in_step, const int32_t* token_ids, const int32_t* pos, const int32_t* slot_ids,

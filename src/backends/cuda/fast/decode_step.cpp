@@ -77,7 +77,7 @@ void FastExecutor::record_decode(long long n) {
       mark("o_gemv", double(c.hidden_size * c.q_dim()) * pes);
     }
     if (L.moe) {
-      moe_mlp(L, l, n);
+      moe_mlp(L, l, n, true);
       continue;
     }
     if (auto mv = fast_mlp_variant(cfg_, batch_template(n), c.hidden_size, c.intermediate_size, wt_, arch_)) {

@@ -45,6 +45,8 @@ class FastExecutor final : public Executor {
   const float* logits() const override;
   // sampling.cpp
   bool argmax_rows(std::vector<int32_t>& out) override;
+  bool count_expert_reads(bool on) override;
+  ExpertReads expert_reads() const override;
   bool top_k_rows(int k, std::vector<std::pair<float, int32_t>>& out) override;
   // decode_ahead.cpp
   void decode_ahead(const StepBatch& b, bool chained) override;
@@ -95,7 +97,8 @@ class FastExecutor final : public Executor {
   void prefill_layers_f32(long long n, const std::optional<Variant>& flash);
   void attention(const LayerOps& L, size_t layer, long long n, bool pdl);
   // moe.cpp: a sparse layer's MLP over the step's n rows, added into the residual stream.
-  void moe_mlp(const LayerOps& L, size_t layer, long long n);
+  // decode: a decode step's (the expert count, while on, counts its picks).
+  void moe_mlp(const LayerOps& L, size_t layer, long long n, bool decode = false);
   // A prompt's n0.. n0 + rows tokens through the grouped expert GEMMs (moe_prefill_grouped), after
   // the router picked theirs.
   void moe_grouped(size_t layer, long long t0, long long rows);
@@ -160,6 +163,8 @@ class FastExecutor final : public Executor {
   // The grouped expert GEMMs' buffers for a chunk of prompt tokens (made on first use): the sorted
   // rows (16-bit), gate and up outputs and their SwiGLU (16-bit), the down outputs (f32), the
   // sorted picks and their positions, the GEMMs' pointer arrays.
+  bool count_experts_ = false;
+  DeviceBuffer expert_counter_;  // [2] u64: distinct experts, (layer, step) pairs (moe/route.cuh)
   DeviceBuffer moe_xg_, moe_gate16_, moe_up16_, moe_act16_, moe_down_, moe_rows_, moe_pos_, moe_ptrs_;
   DeviceBuffer mlp_counters_;  // mlp.fused: blocks that read h / blocks done (reset by its last block)
   StepInputs in_;  // token ids, positions, slots, logit rows of the step

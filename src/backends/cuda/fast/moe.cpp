@@ -33,6 +33,9 @@ Variant moe_router_variant(const FastConfig& cfg, DType wt, const std::string& a
 Variant moe_route_variant(const std::string& arch) {
   return make_variant(find_family("moe_route", "warp"), {{"BLOCK", 128}}, {}, arch);
 }
+Variant moe_count_variant(const std::string& arch) {
+  return make_variant(find_family("moe_count", "union"), {{"BLOCK", 128}}, {}, arch);
+}
 
 // The grouped path (moe_prefill_grouped): prompt steps of at least this many tokens, in chunks of
 // at most kGroupedChunk tokens (its buffers' size).
@@ -51,6 +54,7 @@ std::vector<Variant> moe_variants(const FastConfig& cfg, DType wt, const std::st
   std::vector<Variant> v = moe_gemv_variants(cfg, wt, arch);
   v.push_back(moe_router_variant(cfg, wt, arch));
   if (cfg.moe_router_split) v.push_back(moe_route_variant(arch));
+  v.push_back(moe_count_variant(arch));  // while counting the experts decode steps read
   if (cfg.moe_prefill_grouped) {
     v.push_back(moe_gather_variant(wt, arch));
     v.push_back(moe_combine_variant(arch));
@@ -68,7 +72,7 @@ std::string moe_unsupported(const ModelConfig& c) {
   return "";
 }
 
-void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n) {
+void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n, bool decode) {
   const ModelConfig& c = g_.config;
   const Op& op = *L.moe;
   const long long E = op.experts, k = op.top_k, F = op.expert_inter, H = c.hidden_size;
@@ -89,6 +93,11 @@ void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n) {
     MoeRouteParams rp{moe_logits_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(), n, E, k, op.norm_topk ? 1 : 0};
     launch(load_kernel(route), Dim3{unsigned((n + tokens_per_block - 1) / tokens_per_block)}, unsigned(route.threads()), 0, &rp);
     mark("moe_route", 0);
+  }
+  if (decode && count_experts_) {  // Executor::count_expert_reads
+    MoeCountParams cp{moe_ids_.as<int>(), expert_counter_.as<unsigned long long>(), n * k};
+    launch(load_kernel(moe_count_variant(arch_)), Dim3{1}, 128, 0, &cp);
+    mark("moe_count", 0);
   }
   if (cfg_.moe_prefill_grouped && n >= kGroupedFromTokens) {
     for (long long t0 = 0; t0 < n; t0 += kGroupedChunk) moe_grouped(layer, t0, std::min(kGroupedChunk, n - t0));
@@ -187,6 +196,28 @@ void FastExecutor::moe_grouped(size_t layer, long long t0, long long rows) {
   mark("moe_gemm_down", 0, 2.0 * double(picks) * double(F) * double(H));
   launch(load_kernel(moe_combine_variant(arch_)), Dim3{unsigned(rows)}, 256, 0, &p);
   mark("moe_combine", double(picks) * double(H) * 4 + double(rows * H) * 8);
+}
+
+bool FastExecutor::count_expert_reads(bool on) {
+  if (!g_.config.is_moe()) return false;
+  drop_ahead();
+  CU_CHECK(drv().cuStreamSynchronize(s_));
+  if (!expert_counter_.ptr()) expert_counter_ = DeviceBuffer(16);
+  if (on) CU_CHECK(drv().cuMemsetD32Async(expert_counter_.ptr(), 0, 4, s_));
+  if (on != count_experts_) {  // the decode graphs hold the counting launches or not: capture again
+    for (auto& [key, exec] : graphs_) drv().cuGraphExecDestroy(exec);
+    graphs_.clear();
+  }
+  count_experts_ = on;
+  return true;
+}
+
+ExpertReads FastExecutor::expert_reads() const {
+  if (!expert_counter_.ptr()) return {};
+  unsigned long long c[2] = {0, 0};
+  CU_CHECK(drv().cuMemcpyDtoHAsync(c, expert_counter_.ptr(), sizeof c, s_));
+  CU_CHECK(drv().cuStreamSynchronize(s_));
+  return ExpertReads{int64_t(c[1]), int64_t(c[0])};
 }
 
 }  // namespace ac::cuda
