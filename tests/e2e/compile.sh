@@ -12,6 +12,8 @@ other=$src/tests/fixtures/hf/llama_gqa2_tied_llama3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# A command whose stderr is not wanted unless it fails (then its last lines say why).
+quiet() { "$@" 2>"$tmp/quiet.err" || fail "$* exited $?: $(tail -3 "$tmp/quiet.err")"; }
 
 source "$(dirname "$0")/expect_error.bash"
 
@@ -20,7 +22,7 @@ source "$(dirname "$0")/expect_error.bash"
 [ -f "$tmp/plan/plan.json" ] && [ -f "$tmp/plan/report.json" ] && [ -f "$tmp/plan/report.md" ] || fail "plan folder incomplete"
 grep -q "regions\]" "$tmp/cold.err" || fail "no progress lines"
 cp "$tmp/plan/report.json" "$tmp/cold-report.json"
-"$bin" compile "$fx" --out "$tmp/plan" --db "$tmp/t.db" --backend cpu --budget 60 --json >"$tmp/warm.json" 2>/dev/null
+quiet "$bin" compile "$fx" --out "$tmp/plan" --db "$tmp/t.db" --backend cpu --budget 60 --json >"$tmp/warm.json"
 python3 - "$tmp" <<'PY'
 import json, sys
 t = sys.argv[1]
@@ -130,8 +132,8 @@ ls -a "$tmp" | grep -q "^\.p2" && fail "a failed compile left a temporary folder
 # ---- identical regions across models are measured once: two tiny models with the same shapes
 "$bin" synth-model --preset tiny-qwen3 --out "$tmp/m1" --seed 1 >/dev/null
 "$bin" synth-model --preset tiny-qwen3 --out "$tmp/m2" --seed 2 >/dev/null
-"$bin" compile "$tmp/m1" --out "$tmp/pm1" --db "$tmp/x.db" --backend cpu --budget 60 --json >"$tmp/m1.json" 2>/dev/null
-"$bin" compile "$tmp/m2" --out "$tmp/pm2" --db "$tmp/x.db" --backend cpu --budget 60 --json >"$tmp/m2.json" 2>/dev/null
+quiet "$bin" compile "$tmp/m1" --out "$tmp/pm1" --db "$tmp/x.db" --backend cpu --budget 60 --json >"$tmp/m1.json"
+quiet "$bin" compile "$tmp/m2" --out "$tmp/pm2" --db "$tmp/x.db" --backend cpu --budget 60 --json >"$tmp/m2.json"
 python3 - "$tmp" <<'PY'
 import json, sys
 t = sys.argv[1]
@@ -151,10 +153,10 @@ expect_error "another model" "$bin" generate "$tmp/m2" --prompt-tokens 1,2 --pla
 expect_error "made for another model" "$bin" compile "$tmp/m2" --out "$tmp/p4" --db "$tmp/x.db" --backend cpu --seed-plan "$tmp/pm1"
 expect_error "no such directory" "$bin" compile "$tmp/m2" --out "$tmp/p4" --db "$tmp/x.db" --backend cpu --seed-plan "$tmp/none"
 [ ! -e "$tmp/p4" ] || fail "a refused seed left a plan folder"
-"$bin" compile "$tmp/m1" --out "$tmp/pm1b" --db "$tmp/x.db" --backend cpu --budget 60 --seed-plan "$tmp/pm1" >/dev/null 2>&1
+quiet "$bin" compile "$tmp/m1" --out "$tmp/pm1b" --db "$tmp/x.db" --backend cpu --budget 60 --seed-plan "$tmp/pm1" >/dev/null
 python3 -c "import json; s=json.load(open('$tmp/pm1b/report.json'))['seed_plan']; assert s['status'].startswith('not applied'), s"
 
 # ---- throughput objective at batch 2 with the none advisor
-"$bin" compile "$fx" --out "$tmp/p3" --db "$tmp/t.db" --backend cpu --objective throughput --max-batch 2 --advisor none --budget 30 --json >"$tmp/thr.json" 2>/dev/null
+quiet "$bin" compile "$fx" --out "$tmp/p3" --db "$tmp/t.db" --backend cpu --objective throughput --max-batch 2 --advisor none --budget 30 --json >"$tmp/thr.json"
 python3 -c "import json,sys; j=json.load(open('$tmp/thr.json')); assert j['e2e']['ok'] and j['e2e']['profile']['batched_us_per_token'] > 0, j['e2e']"
 echo "compile e2e: ok"
