@@ -80,14 +80,13 @@ void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n, bool de
   const Variant router = moe_router_variant(cfg_, wt_, arch_);
   MoeRouterParams lp{resid_.as<float>(), wptr(L.post_norm, 0), wptr(L.moe, 0), h_.as<float>(), moe_logits_.as<float>(),
                      moe_ids_.as<int>(), moe_weights_.as<float>(), n, H, E, k, float(c.rms_norm_eps), op.norm_topk ? 1 : 0};
-  if (!cfg_.moe_router_split) {
-    launch(load_kernel(router), Dim3{unsigned(n)}, unsigned(router.threads()), size_t(H + E) * 4, &lp);
-    mark("moe_router", double(n * H) * 8 + double(E * H) * es);  // rows read and written, the router's weights
-  } else {
-    const long long experts_per_block = router.threads() / 32;
-    launch(load_kernel(router), Dim3{unsigned((E + experts_per_block - 1) / experts_per_block), unsigned(n)},
-           unsigned(router.threads()), size_t(H) * 4, &lp);
-    mark("moe_router", double(n * H) * 8 + double(E * H) * es);
+  // fused: one block per token, the logits in shared memory too; split: blocks of experts per token.
+  const bool split = cfg_.moe_router_split != 0;
+  const long long experts_per_block = router.threads() / 32;
+  const Dim3 grid = split ? Dim3{unsigned((E + experts_per_block - 1) / experts_per_block), unsigned(n)} : Dim3{unsigned(n)};
+  launch(load_kernel(router), grid, unsigned(router.threads()), size_t(split ? H : H + E) * 4, &lp);
+  mark("moe_router", double(n * H) * 8 + double(E * H) * es);  // rows read and written, the router's weights
+  if (split) {
     const Variant route = moe_route_variant(arch_);
     const long long tokens_per_block = route.threads() / 32;
     MoeRouteParams rp{moe_logits_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(), n, E, k, op.norm_topk ? 1 : 0};
