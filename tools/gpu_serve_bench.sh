@@ -59,6 +59,7 @@ trap '[ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null' EXIT
     echo "bench e2e exit $rc $(tail -1 "$res/e2e-$m.err")"
 
     echo "== $m: serve --plan --max-batch 64"
+    : >"$res/serve-$m.log"  # exists before the child opens it
     $bin serve "$model" --plan "$work/plan-$m" --backend "$backend" --port 0 --max-batch 64 --max-queue 256 --ctx 1280 \
       --served-model-name m 2> "$res/serve-$m.log" &
     serve_pid=$!

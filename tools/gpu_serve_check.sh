@@ -17,6 +17,7 @@ tmp=$(mktemp -d /tmp/ac-serve.XXXXXX)
 {
   echo "build-device: $(cat build-device/COMMIT)"; nvidia-smi --query-gpu=name --format=csv,noheader
   "$bin" synth-model --preset qwen3-1.7b --out "$tmp/m" --seed 3 --tokenizer "$tok" --quiet || exit 1
+  : >"$tmp/serve.err"  # exists before the child opens it
   "$bin" serve "$tmp/m" --backend cuda --port 0 --max-batch 4 --ctx 1024 2>"$tmp/serve.err" &
   pid=$!
   port=""

@@ -18,7 +18,8 @@ quiet() { "$@" 2>"$tmp/quiet.err" || fail "$* exited $?: $(tail -3 "$tmp/quiet.e
 source "$(dirname "$0")/expect_error.bash"
 
 # ---- cold compile, then warm from the DB
-"$bin" compile "$fx" --out "$tmp/plan" --db "$tmp/t.db" --backend cpu --budget 60 --json >"$tmp/cold.json" 2>"$tmp/cold.err"
+"$bin" compile "$fx" --out "$tmp/plan" --db "$tmp/t.db" --backend cpu --budget 60 --json >"$tmp/cold.json" 2>"$tmp/cold.err" \
+  || fail "the cold compile exited $?: $(tail -3 "$tmp/cold.err")"
 [ -f "$tmp/plan/plan.json" ] && [ -f "$tmp/plan/report.json" ] && [ -f "$tmp/plan/report.md" ] || fail "plan folder incomplete"
 grep -q "regions\]" "$tmp/cold.err" || fail "no progress lines"
 cp "$tmp/plan/report.json" "$tmp/cold-report.json"

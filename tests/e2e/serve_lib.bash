@@ -25,6 +25,9 @@ synth_tiny() {
 start_server() {
   local log=$1
   shift
+  # The log exists before the server starts: the redirection below happens in the forked child,
+  # which a loaded machine may not have run yet when the first sed reads the log.
+  : >"$log"
   "$bin" serve "$tmp/q" "$@" 2>"$log" &
   pid=$!
   port=""
