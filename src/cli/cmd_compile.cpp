@@ -19,7 +19,7 @@ namespace ac::cli {
 namespace {
 
 struct CompileCliOptions {
-  std::string model, out, backend = "auto", db, objective = "latency", seed_plan, weights;
+  std::string model, out, backend = "auto", db, objective = "latency", seed_plan, weights, lm_head;
   AdvisorFlags advice;
   double budget = 120, db_wait = TuningDb::kDefaultWaitS;
   int max_batch = 1;
@@ -67,20 +67,22 @@ void check_out(const fs::path& out) {
 // tokens after its first 16).
 void add_weights_accuracy(CompileResult& r, const std::string& weights, const Model& source, const Model& quantized) {
   r.plan.weights = weights;
+  r.plan.lm_head_fp8 = quantized.quant.lm_head_fp8;
   std::vector<int32_t> tokens;
   const int64_t vocab = source.config.vocab_size;
   for (int64_t i = 0; i < 64; ++i) tokens.push_back(int32_t((i * 7919 + 17) % vocab));
   const WeightsAccuracy a = weights_accuracy(build_decoder_graph(source.config, source.weights),
                                              build_decoder_graph(quantized.config, quantized.weights), tokens, 16, 32);
-  r.report["weights"] = {{"weights", weights}, {"quantization", quantized.quant.describe()}, {"accuracy", a.to_json()},
+  r.report["weights"] = {{"weights", weights}, {"lm_head", quantized.quant.lm_head_fp8 ? "fp8" : "16-bit"},
+                         {"quantization", quantized.quant.describe()}, {"accuracy", a.to_json()},
                          {"reference", "the 16-bit model on the CPU reference; teacher-forced over 64 fixed tokens, "
                                        "greedy for 32 tokens after the first 16"}};
-  char b[400];
+  char b[440];
   std::snprintf(b, sizeof b,
-                "\n## Weights\n\nQuantized at load (%s): against the 16-bit model on the CPU reference over %lld positions, "
+                "\n## Weights\n\nQuantized at load (%s%s): against the 16-bit model on the CPU reference over %lld positions, "
                 "max |dlogit| %.4g, mean |dlogit| %.4g, mean KL %.4g nats, top-1 agreement %.1f%%; greedy tokens agree "
                 "for %lld of %lld.\n",
-                weights.c_str(), (long long)a.positions, a.max_abs_dlogit, a.mean_abs_dlogit, a.mean_kl,
+                weights.c_str(), quantized.quant.lm_head_fp8 ? ", the lm_head too" : "", (long long)a.positions, a.max_abs_dlogit, a.mean_abs_dlogit, a.mean_kl,
                 100 * a.top1_agreement, (long long)a.greedy_prefix, (long long)a.greedy_tokens);
   r.report_md += b;
 }
@@ -107,13 +109,17 @@ int run_compile(const CompileCliOptions& o) {
   co.progress = [&](const CompileProgress& p) { printer(p); };
   if (!o.weights.empty() && o.weights != "fp8-block" && o.weights != "fp8-channel")
     throw_input("--weights", json_quote(o.weights) + " is not fp8-block or fp8-channel");
+  if (!o.lm_head.empty() && o.lm_head != "fp8" && o.lm_head != "16-bit")
+    throw_input("--lm-head", json_quote(o.lm_head) + " is not fp8 or 16-bit");
+  if (o.lm_head == "fp8" && o.weights.empty())
+    throw_input("--lm-head", "fp8 goes with --weights fp8-block or fp8-channel (the lm_head quantized with the projections)");
   auto model = load_model(o.model);
   std::unique_ptr<Model> source;  // the 16-bit model, for the accuracy report
   if (!o.weights.empty()) {
     if (model->quant.kind != QuantConfig::Kind::None)
       throw_input("--weights", o.model + " is already quantized (" + model->quant.method + ")");
     source = load_model(o.model);
-    quantize_model_fp8(*model, o.weights == "fp8-block");
+    quantize_model_fp8(*model, o.weights == "fp8-block", o.lm_head == "fp8");
   }
   CompileResult r = compile_model(*model, co);
   printer.done();
@@ -185,6 +191,9 @@ Subcommand add_compile(CLI::App& root) {
   app->add_option("--weights", o->weights,
                   "fp8-block or fp8-channel: compile for the 16-bit model's weights quantized at load (W8A16), with "
                   "an accuracy report against the 16-bit model; the plan quantizes the same way wherever it runs");
+  app->add_option("--lm-head", o->lm_head,
+                  "with --weights: fp8 quantizes the lm_head too (one byte per weight; a tied one gets a copy, the "
+                  "embedding stays 16-bit), or 16-bit (default, as FP8 checkpoints ship it)");
   app->add_flag("--json", o->json, "Print a JSON summary");
   return {app, [o]() { return run_compile(*o); }};
 }

@@ -60,35 +60,53 @@ std::shared_ptr<const Fp8Weight> keep_fp8_weight(const uint8_t* codes, const uin
   return kept;
 }
 
+namespace {
+
+// `t` (16- or 32-bit) quantized into the store under `name` as fp8 x scale in f32, counted in stats.
+void quantize_one(WeightStore& store, const TensorInfo& t, const std::string& name, bool block, DequantStats& stats) {
+  const DType sdt = fp8_scale_dtype(block);
+  std::vector<uint8_t> q, scales;
+  const int64_t out = t.shape[0], in = t.shape[1];
+  const int64_t bo = fp8_scale_rows(block), bi = fp8_scale_cols(block, in);
+  std::vector<float> w(size_t(out * in));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = load_as_f32(t.data, t.dtype, i);
+  quantize_fp8(w, out, in, bo, bi, sdt, q, scales);
+  w = dequantize_fp8(q.data(), scales.data(), sdt, out, in, bo, bi);  // what a reader of the checkpoint computes
+  stats.weights[name] = keep_fp8_weight(q.data(), scales.data(), sdt, out, in, bo, bi, q.size() + scales.size(), true);
+  stats.tensors += 1;
+  stats.stored_bytes += q.size() + scales.size();
+  stats.loaded_bytes += w.size() * sizeof(float);
+  TensorInfo info = t;
+  info.name = name;
+  store.replace(std::move(info), std::move(w));
+}
+
+}  // namespace
+
 DequantStats quantize_fp8_weights(WeightStore& store, bool block) {
   DequantStats stats;
   std::vector<const TensorInfo*> picked;
   for (const auto& [name, t] : store.all())
     if (quantized_in_fp8(name, t->shape) && (t->dtype == DType::BF16 || t->dtype == DType::F16 || t->dtype == DType::F32))
       picked.push_back(t);
-  const DType sdt = fp8_scale_dtype(block);
-  std::vector<uint8_t> q, scales;
-  for (const TensorInfo* t : picked) {
-    const int64_t out = t->shape[0], in = t->shape[1];
-    const int64_t bo = fp8_scale_rows(block), bi = fp8_scale_cols(block, in);
-    std::vector<float> w(size_t(out * in));
-    for (size_t i = 0; i < w.size(); ++i) w[i] = load_as_f32(t->data, t->dtype, i);
-    quantize_fp8(w, out, in, bo, bi, sdt, q, scales);
-    w = dequantize_fp8(q.data(), scales.data(), sdt, out, in, bo, bi);  // what a reader of the checkpoint computes
-    stats.weights[t->name] = keep_fp8_weight(q.data(), scales.data(), sdt, out, in, bo, bi, q.size() + scales.size(), true);
-    stats.tensors += 1;
-    stats.stored_bytes += q.size() + scales.size();
-    stats.loaded_bytes += w.size() * sizeof(float);
-    TensorInfo info = *t;
-    store.replace(std::move(info), std::move(w));
-  }
+  for (const TensorInfo* t : picked) quantize_one(store, *t, t->name, block, stats);
   return stats;
 }
 
-void quantize_model_fp8(Model& m, bool block) {
+void quantize_model_fp8(Model& m, bool block, bool lm_head) {
   if (m.quant.kind != QuantConfig::Kind::None)
     throw_input(m.dir.string(), "the model is already quantized (" + m.quant.describe() + ")");
   m.dequant = quantize_fp8_weights(m.store, block);
+  if (lm_head) {
+    // A tied head is the embedding's tensor, which keeps its 16-bit rows: the head is a copy.
+    const TensorInfo head = *m.weights.lm_head;
+    if (head.shape.size() != 2 || !dtype_is_compute(head.dtype))
+      throw_input(m.dir.string(), "the lm_head " + head.name + " cannot be quantized (" + head.shape_str() + " " +
+                                      std::string(dtype_user_name(head.dtype)) + ")");
+    quantize_one(m.store, head, "lm_head.weight", block, m.dequant);
+    m.config.tie_word_embeddings = false;  // in memory only: the head is a tensor of its own now
+    m.quant.lm_head_fp8 = true;
+  }
   m.quant.kind = QuantConfig::Kind::Fp8;
   m.quant.method = "fp8 (quantized at load)";
   m.quant.scheme = block ? "block " + std::to_string(kFp8Block) + "x" + std::to_string(kFp8Block) : "channel";

@@ -35,6 +35,7 @@ std::unique_ptr<Model> load_model(const fs::path& dir) {
   m->store = WeightStore::open(dir);
   m->quant = read_quantization_config(dir);
   m->dequant = dequantize_fp8_weights(m->store, m->quant);
+  m->quant.lm_head_fp8 = m->dequant.weights.count("lm_head.weight") > 0;
   m->weights = bind_weights(m->config, m->store, &m->dequant);
   return m;
 }

@@ -115,7 +115,8 @@ std::string shape_of(const std::vector<int64_t>& s) {
 
 std::string QuantConfig::describe() const {
   if (kind == Kind::None) return "none";
-  return method + ": fp8 e4m3 weights, " + scheme + " scales (W8A16: dequantized weights, 16/32-bit activations)";
+  return method + ": fp8 e4m3 weights" + (lm_head_fp8 ? " (the lm_head's too)" : "") + ", " + scheme +
+         " scales (W8A16: dequantized weights, 16/32-bit activations)";
 }
 
 QuantConfig parse_quantization_config(const Json& config, const std::string& subject) {

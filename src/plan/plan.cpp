@@ -98,6 +98,7 @@ Json Plan::to_json() const {
             {"routes", rs}, {"kernels", ks}, {"e2e", e2e.is_null() ? Json::object() : e2e}};
   j["cuda_fast"] = cuda_fast ? cuda_fast->to_json() : Json(nullptr);
   if (!weights.empty()) j["weights"] = weights;
+  if (lm_head_fp8) j["lm_head"] = "fp8";
   return j;
 }
 
@@ -125,6 +126,11 @@ Plan Plan::from_json(const Json& j, const std::string& subject) {
   p.weights = json_opt_string(j, subject, "weights").value_or("");
   if (!p.weights.empty() && p.weights != "fp8-block" && p.weights != "fp8-channel")
     throw_input(subject, "weights: " + json_quote(p.weights) + " is not fp8-block or fp8-channel");
+  if (const auto head = json_opt_string(j, subject, "lm_head")) {
+    if (*head != "fp8") throw_input(subject, "lm_head: " + json_quote(*head) + " is not fp8");
+    if (p.weights.empty()) throw_input(subject, "lm_head: fp8 without weights (an FP8 lm_head goes with FP8 weights)");
+    p.lm_head_fp8 = true;
+  }
   const Json& rs = json_require(j, subject, "routes");
   if (!rs.is_array()) throw_input(subject, "routes: expected an array");
   for (size_t i = 0; i < rs.size(); ++i) p.routes.push_back(route_from_json(rs[i], subject + ": routes[" + std::to_string(i) + "]"));

@@ -13,7 +13,7 @@ void prepare_model_for_plan(const fs::path& dir, Model& model) {
   if (model.quant.kind != QuantConfig::Kind::None)
     throw_input("--plan " + dir.string(), "was compiled with --weights " + p.weights + " for a 16-bit model; " +
                                               model.dir.string() + " is already quantized (" + model.quant.method + ")");
-  quantize_model_fp8(model, p.weights == "fp8-block");
+  quantize_model_fp8(model, p.weights == "fp8-block", p.lm_head_fp8);
 }
 
 Plan load_plan_for(const fs::path& dir, const Model& model, const std::string& backend_flag, PlanKernels kernels) {

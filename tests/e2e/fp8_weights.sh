@@ -63,6 +63,44 @@ PY
   # A --weights plan on a model already FP8: refused, not quantized twice.
   expect_error "already quantized" "$bin" generate "$tmp/$w" --plan "$tmp/plan-$w" --prompt-tokens 1,2 --max-tokens 2
 done
+# --lm-head fp8: the head quantized too (tiny-qwen3 ties it: a copy, the embedding stays 16-bit).
+# The plan says so, the report's accuracy is further from the 16-bit model than without it, and
+# bench e2e checks the plan's tokens against the CPU reference of those weights.
+"$bin" compile "$tmp/m" --out "$tmp/plan-head" --db "$tmp/t.db" --backend cpu --budget 20 --weights fp8-channel --lm-head fp8 \
+  >"$tmp/compile.out" 2>&1 || fail "compile --lm-head fp8: $(tail -3 "$tmp/compile.out")"
+python3 - "$tmp/plan-head" "$tmp/plan-fp8-channel" <<'PY'
+import json, sys
+head, body = sys.argv[1], sys.argv[2]
+plan = json.load(open(f"{head}/plan.json")); rep = json.load(open(f"{head}/report.json"))
+assert plan["weights"] == "fp8-channel" and plan["lm_head"] == "fp8", plan
+assert "lm_head" not in json.load(open(f"{body}/plan.json"))
+w = rep["weights"]
+assert w["lm_head"] == "fp8" and "lm_head" in w["quantization"], w
+assert json.load(open(f"{body}/report.json"))["weights"]["lm_head"] == "16-bit"
+a, b = w["accuracy"], json.load(open(f"{body}/report.json"))["weights"]["accuracy"]
+assert a["mean_abs_dlogit"] != b["mean_abs_dlogit"], (a, b)
+assert "the lm_head too" in open(f"{head}/report.md").read()
+PY
+"$bin" bench e2e --model "$tmp/m" --plan "$tmp/plan-head" --workloads 8/10 --validate-tokens 10 --repeats 1 --warmup 0 \
+  --quiet --json-out "$tmp/bench-head.json" >/dev/null 2>"$tmp/bench.err" || fail "bench e2e --lm-head plan: $(tail -3 "$tmp/bench.err")"
+python3 - "$tmp/bench-head.json" "$tmp/m" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+m = r["models"][0]
+assert "lm_head" in m["quantization"], m
+for row in r["results"]:
+    assert row["validation"]["status"] == "pass" and row["validation"]["compared"] == 10, row["validation"]
+PY
+"$bin" generate "$tmp/m" --plan "$tmp/plan-head" --prompt-tokens 3,1,4,1,5,9 --max-tokens 12 --ignore-eos --json >/dev/null \
+  || fail "generate --plan with an FP8 lm_head"
+expect_error "--lm-head" "$bin" compile "$tmp/m" --out "$tmp/bad" --db "$tmp/t.db" --backend cpu --lm-head fp8
+expect_error "--lm-head" "$bin" compile "$tmp/m" --out "$tmp/bad" --db "$tmp/t.db" --backend cpu --weights fp8-block --lm-head int4
+python3 - "$tmp/plan-head/plan.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); del p["weights"]
+json.dump(p, open(sys.argv[1], "w"))
+PY
+expect_error "lm_head" "$bin" generate "$tmp/m" --plan "$tmp/plan-head" --prompt-tokens 1,2 --max-tokens 2
 expect_error "--weights" "$bin" compile "$tmp/m" --out "$tmp/bad" --db "$tmp/t.db" --backend cpu --weights int4
 expect_error "--reference" "$bin" bench e2e --model "$tmp/m" --workloads 8/4 --reference hf
 expect_error "already quantized" "$bin" compile "$tmp/fp8-block" --out "$tmp/bad" --db "$tmp/t.db" --backend cpu --weights fp8-block

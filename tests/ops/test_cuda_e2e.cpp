@@ -8,6 +8,7 @@
 #include "agentcompile/compiler/compile.h"
 #include "agentcompile/core/json.h"
 #include "agentcompile/ir/graph.h"
+#include "agentcompile/model/fp8_quantize.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/model/synth_model.h"
 #include "agentcompile/runtime/backends.h"
@@ -51,11 +52,17 @@ size_t expect_reference_greedy(Executor& cpu, int64_t vocab, const std::vector<i
 std::string weights_of(const std::string& spec) {
   return spec.find(':') == std::string::npos ? "" : spec.substr(spec.find(':') + 1);
 }
+// "preset[:weights]": weights as synth-model writes them; "preset:fp8-...+head": the 16-bit model
+// quantized at load with its lm_head (compile --lm-head fp8).
 std::unique_ptr<Model> synth_spec(const std::string& spec, const fs::path& dir) {
   SynthOptions so{spec.substr(0, spec.find(':')), dir, 5, DType::BF16, {}, true};
-  so.weights = weights_of(spec);
+  std::string w = weights_of(spec);
+  const bool head = w.ends_with("+head");
+  if (!head) so.weights = w;
   synth_model(so);
-  return load_model(dir);
+  auto m = load_model(dir);
+  if (head) quantize_model_fp8(*m, w.starts_with("fp8-block"), true);
+  return m;
 }
 std::vector<int32_t> random_prompt(int n, int64_t vocab, uint64_t seed) {
   std::vector<int32_t> prompt;
@@ -240,7 +247,8 @@ INSTANTIATE_TEST_SUITE_P(Models, CudaGenericRoute,
 // presets, against the CPU reference, and their compiled plan (gemv.fp8's points searched per
 // region) generating the same tokens; 128x128 blocks need q and k/v rows in whole blocks, so they
 // run on Qwen3-1.7B's shapes (AGENTCOMPILE_GPU_LARGE), against the library route (the same f32
-// weights on cuBLAS).
+// weights on cuBLAS). "+head": the lm_head quantized too (gemv.fp8 with the argmax epilogue in decode
+// steps, the prompt's logit rows through gemv.fp8's store epilogue eight at a time).
 class CudaFastFp8 : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaFastFp8, MatchesTheQuantizedReference) {
@@ -253,7 +261,8 @@ TEST_P(CudaFastFp8, MatchesTheQuantizedReference) {
   Graph g = build_decoder_graph(model->config, model->weights);
   ASSERT_EQ(cuda::fast_path_unsupported(g), "");
   ASSERT_EQ(cuda::fast_path_not_default(g), "");
-  EXPECT_EQ(cuda::fast_fp8_scales(g), weights_of(spec) == "fp8-block" ? cuda::Fp8Scales::Block : cuda::Fp8Scales::Row);
+  EXPECT_EQ(cuda::fast_fp8_scales(g), weights_of(spec).starts_with("fp8-block") ? cuda::Fp8Scales::Block : cuda::Fp8Scales::Row);
+  EXPECT_EQ(cuda::fast_fp8_head(g), weights_of(spec).ends_with("+head"));
   const std::vector<int32_t> prompt = random_prompt(large ? 16 : 30, model->config.vocab_size, 11);
   const int64_t steps = large ? 16 : 24, seq = int64_t(prompt.size()) + steps, v = model->config.vocab_size;
   const ExecutorLimits lim{1, seq, seq, seq};
@@ -295,7 +304,8 @@ TEST_P(CudaFastFp8, MatchesTheQuantizedReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CudaFastFp8,
-                         ::testing::Values("tiny-qwen3:fp8-channel", "tiny-llama:fp8-channel", "qwen3-1.7b:fp8-block"));
+                         ::testing::Values("tiny-qwen3:fp8-channel", "tiny-llama:fp8-channel", "tiny-qwen3:fp8-channel+head",
+                                           "qwen3-1.7b:fp8-block", "qwen3-1.7b:fp8-block+head"));
 
 // The fast path (fused kernels, bf16 KV cache, CUDA graphs) against the CPU reference on the tiny
 // presets (real vocabularies, GQA, head_dim 32): teacher-forced logits within the bf16 bound and

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "agentcompile/compiler/compile.h"
+#include "agentcompile/model/fp8_quantize.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/model/synth_model.h"
 #include "agentcompile/ir/graph.h"
@@ -223,6 +224,12 @@ TEST(CudaSearch, CudaFastFromRoutes) {
   EXPECT_EQ(f8.gate_up_fp8.unroll, 4);
   EXPECT_EQ(f8.gate_up.block, def.gate_up.block);
   EXPECT_EQ(f8.qkv_fp8.block, def.qkv_fp8.block);
+  // An FP8 lm_head's region (compile --lm-head fp8): lm_head_fp8's point.
+  routes.push_back(test::plan_route("head", "decode", "cuda:gemv.fp8", {{"BLOCK", 128}, {"ROWS", 2}, {"UNROLL", 2}, {"SPLITK", 1}}));
+  const cuda::FastConfig h8 = fast_config_of(cuda_fast_from_routes(routes));
+  EXPECT_EQ(h8.lm_head_fp8.block, 128);
+  EXPECT_EQ(h8.lm_head_fp8.rows, 2);
+  EXPECT_EQ(h8.lm_head.block, def.lm_head.block);
 }
 
 // An FP8 model's decode regions: the four projections search gemv.fp8 (SCALE bound to the
@@ -375,6 +382,25 @@ TEST(CudaSearch, Fp8ProjectionsSearchGemvFp8) {
     EXPECT_NE(why.find("FP8"), std::string::npos) << why;
   }
   EXPECT_TRUE(cuda->with_step_setting(g, plan, "smem_carveout", 40, nullptr, nullptr));
+  // With the lm_head quantized too (compile --lm-head fp8), its region searches gemv.fp8 at every batch.
+  auto mh = synth_model_in_memory(SynthOptions{"tiny-llama", {}, 5, DType::BF16, {}, true});
+  quantize_model_fp8(*mh, false, true);
+  const Graph gh = build_decoder_graph(mh->config, mh->weights);
+  ASSERT_TRUE(cuda::fast_fp8_head(gh));
+  const Partition ph = partition_graph(gh);
+  int heads = 0;
+  for (size_t c = 0; c < ph.classes.size(); ++c)
+    for (int batch : {1, 8}) {
+      const RegionSummary sum = summarize_region(gh, ph, c, Phase::Decode, decode_point(batch, 64), t);
+      if (sum.kind != RegionKind::Head) continue;
+      std::vector<std::string> notes;
+      const std::vector<FamilySpace> fs = cuda->families(gh, ph, sum, t, &notes);
+      ASSERT_EQ(fs.size(), 1u);
+      EXPECT_EQ(fs[0].id, "cuda:gemv.fp8") << "batch " << batch;
+      EXPECT_NE(fs[0].constraint({{"BLOCK", 256}, {"ROWS", 1}, {"UNROLL", 2}, {"SPLITK", 2}}), "");  // argmax: no split-K
+      ++heads;
+    }
+  EXPECT_EQ(heads, 2);
 }
 
 // A synthetic model of `preset` written under dir/model and loaded.

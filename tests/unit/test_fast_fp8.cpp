@@ -8,6 +8,7 @@
 #include <set>
 
 #include "agentcompile/ir/graph.h"
+#include "agentcompile/model/fp8_quantize.h"
 #include "agentcompile/model/hf_config.h"
 #include "agentcompile/model/model.h"
 #include "agentcompile/model/quantization.h"
@@ -133,6 +134,44 @@ TEST(FastFp8, ProjectionsRunTheirOwnPoints) {
     if (v.family->op == "gemv" && v.family->name == "fused" && v.param("EPI") == kEpiStore) plain_blocks.insert(v.param("BLOCK"));
   EXPECT_EQ(fp8_blocks, std::set<int>{128});
   EXPECT_EQ(plain_blocks, std::set<int>{cfg.qkv.block});
+}
+
+// An FP8 lm_head (compile --lm-head fp8) runs on the fast path too: gemv.fp8 at lm_head_fp8's point
+// with the argmax epilogue in decode steps and the store epilogue for a prompt step's logit rows,
+// both compiling for sm_90; without it the head keeps its 16-bit gemv.fused point.
+TEST(FastFp8, AnFp8LmHeadRunsGemvFp8) {
+  auto m = tiny("tiny-qwen3", "");
+  quantize_model_fp8(*m, false, true);
+  const Graph g = build_decoder_graph(m->config, m->weights);
+  std::string why;
+  EXPECT_EQ(fast_fp8_scales(g, &why), Fp8Scales::Row) << why;
+  EXPECT_TRUE(fast_fp8_head(g));
+  EXPECT_EQ(fast_path_unsupported(g), "");
+  auto body = tiny("tiny-qwen3", "fp8-channel");
+  EXPECT_FALSE(fast_fp8_head(build_decoder_graph(body->config, body->weights)));
+  auto plain = tiny("tiny-qwen3", "");
+  EXPECT_FALSE(fast_fp8_head(build_decoder_graph(plain->config, plain->weights)));
+
+  FastConfig cfg;
+  cfg.lm_head = {128, 1, 1, 1};
+  cfg.lm_head_fp8 = {256, 2, 2, 1};
+  EXPECT_EQ(fp8_fast_config(cfg, true).lm_head.rows, 2);
+  EXPECT_EQ(fp8_fast_config(cfg, true).lm_head.unroll, 2);
+  EXPECT_EQ(fp8_fast_config(cfg, false).lm_head.rows, 1);
+  const ModelConfig c = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
+  std::set<std::string> listed;
+  for (const Variant& v : fast_path_variants(c, DType::BF16, FastConfig{}, "sm_90", Fp8Scales::Block, true)) {
+    listed.insert(v.name());
+    if (v.family->op == "gemv" && v.param("EPI") == kEpiArgmax) EXPECT_EQ(v.family->name, "fp8") << v.name();
+  }
+  for (int batch : {1, 2, 4, 8})
+    for (int epi : {kEpiArgmax, kEpiStore}) {
+      const Variant v = fast_fp8_gemv_variant(FastConfig{}.lm_head_fp8, epi, batch, Fp8Scales::Block, DType::BF16, "sm_90");
+      EXPECT_TRUE(listed.count(v.name())) << v.name();
+      const JitResult r = jit_compile(JitRequest{v.name(), v.source(), "sm_90", {}});
+      ASSERT_TRUE(r.ok) << v.name() << ": " << r.error;
+      EXPECT_LE(r.spill_bytes, 64) << v.name();
+    }
 }
 
 }  // namespace

@@ -368,6 +368,64 @@ TEST(Fp8Weights, DecodeStepBytesCountTheStoredFormat) {
   EXPECT_EQ(mq->decode_step_bytes(), m8->decode_step_bytes());
 }
 
+// compile --lm-head fp8: the lm_head quantized as the projections are. A tied head (tiny-qwen3)
+// becomes a tensor of its own, the embedding's rows untouched; an untied one (tiny-qwen3-moe) is
+// quantized in place. The graph's logits read the quantized head, the decode step reads one byte
+// per head weight (plus scales), and the accuracy report sees the head's quantization.
+TEST(Fp8Weights, TheLmHeadQuantizedToo) {
+  test::TempDir dir;
+  for (const char* preset : {"tiny-qwen3", "tiny-qwen3-moe"}) {
+    SCOPED_TRACE(preset);
+    SynthOptions o = quiet_preset(preset, 9, dir / preset);
+    synth_model(o);
+    auto m16 = load_model(o.out);
+    const bool tied = m16->config.tie_word_embeddings;
+    EXPECT_EQ(tied, std::string(preset) == "tiny-qwen3");
+    auto body = load_model(o.out);
+    quantize_model_fp8(*body, true);
+    auto m = load_model(o.out);
+    quantize_model_fp8(*m, true, true);
+    EXPECT_TRUE(m->quant.lm_head_fp8);
+    EXPECT_FALSE(body->quant.lm_head_fp8);
+    EXPECT_NE(m->quant.describe().find("lm_head"), std::string::npos) << m->quant.describe();
+    EXPECT_FALSE(m->config.tie_word_embeddings);
+    ASSERT_NE(m->weights.lm_head, m->weights.embed);
+    EXPECT_EQ(m->weights.lm_head->name, "lm_head.weight");
+    EXPECT_EQ(m->weights.lm_head->dtype, DType::F32);
+    ASSERT_TRUE(m->dequant.weights.count("lm_head.weight"));
+    EXPECT_EQ(m->dequant.tensors, body->dequant.tensors + 1);
+    // The embedding keeps the 16-bit model's bytes.
+    ASSERT_EQ(m->weights.embed->dtype, m16->weights.embed->dtype);
+    EXPECT_EQ(std::memcmp(m->weights.embed->data, m16->weights.embed->data, m16->weights.embed->nbytes()), 0);
+    // The head holds what its e4m3 codes and block scales give, of the 16-bit head's values.
+    const TensorInfo& h16 = *m16->weights.lm_head;
+    const int64_t V = h16.shape[0], H = h16.shape[1];
+    std::vector<float> w(size_t(V * H));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = load_as_f32(h16.data, h16.dtype, i);
+    std::vector<uint8_t> q, sc;
+    quantize_fp8(w, V, H, kFp8Block, kFp8Block, DType::F32, q, sc);
+    const std::vector<float> want = dequantize_fp8(q.data(), sc.data(), DType::F32, V, H, kFp8Block, kFp8Block);
+    ASSERT_EQ(m->weights.lm_head->nbytes(), want.size() * 4);
+    EXPECT_EQ(std::memcmp(m->weights.lm_head->data, want.data(), want.size() * 4), 0);
+    EXPECT_NE(std::memcmp(want.data(), w.data(), want.size() * 4), 0);  // quantization moved something
+    const Graph g = build_decoder_graph(m->config, m->weights);
+    size_t head_fp8 = 0;
+    for (const auto& [t, f] : g.fp8) head_fp8 += t == m->weights.lm_head;
+    EXPECT_EQ(head_fp8, 1u);
+    // A decode step reads the head's codes and scales instead of its 16-bit weights.
+    const double head16 = double(V * H) * double(dtype_size(h16.dtype)), head8 = double(q.size() + sc.size());
+    EXPECT_NEAR(double(m->decode_step_bytes()), double(body->decode_step_bytes()) - head16 + head8, 1.0);
+    // Against the 16-bit model, the head's quantization shows in the logits.
+    std::vector<int32_t> tokens;
+    for (int32_t i = 0; i < 16; ++i) tokens.push_back(int32_t((i * 7919 + 13) % m16->config.vocab_size));
+    const Graph g16 = build_decoder_graph(m16->config, m16->weights);
+    const WeightsAccuracy with = weights_accuracy(g16, g, tokens, 4, 4);
+    const WeightsAccuracy without = weights_accuracy(g16, build_decoder_graph(body->config, body->weights), tokens, 4, 4);
+    EXPECT_NE(with.max_abs_dlogit, without.max_abs_dlogit);
+    EXPECT_GT(with.mean_abs_dlogit, 0.0);
+  }
+}
+
 // The FP8 weights kept as stored (what FP8 kernels read) describe exactly the f32 weights the
 // model runs: every code times its block's scale is the loaded value, bit for bit; a checkpoint's
 // codes are its file's own bytes. Block and channel checkpoints, and a model quantized at load.

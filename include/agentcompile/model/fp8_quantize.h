@@ -1,7 +1,7 @@
 #pragma once
 // FP8 quantization of 16-bit weights, as FP8 checkpoints are made: which weights are quantized
 // (the decoder layers' linear weights; embeddings, norms, routers and lm_head stay 16-bit, as
-// Qwen's FP8 releases and llm-compressor's defaults keep them), round-to-nearest e4m3 with amax
+// Qwen's FP8 releases and llm-compressor's defaults keep them; the lm_head on request), round-to-nearest e4m3 with amax
 // scales, and a whole store quantized in place. synth-model writes its FP8 checkpoints with it,
 // and a model quantized at load holds exactly what loading that checkpoint would (fp8 x scale in
 // f32: W8A16).
@@ -54,7 +54,9 @@ DequantStats quantize_fp8_weights(WeightStore& store, bool block);
 
 // A loaded 16-bit model quantized the same way, its weights bound again; its quant and dequant say
 // what was done ("fp8" block 128x128 or channel scales, quantized at load). Refused for a model
-// that is already quantized.
-void quantize_model_fp8(Model& m, bool block);
+// that is already quantized. With `lm_head` the lm_head is quantized too (the variant that reads
+// fewer bytes per token than the checkpoints ship); a tied one becomes a tensor of its own
+// (lm_head.weight, the model untied in memory) so the embedding keeps its 16-bit rows.
+void quantize_model_fp8(Model& m, bool block, bool lm_head = false);
 
 }  // namespace ac

@@ -28,6 +28,7 @@ struct QuantConfig {
   int64_t block_out = 0, block_in = 0;  // scale granularity; 0: the whole dimension
   std::string scale_suffix;  // "weight_scale_inv" or "weight_scale"
   std::vector<std::string> not_converted;  // modules kept 16-bit (names, or "re:" regexes)
+  bool lm_head_fp8 = false;  // the lm_head is FP8 too (most checkpoints keep it 16-bit)
   std::string describe() const;  // "fp8 e4m3, block 128x128 scales (W8A16)", or "none"
 };
 

@@ -103,6 +103,7 @@ struct Plan {
   // weights quantized at load (compile --weights); a command running the plan quantizes the same
   // way before it builds the graph (prepare_model_for_plan).
   std::string weights;
+  bool lm_head_fp8 = false;  // with weights: the lm_head quantized too (compile --lm-head fp8)
   std::vector<PlanRoute> routes;
   // Backend cuda: the fast path's knob values (plan.json "cuda_fast"), read and written through
   // the table the CUDA backend registers under that name (src/backends/cuda/fast_knobs.cpp).

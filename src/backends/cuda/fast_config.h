@@ -59,6 +59,10 @@ struct FastConfig {
   GemvChoice o_fp8{256, 4, 1, 4};
   GemvChoice gate_up_fp8{128, 2, 1, 1};
   GemvChoice down_fp8{256, 4, 1, 4};
+  // An FP8 lm_head (compile --lm-head fp8; most checkpoints keep it 16-bit) runs gemv.fp8 at this
+  // point, the argmax epilogue's. Not measured on a GPU yet: the 16-bit lm_head's block and rows,
+  // which gate_up_fp8 (the widest projection) also nearly shares.
+  GemvChoice lm_head_fp8{256, 4, 1, 1};
   // Batch templates up to mlp_fused_batch (0: none) run a layer's MLP as one mlp.fused kernel
   // instead of the gate_up and down GEMVs (not yet measured on the GPU: off by default).
   int mlp_fused_batch = 0;
@@ -196,7 +200,7 @@ struct GemvSlotField {
   const char* region;  // the decode region (graph region kind) the slot runs: plan routes' region
   GemvChoice FastConfig::*gemv;
   MmaChoice FastConfig::*mma;
-  GemvChoice FastConfig::*fp8;  // null: the slot is never FP8 (the lm_head)
+  GemvChoice FastConfig::*fp8;  // gemv.fp8's point (the lm_head's only where it is FP8 itself)
   int FastConfig::*prefill_algo;  // the prompt step's GEMM algorithm; null: cublasGemmEx only (the lm_head)
 };
 inline constexpr GemvSlotField kGemvSlots[] = {
@@ -205,7 +209,7 @@ inline constexpr GemvSlotField kGemvSlots[] = {
     {"gate_up", "mlp_in", &FastConfig::gate_up, &FastConfig::gate_up_mma, &FastConfig::gate_up_fp8,
      &FastConfig::prefill_algo_gate_up},
     {"down", "mlp_out", &FastConfig::down, &FastConfig::down_mma, &FastConfig::down_fp8, &FastConfig::prefill_algo_down},
-    {"lm_head", "head", &FastConfig::lm_head, &FastConfig::lm_head_mma, nullptr, nullptr}};
+    {"lm_head", "head", &FastConfig::lm_head, &FastConfig::lm_head_mma, &FastConfig::lm_head_fp8, nullptr}};
 // The one named `name`; throws Internal for any other name (the names are code, not input).
 const GemvSlotField& gemv_slot(const std::string& name);
 

@@ -44,15 +44,18 @@ std::string fast_path_not_default(const Graph& g);
 // SCALE 1). `why` (when given) says why it cannot read them ("" when it can).
 enum class Fp8Scales { None = -1, Row = 0, Block = 1 };
 Fp8Scales fast_fp8_scales(const Graph& g, std::string* why = nullptr);
+// Whether the graph's lm_head is FP8 too (in fast_fp8_scales's layout; compile --lm-head fp8).
+bool fast_fp8_head(const Graph& g);
 
 // Every kernel variant the fast path launches for a model with this config (all batch sizes),
 // so they can be compiled ahead of time and checked without a GPU.
 }  // namespace ac::cuda
 #include "backends/cuda/family.h"
 namespace ac::cuda {
-// `fp8`: the graph's FP8 projections (fast_fp8_scales), which run gemv.fp8 under fp8_fast_config(cfg).
+// `fp8`: the graph's FP8 projections (fast_fp8_scales), which run gemv.fp8 under fp8_fast_config(cfg);
+// `fp8_head`: its lm_head too (fast_fp8_head).
 std::vector<Variant> fast_path_variants(const ModelConfig& c, DType weights, const FastConfig& cfg, const std::string& arch,
-                                        Fp8Scales fp8 = Fp8Scales::None);
+                                        Fp8Scales fp8 = Fp8Scales::None, bool fp8_head = false);
 // The decode attention a step of `batch` tokens runs when its longest sequence holds `longest`
 // positions: up to attn_long_from (or always, when that is 0) the short range, attn_decode.cluster
 // at batch 1 (FastConfig::attn_cluster) or attn_decode.fused's short splits; past it the long
@@ -142,9 +145,9 @@ inline long long gemv_kchunk(long long K, long long splitk, long long per_chunk 
 // adaptation to the batch, every batch (gemv.mma reads 16-bit weights).
 Variant fast_fp8_gemv_variant(const GemvChoice& ch, int epi, int batch, Fp8Scales sc, DType wt, const std::string& arch);
 // The fast path's configuration for FP8 projections: the projections' slots take their FP8 points
-// (qkv_fp8, ...); mlp.fused, attn_o.cluster, attn_merge_o and decode_layers.persistent read 16-bit
-// weights, so they are off.
-FastConfig fp8_fast_config(FastConfig cfg);
+// (qkv_fp8, ...), the lm_head's only with `fp8_head`; mlp.fused, attn_o.cluster, attn_merge_o and
+// decode_layers.persistent read 16-bit weights, so they are off.
+FastConfig fp8_fast_config(FastConfig cfg, bool fp8_head = false);
 
 // The gemv.mma variant for a batch template (1, 2, 4, 8), or none (gemv.fused runs) when the
 // tensor-core kernel cannot: f16 weights, K % 32 != 0, below sm_80.

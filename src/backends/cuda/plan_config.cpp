@@ -53,7 +53,8 @@ std::vector<std::string> cuda_stale_plan_kernels(const Graph& g, const Plan& pla
   const DType wt = g.ops.front().weights.at(0)->dtype;
   std::map<std::string, std::string> key;  // variant name -> this engine's source key
   for (const cuda::Variant& v :
-       cuda::fast_path_variants(g.config, wt, fast_config_of(plan.cuda_fast), plan.environment.arch, cuda::fast_fp8_scales(g)))
+       cuda::fast_path_variants(g.config, wt, fast_config_of(plan.cuda_fast), plan.environment.arch, cuda::fast_fp8_scales(g),
+                                 cuda::fast_fp8_head(g)))
     key.emplace(v.name(), cuda::jit_key(cuda::JitRequest{v.name(), v.source(), v.arch, {}}));
   for (const PlanKernel& k : plan.kernels) {
     if (k.source_key.empty()) continue;

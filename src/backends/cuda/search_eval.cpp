@@ -1043,9 +1043,10 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
     return {fast_family(s, "cuda:attn_prefill.pipe", params, constraint)};
   }
   const Fp8Scales fp8 = fast_fp8_scales(g);
-  if (const Slot* slot = slot_of(s.kind); slot && fp8 != Fp8Scales::None && s.kind != RegionKind::Head) {
-    // FP8 projections run gemv.fp8 at every batch: its tuning parameters are the space; BATCH,
-    // EPI and SCALE (the weights' layout) are bound.
+  if (const Slot* slot = slot_of(s.kind);
+      slot && fp8 != Fp8Scales::None && (s.kind != RegionKind::Head || fast_fp8_head(g))) {
+    // FP8 projections (and an FP8 lm_head) run gemv.fp8 at every batch: its tuning parameters are
+    // the space; BATCH, EPI and SCALE (the weights' layout) are bound.
     std::vector<SpaceParam> params;
     for (const auto& d : find_family("gemv", "fp8").params)
       if (d.name != "BATCH" && d.name != "EPI" && d.name != "SCALE") params.push_back({d.name, d.values});
@@ -1171,7 +1172,7 @@ std::unique_ptr<Evaluator> make_cuda_attention_evaluator(const Graph& g, int bat
 std::vector<PlanKernelBinary> cuda_plan_kernels(const Graph& g, const KnobValues& fast, const std::string& arch) {
   std::vector<PlanKernelBinary> out;
   const DType wt = g.ops.front().weights.at(0)->dtype;
-  std::vector<Variant> vs = fast_path_variants(g.config, wt, fast_config_of(fast), arch, fast_fp8_scales(g));
+  std::vector<Variant> vs = fast_path_variants(g.config, wt, fast_config_of(fast), arch, fast_fp8_scales(g), fast_fp8_head(g));
   std::vector<JitResult> rs(vs.size());
   parallel_for(vs.size(), 1, [&](size_t b, size_t e) {  // NVRTC in parallel threads
     for (size_t i = b; i < e; ++i) rs[i] = jit_compile(JitRequest{vs[i].name(), vs[i].source(), arch, {}});

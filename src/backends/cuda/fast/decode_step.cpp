@@ -93,8 +93,8 @@ void FastExecutor::record_decode(long long n) {
     mark("down_gemv", double(c.hidden_size * c.intermediate_size) * pes);
   }
   gemv("lm_head", cfg_.lm_head, cfg_.lm_head_mma, kEpiArgmax, n, resid_.as<float>(), wptr(ops_.final_norm, 0), wptr(ops_.logits, 0), nullptr,
-       nullptr, logits_.as<float>(), c.vocab_size, c.hidden_size);
-  mark("lm_head_gemv", double(c.vocab_size * c.hidden_size) * es);
+       nullptr, logits_.as<float>(), c.vocab_size, c.hidden_size, sptr(ops_.logits));
+  mark("lm_head_gemv", double(c.vocab_size * c.hidden_size) * (fp8_head_ ? 1.0 : es));
 }
 
 // `region`: the slot's name (qkv, o, ...), for its carveout.

@@ -17,7 +17,8 @@ FastExecutor::FastExecutor(const Graph& g, const ExecutorLimits& lim, const Fast
   const ModelConfig& c = g.config;
   wt_ = g.ops.front().weights.at(0)->dtype;
   fp8_ = fast_fp8_scales(g);
-  if (fp8_ != Fp8Scales::None) cfg_ = fp8_fast_config(cfg_);
+  fp8_head_ = fast_fp8_head(g);
+  if (fp8_ != Fp8Scales::None) cfg_ = fp8_fast_config(cfg_, fp8_head_);
   cluster_reach_ = cluster_long_reaches(c, cfg_, wt_, arch_);
   fw_ = fast_weights(g, ops_, cfg_, wt_, s_, share);
   setup_kv_cache();
@@ -67,7 +68,7 @@ FastExecutor::FastExecutor(const Graph& g, const ExecutorLimits& lim, const Fast
   host_ahead_ = PinnedBuffer(2 * kMaxBatch * 4);
   for (CUevent& e : ahead_done_) CU_CHECK(drv().cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
   // Compile (or load from the cache) every kernel now, so no step pays for it.
-  for (const Variant& v : fast_path_variants(c, wt_, cfg_, arch_, fp8_)) load_kernel(v);
+  for (const Variant& v : fast_path_variants(c, wt_, cfg_, arch_, fp8_, fp8_head_)) load_kernel(v);
   setup_persistent();
   for (const char* op : {"embed", "rms_norm", "cast", "bias"}) ref(op, {}, {wt_});
   for (const char* op : {"add", "swiglu", "gather_rows", "argmax", "argmax_finish"}) ref(op, {});

@@ -147,6 +147,7 @@ class FastExecutor final : public Executor {
   std::unique_ptr<LtGemm> lt_;  // made on the first GEMM that takes a cuBLASLt rank
   DType wt_ = DType::BF16;
   Fp8Scales fp8_ = Fp8Scales::None;  // the projections' FP8 scale layout (fast_fp8_scales), or none
+  bool fp8_head_ = false;             // the lm_head is FP8 too (fast_fp8_head)
   DeviceBuffer wdq_;  // FP8: the largest projection dequantized to wt_, for a prefill GEMM
   std::shared_ptr<const FastWeights> fw_;  // the weights, perhaps shared (ExecutorShare)
   DeviceBuffer inv_freq_, rope_cos_, rope_sin_;  // rope_*: [max_seq, head_dim / 2]

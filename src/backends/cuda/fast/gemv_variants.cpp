@@ -35,10 +35,10 @@ Variant fp8_dequant_variant(DType wt, const std::string& arch) {
   return make_variant(find_family("fp8_dequant", "rows"), {{"BLOCK", 256}}, {wt}, arch);
 }
 
-FastConfig fp8_fast_config(FastConfig cfg) {
-  // The FP8 projections' points take the slots' places (the lm_head keeps its 16-bit point).
+FastConfig fp8_fast_config(FastConfig cfg, bool fp8_head) {
+  // The FP8 points take the slots' places (a 16-bit lm_head keeps its point).
   for (const GemvSlotField& s : kGemvSlots)
-    if (s.fp8) cfg.*s.gemv = cfg.*s.fp8;
+    if (s.fp8 && (fp8_head || s.fp8 != &FastConfig::lm_head_fp8)) cfg.*s.gemv = cfg.*s.fp8;
   cfg.mlp_fused_batch = 0;
   cfg.attn_o = 0;
   cfg.attn_merge_o = 0;

@@ -28,9 +28,21 @@ void FastExecutor::run_prefill(long long n, long long r) {
   else prefill_layers_f32(n, flash);
   GatherRowsParams gp{resid_.as<float>(), in_.rows(), gathered_.as<float>(), r, c.hidden_size};
   launch(ref("gather_rows", {}), Dim3{unsigned(r)}, kRefBlock, 0, &gp);
-  norm16(ops_.final_norm, gathered_.as<float>(), r, c.hidden_size, cast_.as<void>());
-  gemm(wptr(ops_.logits, 0), nullptr, cast_.as<void>(), r, c.hidden_size, c.vocab_size, logits_.as<void>(), DType::F32, 0.0f,
-       "gemm_lm_head");
+  if (fp8_head_) {
+    // An FP8 lm_head: gemv.fp8 (its RMSNorm prologue, f32 rows) over the logit rows, 8 at a time;
+    // dequantizing the whole head for a GEMM would take a vocabulary x hidden 16-bit scratch.
+    for (long long i = 0; i < r; i += kMaxBatch) {
+      const long long rows = std::min<long long>(kMaxBatch, r - i);
+      gemv("lm_head", cfg_.lm_head, cfg_.lm_head_mma, kEpiStore, rows, gathered_.as<float>() + i * c.hidden_size,
+           wptr(ops_.final_norm, 0), wptr(ops_.logits, 0), nullptr, nullptr, logits_.as<float>() + i * c.vocab_size,
+           c.vocab_size, c.hidden_size, sptr(ops_.logits));
+    }
+    mark("gemm_lm_head", 0, 2.0 * double(r) * double(c.hidden_size) * double(c.vocab_size));
+  } else {
+    norm16(ops_.final_norm, gathered_.as<float>(), r, c.hidden_size, cast_.as<void>());
+    gemm(wptr(ops_.logits, 0), nullptr, cast_.as<void>(), r, c.hidden_size, c.vocab_size, logits_.as<void>(), DType::F32, 0.0f,
+         "gemm_lm_head");
+  }
   if (profile_) flush_profile(true);
 }
 

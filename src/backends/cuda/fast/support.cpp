@@ -60,8 +60,18 @@ Fp8Scales fast_fp8_scales(const Graph& g, std::string* why) {
       }
       kind = k;
     }
+  // The lm_head may be FP8 too (compile --lm-head fp8), in the projections' layout.
+  if (const auto head = g.fp8.find(ops.logits->weights.at(0)); head != g.fp8.end()) {
+    const Fp8Weight& f = *head->second;
+    const bool same = *kind == Fp8Scales::Block ? f.bo == 128 && f.bi == 128 : f.bi == f.in && (f.bo == 1 || f.bo == f.out);
+    if (!same) {
+      w = "an FP8 lm_head whose scales are not laid out as the projections' are";
+      return Fp8Scales::None;
+    }
+    ++projections;
+  }
   if (projections != g.fp8.size()) {
-    w = "FP8 weights outside the layers' projections (an FP8 embedding, lm_head or router)";
+    w = "FP8 weights outside the layers' projections and the lm_head (an FP8 embedding or router)";
     return Fp8Scales::None;
   }
   // gemv.fp8 reads 16 weights per 16-byte load; q, k and v run as one matrix, so with block
@@ -75,6 +85,11 @@ Fp8Scales fast_fp8_scales(const Graph& g, std::string* why) {
     return Fp8Scales::None;
   }
   return *kind;
+}
+
+bool fast_fp8_head(const Graph& g) {
+  if (g.fp8.empty() || fast_fp8_scales(g) == Fp8Scales::None) return false;
+  return g.fp8.count(match_decoder_ops(g).logits->weights.at(0)) > 0;
 }
 
 std::string fast_path_not_default(const Graph& g) { return fast_path_unsupported(g); }
@@ -108,9 +123,9 @@ std::string fast_path_unsupported(const Graph& g) {
 }
 
 std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const FastConfig& given, const std::string& arch,
-                                        Fp8Scales fp8) {
+                                        Fp8Scales fp8, bool fp8_head) {
   std::vector<Variant> v;
-  const FastConfig cfg = fp8 == Fp8Scales::None ? given : fp8_fast_config(given);
+  const FastConfig cfg = fp8 == Fp8Scales::None ? given : fp8_fast_config(given, fp8_head);
   for (int batch : {1, 2, 4, 8}) {
     if (fp8 != Fp8Scales::None) {
       v.push_back(fast_fp8_gemv_variant(cfg.qkv, kEpiStore, batch, fp8, wt, arch));
@@ -123,7 +138,12 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
       v.push_back(fast_decode_gemv(cfg, cfg.gate_up, cfg.gate_up_mma, kEpiSwiglu, batch, c.hidden_size, wt, arch));
       v.push_back(fast_decode_gemv(cfg, cfg.down, cfg.down_mma, kEpiResidual, batch, c.intermediate_size, wt, arch));
     }
-    v.push_back(fast_decode_gemv(cfg, cfg.lm_head, cfg.lm_head_mma, kEpiArgmax, batch, c.hidden_size, wt, arch));
+    if (fp8_head) {  // the argmax epilogue, and the prompt step's logit rows (store) in chunks of 8
+      v.push_back(fast_fp8_gemv_variant(cfg.lm_head, kEpiArgmax, batch, fp8, wt, arch));
+      v.push_back(fast_fp8_gemv_variant(cfg.lm_head, kEpiStore, batch, fp8, wt, arch));
+    } else {
+      v.push_back(fast_decode_gemv(cfg, cfg.lm_head, cfg.lm_head_mma, kEpiArgmax, batch, c.hidden_size, wt, arch));
+    }
     if (auto m = fast_mlp_variant(cfg, batch, c.hidden_size, c.intermediate_size, wt, arch)) v.push_back(*m);
   }
   // The prefill GEMMs read FP8 projections dequantized into a 16-bit scratch.
