@@ -44,3 +44,18 @@ gpu_tests() {
   echo "tests rc=$?"
   grep -E "FAILED|Failure|Expected|Which|actual|exception|rep |^\[ (attn|compile) \]|^\[  PASSED|tests ran" "$out/runs/tests.txt" | head -60
 }
+
+# e2e_rows FILE: one line per row of a bench e2e JSON (decode ms, TTFT, % of floor, the semantic
+# check), or why there is none.
+e2e_rows() {
+  python3 - "$1" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("  no result:", e); sys.exit(0)
+for row in r["results"]:
+    print(f"  {row['workload']}: decode {row.get('decode_ms_per_token')} ms/step, TTFT {row.get('prefill_ms')} ms, "
+          f"{row.get('pct_of_floor')}% of floor, check {row['validation']['status']}")
+PY
+}

@@ -31,16 +31,7 @@ log=$out/fp8_head.log
         timeout 300 $bin bench e2e --model "$dir" --plan "/tmp/ac-plan-$m-$v" --workloads W2 --repeats 3 --validate-tokens 8 \
           --json-out "$out/w2-$m-$v-$r.json" --md-out "$out/w2-$m-$v-$r.md" --quiet 2>"$out/runs/w2.err" >/dev/null
         echo "$m $v round $r: exit $? $(tail -1 "$out/runs/w2.err")"
-        python3 - "$out/w2-$m-$v-$r.json" <<'PY'
-import json, sys
-try:
-    r = json.load(open(sys.argv[1]))
-except Exception as e:
-    print("  no result:", e); sys.exit(0)
-for row in r["results"]:
-    print(f"  decode {row.get('decode_ms_per_token')} ms/token, TTFT {row.get('prefill_ms')} ms, "
-          f"{row.get('pct_of_floor')}% of floor, check {row['validation']['status']}")
-PY
+        e2e_rows "$out/w2-$m-$v-$r.json"
       done
     done
   done

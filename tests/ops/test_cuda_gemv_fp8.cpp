@@ -23,14 +23,17 @@ using namespace ac::test;
 
 namespace {
 
+// rows: rows per warp (gemv.fp8) or 16-row tiles per block (gemv.mma_fp8, terms > 0).
 struct Fp8Case {
   int block, rows, unroll, splitk, batch_tmpl, epi, scale;  // scale: 0 per row, 1 per 128 x 128 block
   long long B, N, K;
   bool norm, bias;
+  int terms = 0;
 };
 
 std::string describe(const Fp8Case& c) {
-  return std::string(c.scale ? "block-scaled" : "row-scaled") + " block" + std::to_string(c.block) + " rows" +
+  return std::string(c.terms ? "mma terms" + std::to_string(c.terms) + " " : "") +
+         std::string(c.scale ? "block-scaled" : "row-scaled") + " block" + std::to_string(c.block) + " rows" +
          std::to_string(c.rows) + " unroll" + std::to_string(c.unroll) + " splitk" + std::to_string(c.splitk) + " batch" +
          std::to_string(c.batch_tmpl) + " epi" + std::to_string(c.epi) + " B" + std::to_string(c.B) + " N" +
          std::to_string(c.N) + " K" + std::to_string(c.K);
@@ -76,10 +79,15 @@ TEST_P(CudaGemvFp8, MatchesTheDequantizedWeightsOnCpu) {
   auto dx = to_device(x), dw = to_device(w.q), dw2 = to_device(w2.q), ds = to_device(w.scales),
        ds2 = to_device(w2.scales), dg = to_device(gamma), db = to_device(bias);
   cuda::DeviceBuffer out = c.epi == 1 ? to_device(resid) : poisoned(want.size());
-  const auto v = cuda::make_variant(cuda::find_family("gemv", "fp8"),
-                                    {{"BLOCK", c.block}, {"ROWS", c.rows}, {"UNROLL", c.unroll}, {"SPLITK", c.splitk},
-                                     {"BATCH", c.batch_tmpl}, {"EPI", c.epi}, {"SCALE", c.scale}},
-                                    {DType::BF16}, arch());
+  const auto v = c.terms ? cuda::make_variant(cuda::find_family("gemv", "mma_fp8"),
+                                               {{"BLOCK", c.block}, {"MT", c.rows}, {"UNROLL", c.unroll},
+                                                {"SPLITK", c.splitk}, {"TERMS", c.terms}, {"BATCH", c.batch_tmpl},
+                                                {"EPI", c.epi}, {"SCALE", c.scale}},
+                                               {}, arch())
+                        : cuda::make_variant(cuda::find_family("gemv", "fp8"),
+                                             {{"BLOCK", c.block}, {"ROWS", c.rows}, {"UNROLL", c.unroll}, {"SPLITK", c.splitk},
+                                              {"BATCH", c.batch_tmpl}, {"EPI", c.epi}, {"SCALE", c.scale}},
+                                             {DType::BF16}, arch());
   const cuda::LaunchShape ls = cuda::gemv_launch_shape(v, c.N, c.K);
   cuda::DeviceBuffer best(64), tok(32);
   best.fill_u32(0, stream());
@@ -110,6 +118,20 @@ INSTANTIATE_TEST_SUITE_P(
         Fp8Case{256, 1, 2, 1, 1, 2, 1, 1, 3000, 2048, true, false}, Fp8Case{128, 1, 1, 1, 4, 2, 0, 4, 100, 256, true, false},
         // argmax (an lm_head quantized too: the variant with an fp8 lm_head)
         Fp8Case{256, 2, 2, 1, 1, 3, 1, 1, 151936, 2048, true, false}, Fp8Case{128, 1, 1, 1, 8, 3, 0, 5, 32001, 512, true, false}));
+
+// gemv.mma_fp8 (the tensor cores over FP8 weights, batch 2-8; not the default yet): the same checks
+// and bound. Both scale layouts (block scales folded into x per 64-k chunk, row scales on the sums),
+// rows that are not a multiple of the 16-row tile nor of a 128-row scale block, ragged batches, 2
+// and 3 terms, K slices in split-K (kchunk rounded to 64, inside 128-k blocks), every epilogue.
+INSTANTIATE_TEST_SUITE_P(
+    Mma, CudaGemvFp8,
+    ::testing::Values(
+        Fp8Case{256, 1, 2, 1, 8, 0, 1, 8, 1000, 2048, true, true, 2}, Fp8Case{128, 2, 2, 1, 4, 0, 0, 3, 333, 512, true, false, 2},
+        Fp8Case{512, 4, 1, 1, 2, 0, 1, 2, 4096, 2048, true, false, 3},
+        Fp8Case{256, 1, 4, 4, 2, 1, 1, 2, 2048, 6144, false, false, 2}, Fp8Case{128, 1, 2, 2, 8, 1, 0, 8, 64, 9728, false, true, 2},
+        Fp8Case{256, 2, 2, 2, 4, 1, 1, 3, 500, 1024, true, false, 2},  // norm over K slices: the full-row pass
+        Fp8Case{256, 1, 2, 1, 8, 2, 1, 5, 3000, 2048, true, false, 2}, Fp8Case{512, 2, 1, 1, 2, 2, 0, 2, 100, 256, true, false, 2},
+        Fp8Case{256, 1, 4, 1, 8, 3, 1, 8, 151936, 2048, true, false, 2}, Fp8Case{128, 2, 2, 1, 8, 3, 0, 5, 32001, 512, true, false, 3}));
 
 // The e4m3 conversion the GPU runs (cvt on sm_89+, the bit move into an f16 below) is exact: every
 // one of the 254 finite codes (NaN codes excluded), one per row of a row-scaled GEMV (scale 1, x all

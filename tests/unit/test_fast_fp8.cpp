@@ -136,6 +136,40 @@ TEST(FastFp8, ProjectionsRunTheirOwnPoints) {
   EXPECT_EQ(plain_blocks, std::set<int>{cfg.qkv.block});
 }
 
+// With fp8_batched_mma (off by default: not run on a GPU yet) batches from 2 on run gemv.mma_fp8 at
+// the slots' gemv.mma points, batch 1 gemv.fp8; every such kernel of the target models compiles for
+// sm_90 without spilling, in both scale layouts. K not a multiple of 64 keeps gemv.fp8.
+TEST(FastFp8, BatchedMmaVariantsCompile) {
+  FastConfig cfg;
+  cfg.fp8_batched_mma = true;
+  std::set<std::string> compiled;
+  for (const char* preset : {"qwen3-1.7b", "llama-3.2-1b", "qwen3-4b"})
+    for (Fp8Scales sc : {Fp8Scales::Block, Fp8Scales::Row}) {
+      const ModelConfig c = parse_model_config(find_synth_preset(preset)->config, preset);
+      int mma = 0;
+      for (const Variant& v : fast_path_variants(c, DType::BF16, cfg, "sm_90", sc, true)) {
+        if (v.family->op != "gemv") continue;
+        if (v.param("BATCH") == 1) EXPECT_EQ(v.family->name, "fp8") << v.name();
+        else EXPECT_EQ(v.family->name, "mma_fp8") << v.name();
+        if (v.family->name != "mma_fp8") continue;
+        ++mma;
+        EXPECT_EQ(v.param("SCALE"), int(sc)) << v.name();
+        if (!compiled.insert(v.name()).second) continue;
+        const JitResult r = jit_compile(JitRequest{v.name(), v.source(), "sm_90", {}});
+        ASSERT_TRUE(r.ok) << v.name() << ": " << r.error;
+        EXPECT_EQ(r.spill_bytes, 0) << v.name();
+      }
+      EXPECT_EQ(mma, 3 * 6) << preset;  // batches 2, 4, 8 x (four projections, the head's argmax and store)
+    }
+  EXPECT_FALSE(fast_mma_fp8_variant(FastConfig{}.qkv_mma, 2, kEpiStore, 8, 2080, Fp8Scales::Row, DType::BF16, "sm_90"));
+  EXPECT_FALSE(fast_mma_fp8_variant(FastConfig{}.qkv_mma, 2, kEpiStore, 8, 2048, Fp8Scales::Row, DType::F16, "sm_90"));
+  EXPECT_EQ(fast_fp8_decode_gemv(cfg, cfg.qkv, cfg.qkv_mma, kEpiStore, 8, 2080, Fp8Scales::Row, DType::BF16, "sm_90").family->name,
+            "fp8");
+  EXPECT_EQ(fast_fp8_decode_gemv(FastConfig{}, cfg.qkv, cfg.qkv_mma, kEpiStore, 8, 2048, Fp8Scales::Row, DType::BF16, "sm_90")
+                .family->name,
+            "fp8");
+}
+
 // An FP8 lm_head (compile --lm-head fp8) runs on the fast path too: gemv.fp8 at lm_head_fp8's point
 // with the argmax epilogue in decode steps and the store epilogue for a prompt step's logit rows,
 // both compiling for sm_90; without it the head keeps its 16-bit gemv.fused point.

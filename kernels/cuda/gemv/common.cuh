@@ -10,6 +10,12 @@
 #define EPI_SWIGLU 2
 #define EPI_ARGMAX 3
 
+// How the weights are stored (the FMT of gemv.cuh's and gemv_mma.cuh's kernels): 16-bit W; or FP8
+// e4m3 bytes with a scale per output row or per 128 x 128 block.
+#define WFMT_16 0
+#define WFMT_FP8_CHANNEL 1
+#define WFMT_FP8_BLOCK 2
+
 // h[i .. i+1] += (a, b), h[i .. i+3] += v: one vector reduction (sm_90 has them for f32; 8- and
 // 16-byte aligned), else one atomic add per value. Nothing waits for their results.
 __device__ __forceinline__ void red_add2(float* h, float a, float b) {

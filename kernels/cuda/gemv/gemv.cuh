@@ -28,11 +28,8 @@
 #include "common/vec.cuh"
 #include "gemv/common.cuh"
 
-// How the weights are stored (gemv's FMT): 16-bit W, 8 per 16-byte chunk; or FP8 e4m3 bytes, 16
-// per chunk, with a scale per output row or per 128 x 128 block.
-#define WFMT_16 0
-#define WFMT_FP8_CHANNEL 1
-#define WFMT_FP8_BLOCK 2
+// gemv's FMT (gemv/common.cuh WFMT_*): 16-bit W, 8 per 16-byte chunk; or FP8 e4m3 bytes, 16 per
+// chunk, with a scale per output row or per 128 x 128 block.
 
 // Four values of x (from x[0]) and of gamma (from gamma[k], when gamma is set: offset here, after
 // the null check), 16-byte / 8-byte aligned; past the end (in false) zeros.

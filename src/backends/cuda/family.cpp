@@ -245,6 +245,18 @@ std::vector<Family> build_families() {
     v.push_back(std::move(f));
   }
   {
+    // gemv.mma over FP8 e4m3 weights (W8A16) with f32 scales per output row or 128 x 128 block.
+    Family f = v.back();
+    f.name = "mma_fp8";
+    f.device_fn = "gemv_mma_fp8";
+    f.params.push_back({"SCALE", {0, 1}});
+    f.description = "batched decode GEMV on the tensor cores over FP8 e4m3 weights: gemv.mma with each lane's 16 "
+                    "codes (one 16-byte load, 64-k chunks) converted exactly to bf16 in registers, f32 scales per "
+                    "output row (SCALE 0, applied to the sums) or per 128 x 128 block (SCALE 1, folded into x per "
+                    "chunk); K % 64 == 0, bf16 gamma and bias, sm_80+";
+    v.push_back(std::move(f));
+  }
+  {
     Family f;
     f.op = "mlp";
     f.name = "fused";

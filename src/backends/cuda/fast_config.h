@@ -50,7 +50,7 @@ struct FastConfig {
   MmaChoice lm_head_mma{128, 4, 1, 1};
   // FP8 projections (e4m3 weights with row or 128 x 128 block scales) run gemv.fp8 at every batch,
   // with these points: it reads a byte per weight, so its best points differ from gemv.fused's
-  // (the lm_head stays 16-bit in FP8 checkpoints and keeps lm_head's point). Defaults: per
+  // (a 16-bit lm_head, as FP8 checkpoints ship it, keeps lm_head's point). Defaults: per
   // projection the point with the least mean time relative to each case's best over the three
   // target models in both scale layouts (H100 sweep, bench/results/2026-12-06-fp8-points/: 1.03,
   // 1.00, 1.02 and 1.12x the best); at gemv.fused's points W2 decoded 18% / 17% slower
@@ -63,6 +63,9 @@ struct FastConfig {
   // point, the argmax epilogue's. Not measured on a GPU yet: the 16-bit lm_head's block and rows,
   // which gate_up_fp8 (the widest projection) also nearly shares.
   GemvChoice lm_head_fp8{256, 4, 1, 1};
+  // FP8 weights at batches from mma_min_batch on may run gemv.mma_fp8 (the tensor cores, the
+  // slots' gemv.mma points) instead of gemv.fp8. Off: it has not run on a GPU yet.
+  bool fp8_batched_mma = false;
   // Batch templates up to mlp_fused_batch (0: none) run a layer's MLP as one mlp.fused kernel
   // instead of the gate_up and down GEMVs (not yet measured on the GPU: off by default).
   int mlp_fused_batch = 0;

@@ -144,6 +144,14 @@ inline long long gemv_kchunk(long long K, long long splitk, long long per_chunk 
 // gemv.fp8 at a region's point for FP8 projections (`sc`: their scale layout): fast_gemv_variant's
 // adaptation to the batch, every batch (gemv.mma reads 16-bit weights).
 Variant fast_fp8_gemv_variant(const GemvChoice& ch, int epi, int batch, Fp8Scales sc, DType wt, const std::string& arch);
+// gemv.mma_fp8 at a region's gemv.mma point for FP8 weights (fast_mma_variant's adaptation), or
+// none where it cannot run: K % 64 != 0, f16 gamma, below sm_80.
+std::optional<Variant> fast_mma_fp8_variant(const MmaChoice& ch, int terms, int epi, int batch, long long K, Fp8Scales sc,
+                                            DType wt, const std::string& arch);
+// What an FP8 GEMV launches at a batch template: gemv.mma_fp8 where cfg.fp8_batched_mma allows it
+// from cfg.mma_min_batch on, else gemv.fp8.
+Variant fast_fp8_decode_gemv(const FastConfig& cfg, const GemvChoice& gemv, const MmaChoice& mma, int epi, int batch,
+                             long long K, Fp8Scales sc, DType wt, const std::string& arch);
 // The fast path's configuration for FP8 projections: the projections' slots take their FP8 points
 // (qkv_fp8, ...), the lm_head's only with `fp8_head`; mlp.fused, attn_o.cluster, attn_merge_o and
 // decode_layers.persistent read 16-bit weights, so they are off.

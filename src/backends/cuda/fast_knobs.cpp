@@ -72,7 +72,7 @@ void gemv_knobs(std::vector<K>& out, const GemvSlotField& s, const FamilyDomain&
                            .range(f.lo, f.hi)
                            .in_plan(kWithParent)
                            .override_as(slot + "_mma", f.mma_part)
-                           .read_by({"gemv.mma"})
+                           .read_by({"gemv.mma", "gemv.mma_fp8"})
                            .picked_by(picked_as(domain, "gemv", "mma", f.mma_param, s.region))
                            .described(slot + " projection's gemv.mma " + f.mma_param + " (batches from mma_min_batch on)"),
                        s.mma, f.mma));
@@ -192,7 +192,11 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("batched_mma").read_by({"gemv.mma"}).described("batches run gemv.mma where it can"), &FastConfig::batched_mma));
   k.push_back(bind(Knob("mma_min_batch").read_by({"gemv.mma"}).described("the smallest batch that runs gemv.mma"),
                    &FastConfig::mma_min_batch));
-  k.push_back(bind(Knob("mma_terms").read_by({"gemv.mma"}).described("gemv.mma's TERMS"), &FastConfig::mma_terms));
+  k.push_back(bind(Knob("mma_terms").read_by({"gemv.mma", "gemv.mma_fp8"}).described("gemv.mma's TERMS"), &FastConfig::mma_terms));
+  k.push_back(bind(Knob("fp8_batched_mma")
+                       .read_by({"gemv.mma_fp8"})
+                       .described("FP8 weights at batches from mma_min_batch on run gemv.mma_fp8 (not yet run on a GPU)"),
+                   &FastConfig::fp8_batched_mma));
   k.push_back(bind(Knob("prefill_flash").range(0, 1).read_by({"attn_prefill.pipe", "qkv_post.rows"})
                        .described("prefill steps run attn_prefill.pipe (1) instead of the decode attention per row (0)"),
                    &FastConfig::prefill_flash));

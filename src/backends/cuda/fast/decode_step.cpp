@@ -102,7 +102,7 @@ void FastExecutor::gemv(const char* region, const GemvChoice& ch, const MmaChoic
                         const float* x, const void* gamma, const void* w, const void* w2, const void* bias, float* out,
                         long long N, long long K, const float* ws, const float* ws2) {
   const int batch = batch_template(n);
-  const Variant v = ws ? fast_fp8_gemv_variant(ch, epi, batch, fp8_, wt_, arch_)
+  const Variant v = ws ? fast_fp8_decode_gemv(cfg_, ch, mma, epi, batch, K, fp8_, wt_, arch_)
                        : fast_decode_gemv(cfg_, ch, mma, epi, batch, K, wt_, arch_);
   GemvParams p{x, gamma, float(g_.config.rms_norm_eps), w, w2, bias, out, best_.as<unsigned long long>(), n, N, K};
   p.w_scale = ws;

@@ -31,6 +31,23 @@ Variant fast_fp8_gemv_variant(const GemvChoice& ch, int epi, int batch, Fp8Scale
   return make_variant(find_family("gemv", "fp8"), values, {wt}, arch);
 }
 
+std::optional<Variant> fast_mma_fp8_variant(const MmaChoice& ch, int terms, int epi, int batch, long long K, Fp8Scales sc,
+                                            DType wt, const std::string& arch) {
+  if (K % 64 != 0 || sc == Fp8Scales::None) return std::nullopt;
+  const std::optional<Variant> m = fast_mma_variant(ch, terms, epi, batch, K, wt, arch);  // bf16, sm_80+
+  if (!m) return std::nullopt;
+  std::map<std::string, int> values = m->values;
+  values["SCALE"] = int(sc);
+  return make_variant(find_family("gemv", "mma_fp8"), values, {}, arch);
+}
+
+Variant fast_fp8_decode_gemv(const FastConfig& cfg, const GemvChoice& gemv, const MmaChoice& mma, int epi, int batch,
+                             long long K, Fp8Scales sc, DType wt, const std::string& arch) {
+  if (cfg.fp8_batched_mma && batch > 1 && batch >= cfg.mma_min_batch)
+    if (auto v = fast_mma_fp8_variant(mma, cfg.mma_terms, epi, batch, K, sc, wt, arch)) return *v;
+  return fast_fp8_gemv_variant(gemv, epi, batch, sc, wt, arch);
+}
+
 Variant fp8_dequant_variant(DType wt, const std::string& arch) {
   return make_variant(find_family("fp8_dequant", "rows"), {{"BLOCK", 256}}, {wt}, arch);
 }
@@ -73,7 +90,7 @@ Variant fast_decode_gemv(const FastConfig& cfg, const GemvChoice& gemv, const Mm
 }
 
 LaunchShape gemv_launch_shape(const Variant& v, long long N, long long K) {
-  if (v.family->name == "mma") {
+  if (v.family->name == "mma" || v.family->name == "mma_fp8") {
     const int splitk = v.param("SPLITK"), mt = v.param("MT"), block = v.param("BLOCK");
     return LaunchShape{unsigned((N + 16 * mt - 1) / (16 * mt)), unsigned(splitk), unsigned(block),
                        mma_smem(block, mt, v.param("EPI") == kEpiSwiglu ? 2 : 1)};

@@ -128,10 +128,10 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
   const FastConfig cfg = fp8 == Fp8Scales::None ? given : fp8_fast_config(given, fp8_head);
   for (int batch : {1, 2, 4, 8}) {
     if (fp8 != Fp8Scales::None) {
-      v.push_back(fast_fp8_gemv_variant(cfg.qkv, kEpiStore, batch, fp8, wt, arch));
-      v.push_back(fast_fp8_gemv_variant(cfg.o, kEpiResidual, batch, fp8, wt, arch));
-      v.push_back(fast_fp8_gemv_variant(cfg.gate_up, kEpiSwiglu, batch, fp8, wt, arch));
-      v.push_back(fast_fp8_gemv_variant(cfg.down, kEpiResidual, batch, fp8, wt, arch));
+      v.push_back(fast_fp8_decode_gemv(cfg, cfg.qkv, cfg.qkv_mma, kEpiStore, batch, c.hidden_size, fp8, wt, arch));
+      v.push_back(fast_fp8_decode_gemv(cfg, cfg.o, cfg.o_mma, kEpiResidual, batch, c.q_dim(), fp8, wt, arch));
+      v.push_back(fast_fp8_decode_gemv(cfg, cfg.gate_up, cfg.gate_up_mma, kEpiSwiglu, batch, c.hidden_size, fp8, wt, arch));
+      v.push_back(fast_fp8_decode_gemv(cfg, cfg.down, cfg.down_mma, kEpiResidual, batch, c.intermediate_size, fp8, wt, arch));
     } else {
       v.push_back(fast_decode_gemv(cfg, cfg.qkv, cfg.qkv_mma, kEpiStore, batch, c.hidden_size, wt, arch));
       v.push_back(fast_decode_gemv(cfg, cfg.o, cfg.o_mma, kEpiResidual, batch, c.q_dim(), wt, arch));
@@ -139,8 +139,8 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
       v.push_back(fast_decode_gemv(cfg, cfg.down, cfg.down_mma, kEpiResidual, batch, c.intermediate_size, wt, arch));
     }
     if (fp8_head) {  // the argmax epilogue, and the prompt step's logit rows (store) in chunks of 8
-      v.push_back(fast_fp8_gemv_variant(cfg.lm_head, kEpiArgmax, batch, fp8, wt, arch));
-      v.push_back(fast_fp8_gemv_variant(cfg.lm_head, kEpiStore, batch, fp8, wt, arch));
+      v.push_back(fast_fp8_decode_gemv(cfg, cfg.lm_head, cfg.lm_head_mma, kEpiArgmax, batch, c.hidden_size, fp8, wt, arch));
+      v.push_back(fast_fp8_decode_gemv(cfg, cfg.lm_head, cfg.lm_head_mma, kEpiStore, batch, c.hidden_size, fp8, wt, arch));
     } else {
       v.push_back(fast_decode_gemv(cfg, cfg.lm_head, cfg.lm_head_mma, kEpiArgmax, batch, c.hidden_size, wt, arch));
     }
