@@ -302,9 +302,10 @@ TEST(CudaSearch, PromptStepSearchesPipePointsAndGemmRanks) {
 }
 
 // A mixture of experts runs the fast path by default: its sparse layers' MLP regions are not
-// searched (the expert GEMVs run at their point; the note says so), its other projections and the
-// attention are, as for a dense model.
-TEST(CudaSearch, SparseMlpRegionsAreNotSearchedYet) {
+// searched per region (the note says where their point is tuned), its other projections and the
+// attention are, as for a dense model. The expert GEMVs' point is a whole-step setting: set in the
+// plan (and its plan.json) for a mixture of experts, not applicable to a dense model.
+TEST(CudaSearch, SparseMlpPointsAreWholeStepSettings) {
   const Backend* cuda = find_backend("cuda");
   ASSERT_NE(cuda, nullptr);
   auto m = synth_model_in_memory(SynthOptions{"tiny-qwen3-moe", {}, 5, DType::BF16, {}, true});
@@ -324,6 +325,7 @@ TEST(CudaSearch, SparseMlpRegionsAreNotSearchedYet) {
       EXPECT_TRUE(fs.empty());
       ASSERT_EQ(notes.size(), 1u);
       EXPECT_NE(notes[0].find("moe_gate_up.gemv"), std::string::npos) << notes[0];
+      EXPECT_NE(notes[0].find("whole decode steps"), std::string::npos) << notes[0];
     } else if (sum.kind == RegionKind::AttnIn || sum.kind == RegionKind::Attention || sum.kind == RegionKind::Head) {
       ++searched;
       EXPECT_EQ(fs.size(), 1u) << region_kind_name(sum.kind);
@@ -331,6 +333,28 @@ TEST(CudaSearch, SparseMlpRegionsAreNotSearchedYet) {
   }
   EXPECT_GE(sparse, 1);
   EXPECT_GE(searched, 3);
+
+  Plan plan;
+  plan.cuda_fast = plan_fast_of(cuda::FastConfig{});
+  plan.environment.arch = "sm_90";
+  std::set<std::string> names;
+  for (const StepSetting& st : cuda->step_settings()) names.insert(st.name);
+  EXPECT_TRUE(names.count("moe_block") && names.count("moe_rows"));
+  std::string variant, why;
+  const std::optional<Plan> wide = cuda->with_step_setting(g, plan, "moe_block", 256, &variant, &why);
+  ASSERT_TRUE(wide) << why;
+  EXPECT_EQ(wide->cuda_fast->value("moe_block"), 256);
+  EXPECT_EQ(fast_config_of(wide->cuda_fast).moe_block, 256);
+  EXPECT_NE(variant.find("moe_gate_up"), std::string::npos) << variant;
+  EXPECT_EQ(wide->cuda_fast->to_json().value("moe_block", 0), 256);  // written to plan.json
+  const std::optional<Plan> rows = cuda->with_step_setting(g, *wide, "moe_rows", 4, &variant, &why);
+  ASSERT_TRUE(rows) << why;
+  EXPECT_EQ(fast_config_of(rows->cuda_fast).moe_block, 256);
+  EXPECT_EQ(fast_config_of(rows->cuda_fast).moe_rows, 4);
+  auto dense = synth_model_in_memory(SynthOptions{"tiny-qwen3", {}, 5, DType::BF16, {}, true});
+  const Graph gd = build_decoder_graph(dense->config, dense->weights);
+  EXPECT_FALSE(cuda->with_step_setting(gd, plan, "moe_block", 256, nullptr, &why));
+  EXPECT_NE(why.find("no sparse layers"), std::string::npos) << why;
 }
 
 TEST(CudaSearch, Fp8ProjectionsSearchGemvFp8) {

@@ -128,7 +128,11 @@ class CudaBackend final : public Backend {
                        "attention and output projection in one kernel"};
     StepSetting persistent{"persistent", "persistent_layers", "persistent-layers/1|", "persistent",
                            t.knob("persistent").step_values, false, "every layer in one persistent kernel"};
-    return {carveout, attn_o, persistent};
+    StepSetting moe_block{"moe_block", "moe_block", "moe-block/1|", "moe_block", t.knob("moe_block").step_values, false,
+                          "a sparse layer's expert GEMVs' block"};
+    StepSetting moe_rows{"moe_rows", "moe_rows", "moe-rows/1|", "moe_rows", t.knob("moe_rows").step_values, false,
+                         "a sparse layer's expert GEMVs' rows per warp"};
+    return {carveout, attn_o, persistent, moe_block, moe_rows};
   }
 
   std::optional<Plan> with_step_setting(const Graph& g, const Plan& plan, const std::string& name, int value,
@@ -175,6 +179,21 @@ class CudaBackend final : public Backend {
       }
       with.cuda_fast->set("persistent", value);
       if (variant) *variant = pp->v.name();
+    } else if (name == "moe_block" || name == "moe_rows") {
+      if (!g.config.is_moe()) {
+        if (why_not) *why_not = "not applicable: the model has no sparse layers";
+        return std::nullopt;
+      }
+      (name == "moe_block" ? on.moe_block : on.moe_rows) = value;
+      try {  // the expert GEMVs at that point (the family's domain and constraint)
+        const cuda::Variant v = cuda::make_variant(cuda::find_family("moe_gate_up", "gemv"),
+                                                   {{"BLOCK", on.moe_block}, {"ROWS", on.moe_rows}}, {wt}, arch);
+        if (variant) *variant = v.name();
+      } catch (const Error& e) {
+        if (why_not) *why_not = "not applicable: " + e.reason();
+        return std::nullopt;
+      }
+      with.cuda_fast->set(name, value);
     } else {
       return Backend::with_step_setting(g, plan, name, value, variant, why_not);
     }

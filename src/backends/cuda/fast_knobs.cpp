@@ -203,10 +203,14 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("prefill_w16").range(0, 1).read_by({"rms_norm.cast", "swiglu.w16"})
                        .described("prefill GEMMs read 16-bit inputs written by the pass before; residual adds in the GEMMs"),
                    &FastConfig::prefill_w16));
-  k.push_back(bind(Knob("moe_block").one_of({128, 256}).read_by({"moe_gate_up.gemv", "moe_down.gemv"})
+  // A sparse layer's expert GEMVs' point: the compile times each value in whole decode steps (the
+  // experts a step reads depend on the router's picks, which a region's timing would not see).
+  k.push_back(bind(Knob("moe_block").one_of({128, 256}).in_plan(kOptional).read_by({"moe_gate_up.gemv", "moe_down.gemv"})
+                       .tried_per_step({128, 256})
                        .described("block of a sparse layer's expert GEMVs"),
                    &FastConfig::moe_block));
-  k.push_back(bind(Knob("moe_rows").one_of({1, 2, 4}).read_by({"moe_gate_up.gemv", "moe_down.gemv"})
+  k.push_back(bind(Knob("moe_rows").one_of({1, 2, 4}).in_plan(kOptional).read_by({"moe_gate_up.gemv", "moe_down.gemv"})
+                       .tried_per_step({1, 2, 4})
                        .described("rows per warp of a sparse layer's expert GEMVs"),
                    &FastConfig::moe_rows));
   k.push_back(bind(Knob("moe_router_split").range(0, 1).read_by({"moe_router.fused", "moe_router.logits", "moe_route.warp"})

@@ -994,8 +994,9 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
   }
   for (const StepSummary& st : s.steps)
     if (st.op == op_kind_name(OpKind::MoeMlp)) {
-      notes->push_back("a sparse layer's MLP runs moe_gate_up.gemv and moe_down.gemv at their default point on the fast "
-                       "path; their points are not searched yet");
+      notes->push_back("a sparse layer's MLP runs moe_gate_up.gemv and moe_down.gemv; their point (moe_block, "
+                       "moe_rows) is timed in whole decode steps by the step stage, not per region (the experts a step "
+                       "reads follow the router's picks)");
       return {};
     }
   if (std::string why = fast_path_not_default(g); !why.empty()) {
