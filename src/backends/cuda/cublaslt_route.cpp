@@ -43,45 +43,40 @@ LtGemm::LtGemm(CUstream s, int requested) : stream_(s), requested_(std::max(1, r
 }
 
 LtGemm::~LtGemm() {
-  for (auto& [shape, e] : cache_) delete e;
+  cache_ = LruMap<LtShape, std::shared_ptr<Entry>>(kLtCachedShapes);  // the descriptors before the handle
   if (h_) cublaslt().cublasLtDestroy(h_);
 }
 
 LtGemm::Entry& LtGemm::entry(const LtShape& s) {
-  if (auto it = cache_.find(s); it != cache_.end()) return *it->second;
+  if (std::shared_ptr<Entry>* hit = cache_.find(s)) return **hit;
   const CublasLtApi& lt = cublaslt();
-  auto* e = new Entry;
-  try {
-    const cublasComputeType_t compute = CUBLAS_COMPUTE_32F;  // f32 accumulation, no TF32
-    lt_check(lt.cublasLtMatmulDescCreate(&e->op, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
-    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    lt_check(lt.cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
-    lt_check(lt.cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
-    lt_check(lt.cublasLtMatrixLayoutCreate(&e->a, lt_type(s.t), uint64_t(s.in), uint64_t(s.out_dim), int64_t(s.in)), "layout A");
-    lt_check(lt.cublasLtMatrixLayoutCreate(&e->b, lt_type(s.t), uint64_t(s.in), uint64_t(s.n), int64_t(s.in)), "layout B");
-    lt_check(lt.cublasLtMatrixLayoutCreate(&e->d, lt_type(s.out_t), uint64_t(s.out_dim), uint64_t(s.n), int64_t(s.out_dim)),
-             "layout D");
-    cublasLtMatmulPreference_t pref = nullptr;
-    lt_check(lt.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
-    const uint64_t ws = kLtWorkspaceBytes;
-    cublasStatus_t st = lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-    std::vector<cublasLtMatmulHeuristicResult_t> got(size_t(requested_), cublasLtMatmulHeuristicResult_t{});
-    int count = 0;
-    if (st == CUBLAS_STATUS_SUCCESS)
-      st = lt.cublasLtMatmulAlgoGetHeuristic(h_, e->op, e->a, e->b, e->d, e->d, pref, requested_, got.data(), &count);
-    lt.cublasLtMatmulPreferenceDestroy(pref);
-    lt_check(st, "cublasLtMatmulAlgoGetHeuristic");
-    for (int i = 0; i < count; ++i)
-      if (got[size_t(i)].state == CUBLAS_STATUS_SUCCESS) e->algos.push_back(got[size_t(i)]);
-    if (e->algos.empty())
-      throw_internal("cublaslt", "no algorithm for a " + std::to_string(s.n) + "x" + std::to_string(s.in) + "x" +
-                                     std::to_string(s.out_dim) + " GEMM");
-  } catch (...) {
-    delete e;
-    throw;
-  }
-  cache_[s] = e;
-  return *e;
+  auto e = std::make_shared<Entry>();  // its destructor frees what was made if a step throws
+  const cublasComputeType_t compute = CUBLAS_COMPUTE_32F;  // f32 accumulation, no TF32
+  lt_check(lt.cublasLtMatmulDescCreate(&e->op, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  lt_check(lt.cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
+  lt_check(lt.cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
+  lt_check(lt.cublasLtMatrixLayoutCreate(&e->a, lt_type(s.t), uint64_t(s.in), uint64_t(s.out_dim), int64_t(s.in)), "layout A");
+  lt_check(lt.cublasLtMatrixLayoutCreate(&e->b, lt_type(s.t), uint64_t(s.in), uint64_t(s.n), int64_t(s.in)), "layout B");
+  lt_check(lt.cublasLtMatrixLayoutCreate(&e->d, lt_type(s.out_t), uint64_t(s.out_dim), uint64_t(s.n), int64_t(s.out_dim)),
+           "layout D");
+  cublasLtMatmulPreference_t pref = nullptr;
+  lt_check(lt.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  const uint64_t ws = kLtWorkspaceBytes;
+  cublasStatus_t st = lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  std::vector<cublasLtMatmulHeuristicResult_t> got(size_t(requested_), cublasLtMatmulHeuristicResult_t{});
+  int count = 0;
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = lt.cublasLtMatmulAlgoGetHeuristic(h_, e->op, e->a, e->b, e->d, e->d, pref, requested_, got.data(), &count);
+  lt.cublasLtMatmulPreferenceDestroy(pref);
+  lt_check(st, "cublasLtMatmulAlgoGetHeuristic");
+  for (int i = 0; i < count; ++i)
+    if (got[size_t(i)].state == CUBLAS_STATUS_SUCCESS) e->algos.push_back(got[size_t(i)]);
+  if (e->algos.empty())
+    throw_internal("cublaslt", "no algorithm for a " + std::to_string(s.n) + "x" + std::to_string(s.in) + "x" +
+                                   std::to_string(s.out_dim) + " GEMM");
+  // Evicting another shape's entry is safe: no caller holds one across calls.
+  return *cache_.insert(s, std::move(e));
 }
 
 int LtGemm::algorithms(const LtShape& s) { return int(entry(s).algos.size()); }

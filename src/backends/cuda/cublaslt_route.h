@@ -7,17 +7,22 @@
 #include <cublasLt.h>
 
 #include <compare>
-#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "agentcompile/core/dtype.h"
+#include "agentcompile/core/lru_map.h"
 #include "backends/cuda/device.h"
 
 namespace ac::cuda {
 
 // Workspace for split-K and stream-K algorithms (cuBLAS's own default on Hopper is 32 MiB).
 inline constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
+// Shapes whose descriptors and heuristic list are kept: a shape includes the prompt step's token
+// count, so a server sees as many as it sees prompt lengths; past this many the least recently
+// used is dropped (and queried again if it comes back: tens of microseconds).
+inline constexpr size_t kLtCachedShapes = 64;
 
 // out[n, out_dim] (out_t) = x[n, in] (t) * w[out_dim, in]^T (t) + (accumulate ? out : 0), row-major.
 struct LtShape {
@@ -51,7 +56,7 @@ class LtGemm {
   CUstream stream_ = nullptr;
   int requested_ = 1;
   DeviceBuffer workspace_;
-  std::map<LtShape, Entry*> cache_;
+  LruMap<LtShape, std::shared_ptr<Entry>> cache_{kLtCachedShapes};
 };
 
 }  // namespace ac::cuda
