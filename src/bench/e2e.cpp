@@ -92,6 +92,41 @@ const Reference& cpu_reference(std::map<std::vector<int32_t>, Reference>& cache,
   return cache[prompt] = greedy_reference(*ex, prompt, o.validate_tokens, "agentcompile cpu reference" + weights);
 }
 
+// A profiled run's kernels (Executor::kernel_profile) as the row's "kernels": per phase and kind,
+// ms per step and its share of the phase, and what it moved per step; the rates against this
+// run's ceilings are added by run_e2e (add_kernel_rates).
+Json kernel_profile_json(const KernelProfile& kp) {
+  Json out = {{"status", "profiled"}, {"decode_steps", kp.decode_steps}, {"prompt_steps", kp.prompt_steps},
+              {"prompt_tokens_per_step", kp.prompt_steps > 0 ? Json(double(kp.prompt_tokens) / double(kp.prompt_steps))
+                                                              : Json(nullptr)},
+              {"kinds", Json::array()}};
+  std::map<std::string, double> total;
+  for (const KernelKind& k : kp.kinds) total[k.phase] += k.ms_per_step;
+  for (const KernelKind& k : kp.kinds)
+    out["kinds"].push_back({{"phase", k.phase}, {"kind", k.kind}, {"ms_per_step", k.ms_per_step},
+                            {"share_pct", total[k.phase] > 0 ? 100.0 * k.ms_per_step / total[k.phase] : 0.0},
+                            {"bytes_per_step", k.bytes_per_step}, {"flops_per_step", k.flops_per_step},
+                            {"launches_per_step", k.launches_per_step}});
+  return out;
+}
+
+// Each profiled kind's rate against the ceilings measured in this run: GB/s against the copy
+// bandwidth, or (a GEMM, which counts FLOPs) TFLOP/s against the GEMM rate.
+void add_kernel_rates(Json& kernels, double copy_GBps, double gemm_tflops) {
+  if (!kernels.is_object() || !kernels.contains("kinds")) return;
+  for (Json& k : kernels["kinds"]) {
+    const double ms = k.value("ms_per_step", 0.0), bytes = k.value("bytes_per_step", 0.0), flops = k.value("flops_per_step", 0.0);
+    if (ms <= 0) continue;
+    if (flops > 0) {
+      k["TFLOPs"] = flops / (ms * 1e9);
+      if (gemm_tflops > 0) k["pct_of_gemm"] = 100.0 * flops / (ms * 1e9) / gemm_tflops;
+    } else if (bytes > 0) {
+      k["GBps"] = bytes / (ms * 1e6);
+      if (copy_GBps > 0) k["pct_of_copy"] = 100.0 * bytes / (ms * 1e6) / copy_GBps;
+    }
+  }
+}
+
 // floor_ms: the workload's floor; for a batched mixture of experts, the floor given the experts a
 // sparse layer's decode step reads (counted in an untimed run after the timed ones), 0 if unknown.
 Json measure(const Prepared& m, const Graph& graph, const Workload& w, const std::vector<std::vector<int32_t>>& prompts,
@@ -119,6 +154,18 @@ Json measure(const Prepared& m, const Graph& graph, const Workload& w, const std
     ex->count_expert_reads(false);
   }
   const double floor_ms = experts_per_layer > 0 || !cfg.is_moe() ? floor_of(experts_per_layer) : 0.0;
+  // --profile: the row's kernels by kind, from one more run of its own (profiled steps run launch
+  // by launch), where the executor can profile them.
+  Json kernels;
+  if (o.profile) {
+    if (ex->profile_kernels(true)) {
+      run_greedy(*ex, cfg, prompts, std::min<int64_t>(w.gen, 16));
+      kernels = kernel_profile_json(ex->kernel_profile());
+      ex->profile_kernels(false);
+    } else {
+      kernels = {{"status", "not available on the " + ex->name() + " backend"}};
+    }
+  }
   // The semantic check, teacher-forced through the decode path of this same executor.
   Validation val;
   val.wanted = o.validate_tokens;
@@ -156,6 +203,7 @@ Json measure(const Prepared& m, const Graph& graph, const Workload& w, const std
               {"tokens", std::vector<int32_t>(first_tokens.begin(),
                                               first_tokens.begin() + std::min<size_t>(first_tokens.size(), 32))},
               {"peers", Json::object()}};
+  if (!kernels.is_null()) row["kernels"] = kernels;
   for (const PeerFile* p : m.peers) {
     const PeerRun* pr = p->find_run(w.prompt, w.gen, w.batch);
     if (!pr) continue;
@@ -299,6 +347,7 @@ Json run_e2e(const BenchOptions& o) {
       row["prefill_flops"] = flops;
       row["prefill_tflops"] = pre > 0 ? Json(flops / (pre * 1e9)) : Json(nullptr);
       row["prefill_pct_of_gemm"] = pre > 0 && gemm_tflops > 0 ? Json(100.0 * flops / (pre * 1e9) / gemm_tflops) : Json(nullptr);
+      if (row.contains("kernels")) add_kernel_rates(row["kernels"], copy_GBps, gemm_tflops);
       if (model.config.is_moe() && w.batch > 1 && experts <= 0)
         row["floor_note"] = "a batched mixture-of-experts step reads the union of its rows' experts: this backend does not count them";
       rep["results"].push_back(std::move(row));

@@ -143,6 +143,24 @@ std::string e2e_tables(const Json& r) {
     s += "The prompt step (its projections, causal attention and last-token logits over the time to first token) against "
          "the cuBLAS bf16 GEMM rate measured in this run (" +
          fmt(num(r.value("ceilings", Json::object()), "gemm_tflops"), "%.0f") + " TFLOP/s): " + pg + ".\n";
+  // --profile: each profiled row's kernels by phase and kind, against this run's ceilings.
+  for (const Json& row : r["results"]) {
+    const Json& k = row.value("kernels", Json());
+    if (!k.is_object()) continue;
+    s += "\nKernels of " + cell(str(row, "model")) + " " + cell(str(row, "workload")) + " (one more run, profiled launch by launch): ";
+    if (str(k, "status") != "profiled") {
+      s += cell(str(k, "status")) + ".\n";
+      continue;
+    }
+    s += fmt(num(k, "decode_steps"), "%.0f") + " decode steps, " + fmt(num(k, "prompt_steps"), "%.0f") + " prompt steps.\n\n"
+         "| phase | kind | ms/step | share | GB/s | % of copy | TFLOP/s | % of GEMM | launches/step |\n"
+         "|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const Json& kk : k["kinds"])
+      s += "| " + str(kk, "phase") + " | " + cell(str(kk, "kind")) + " | " + fmt(num(kk, "ms_per_step"), "%.4f") + " | " +
+           fmt(num(kk, "share_pct"), "%.1f%%") + " | " + fmt(num(kk, "GBps"), "%.0f") + " | " + fmt(num(kk, "pct_of_copy"), "%.1f%%") +
+           " | " + fmt(num(kk, "TFLOPs"), "%.1f") + " | " + fmt(num(kk, "pct_of_gemm"), "%.1f%%") + " | " +
+           fmt(num(kk, "launches_per_step"), "%.0f") + " |\n";
+  }
   bool any_peer = false;
   std::string t = "\n| model | workload | peer | prefill ms (TTFT) | decode ms/token | request ms | tok/s |\n|---|---|---|---:|---:|---:|---:|\n";
   for (const Json& row : r["results"])

@@ -166,6 +166,9 @@ Subcommand add_bench(CLI::App& root) {
   e2e->add_option("--reference", o->b.reference,
                   "The semantic check's reference: peer (a --peer record's), cpu (the CPU reference backend on the "
                   "same weights, run here), auto (cpu for FP8 weights, else peer; default)");
+  e2e->add_flag("--profile", o->b.profile,
+                "After each row's timed runs, one more run profiled kernel by kernel: ms per step by kind and phase, "
+                "against this run's copy bandwidth or GEMM rate (CUDA fast path and plans)");
   CLI::App* module = app->add_subcommand("module", "One decoder layer, prefill and decode (2-layer minus 1-layer model)");
   add_common(module, *o);
   module->add_option("--prompt", o->b.module_prompt, "Prefill tokens and decode context (default 128)")->check(in_range(1, 1 << 20));

@@ -116,6 +116,18 @@ one, three = json.load(open(sys.argv[1]))["results"]
 assert one["batch"] == 1 and one["experts_per_sparse_layer"] == 2, one
 assert three["batch"] == 3 and 2 < three["experts_per_sparse_layer"] <= 6, three
 assert "floor_note" not in three, three
+assert "kernels" not in one, one  # no --profile
+PY
+# 4d. --profile: the CPU backend cannot profile its kernels; the row and the markdown say so (the
+# CUDA fast path's profile is checked on the GPU: CudaFastProfile).
+"$bin" bench e2e --backend cpu --model tiny-qwen3 --in-memory --workloads 8/4 --repeats 1 --warmup 0 --profile \
+  --json-out "$tmp/prof.json" --md-out "$tmp/prof.md" >/dev/null 2>"$tmp/prof.err" || fail "bench --profile: $(tail -3 "$tmp/prof.err")"
+python3 - "$tmp/prof.json" "$tmp/prof.md" <<'PY'
+import json, sys
+row = json.load(open(sys.argv[1]))["results"][0]
+assert row["kernels"] == {"status": "not available on the cpu backend"}, row.get("kernels")
+assert row["decode_ms_per_token"] > 0, row
+assert "Kernels of tiny-qwen3 8/4 (one more run, profiled launch by launch): not available on the cpu backend." in open(sys.argv[2]).read()
 PY
 expect_error "--in-memory" -- "$bin" bench e2e --backend cpu --model "$fx" --in-memory --workloads 8/2
 expect_error "--in-memory" -- "$bin" bench e2e --backend cpu --model tiny-llama --in-memory --plan "$tmp" --workloads 8/2

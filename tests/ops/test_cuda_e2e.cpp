@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <set>
 
 #include "agentcompile/compiler/compile.h"
 #include "agentcompile/core/json.h"
@@ -546,6 +547,44 @@ TEST(CudaFastMoe, CountsTheExpertsDecodeStepsRead) {
   ASSERT_TRUE(fast->count_expert_reads(false));
   fast->forward(StepBatch{{16}, {8}, {0}, {0}});
   EXPECT_EQ(fast->expert_reads().layer_steps, got.layer_steps);
+}
+
+// Executor::profile_kernels (bench e2e --profile) on the fast path: between on and off, the prompt
+// step and the decode steps (eager while profiled, graphs before and after) are timed by kind with
+// what each kind moves; the first prompt step is counted when an earlier one loaded cuBLAS's
+// kernels; off, nothing more is counted, and the tokens are those of an executor never profiled.
+TEST(CudaFastProfile, ProfilesStepsBetweenOnAndOff) {
+  AC_REQUIRE_GPU();
+  TempDir tmp;
+  auto model = synth_spec("tiny-qwen3", tmp / "m");
+  Graph g = build_decoder_graph(model->config, model->weights);
+  const std::vector<int32_t> prompt = random_prompt(20, model->config.vocab_size, 4);
+  const ExecutorLimits lim{1, 64, 64, 1};
+  GenerateOptions go;
+  go.max_tokens = 8;
+  go.ignore_eos = true;
+  auto plain = cuda::make_fast_executor(g, lim, {});
+  const auto want = generate(*plain, model->config, prompt, go, nullptr).tokens;
+  auto ex = cuda::make_fast_executor(g, lim, {});
+  generate(*ex, model->config, prompt, go, nullptr);  // the graphs captured, cuBLAS loaded
+  ASSERT_TRUE(ex->profile_kernels(true));
+  EXPECT_EQ(generate(*ex, model->config, prompt, go, nullptr).tokens, want);
+  const KernelProfile kp = ex->kernel_profile();
+  EXPECT_EQ(kp.prompt_steps, 1);
+  EXPECT_EQ(kp.prompt_tokens, int64_t(prompt.size()));
+  EXPECT_GE(kp.decode_steps, 6);
+  std::set<std::string> decode, prompt_kinds;
+  for (const KernelKind& k : kp.kinds) {
+    EXPECT_GT(k.ms_per_step, 0.0) << k.phase << " " << k.kind;
+    EXPECT_GT(k.launches_per_step, 0.0) << k.kind;
+    (k.phase == "decode" ? decode : prompt_kinds).insert(k.kind);
+    if (k.kind == "lm_head_gemv") EXPECT_NEAR(k.bytes_per_step, double(model->config.vocab_size * model->config.hidden_size) * 2, 1.0);
+  }
+  for (const char* kind : {"qkv_gemv", "gate_up_gemv", "lm_head_gemv"}) EXPECT_TRUE(decode.count(kind)) << kind;
+  EXPECT_TRUE(prompt_kinds.count("gemm_qkv"));
+  ASSERT_TRUE(ex->profile_kernels(false));
+  EXPECT_EQ(generate(*ex, model->config, prompt, go, nullptr).tokens, want);
+  EXPECT_EQ(ex->kernel_profile().decode_steps, kp.decode_steps);
 }
 
 // Greedy decode with the host one step behind (decode_ahead, the default: a chained step's

@@ -29,6 +29,7 @@ struct BenchOptions {
   // reference backend run here on the weights the engine runs) or "auto" (cpu for weights
   // quantized to FP8, whose 16-bit peers' references are of other weights; peer otherwise).
   std::string reference = "auto";
+  bool profile = false;               // e2e: one more, untimed run per row profiled kernel by kernel
   fs::path cache_dir;                 // where presets are synthesised (empty: the default)
   bool in_memory = false;             // presets made in memory, not synthesised into cache_dir
   uint64_t seed = 11;                 // synthesis seed of presets

@@ -51,6 +51,18 @@ struct ExpertReads {
   double per_layer_step() const { return layer_steps > 0 ? double(experts) / double(layer_steps) : 0.0; }
 };
 
+// The kernels of the steps run while profiled (Executor::profile_kernels), by phase and kind: time
+// per step and what the kind moves per step (the bytes it reads and writes, or its FLOPs).
+struct KernelKind {
+  std::string phase;  // "decode" or "prompt"
+  std::string kind;   // "qkv_gemv", "attention", "gemm_down", ...
+  double ms_per_step = 0, bytes_per_step = 0, flops_per_step = 0, launches_per_step = 0;
+};
+struct KernelProfile {
+  int64_t decode_steps = 0, prompt_steps = 0, prompt_tokens = 0;
+  std::vector<KernelKind> kinds;
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -72,6 +84,12 @@ class Executor {
   // backend cannot (or the model has no experts). Counting may cost time: not while timing.
   virtual bool count_expert_reads(bool on) { return false; }
   virtual ExpertReads expert_reads() const { return {}; }
+
+  // Profiling the steps kernel by kernel, from zero (on) or no longer (off); false where the
+  // backend cannot. Profiled steps run launch by launch with an event between kernels: not while
+  // timing.
+  virtual bool profile_kernels(bool on) { return false; }
+  virtual KernelProfile kernel_profile() const { return {}; }
 
   // Greedy decoding with the host one step behind, so that no host round trip separates two
   // steps on the device: decode_ahead(b, chained) enqueues a decode step and may return before it

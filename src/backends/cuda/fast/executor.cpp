@@ -72,12 +72,12 @@ FastExecutor::FastExecutor(const Graph& g, const ExecutorLimits& lim, const Fast
   setup_persistent();
   for (const char* op : {"embed", "rms_norm", "cast", "bias"}) ref(op, {}, {wt_});
   for (const char* op : {"add", "swiglu", "gather_rows", "argmax", "argmax_finish"}) ref(op, {});
-  profile_ = std::getenv("AGENTCOMPILE_PROFILE") != nullptr;
+  profile_ = profile_env_ = std::getenv("AGENTCOMPILE_PROFILE") != nullptr;
   dev_.synchronize();
 }
 
 FastExecutor::~FastExecutor() {
-  print_profile();
+  if (profile_env_) print_profile();
   if (const DriverApi* d = driver_api()) {
     d->cuStreamSynchronize(s_);  // steps in flight copy into host_ahead_
     for (auto& [b, exec] : graphs_) d->cuGraphExecDestroy(exec);

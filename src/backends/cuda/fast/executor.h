@@ -47,6 +47,9 @@ class FastExecutor final : public Executor {
   bool argmax_rows(std::vector<int32_t>& out) override;
   bool count_expert_reads(bool on) override;
   ExpertReads expert_reads() const override;
+  // profile.cpp
+  bool profile_kernels(bool on) override;
+  KernelProfile kernel_profile() const override;
   bool top_k_rows(int k, std::vector<std::pair<float, int32_t>>& out) override;
   // decode_ahead.cpp
   void decode_ahead(const StepBatch& b, bool chained) override;
@@ -187,6 +190,8 @@ class FastExecutor final : public Executor {
   // once, so that picking a step's graph builds no variants.
   std::vector<long long> cluster_reach_;
   bool profile_ = false;
+  bool profile_env_ = false;  // AGENTCOMPILE_PROFILE: profiled from the start, printed at exit
+  bool prompt_ran_ = false;   // a prompt step ran (its GEMMs' cuBLAS kernels are loaded)
   std::vector<Mark> marks_;
   std::map<std::string, ProfileEntry> profile_sum_, prefill_sum_;
   long long profiled_steps_ = 0, prefill_steps_ = 0, prefill_tokens_ = 0;

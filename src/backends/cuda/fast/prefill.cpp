@@ -44,6 +44,7 @@ void FastExecutor::run_prefill(long long n, long long r) {
          "gemm_lm_head");
   }
   if (profile_) flush_profile(true);
+  prompt_ran_ = true;
 }
 
 // The residual stream stays f32; each GEMM reads a 16-bit input written by the pass before it

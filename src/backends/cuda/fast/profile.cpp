@@ -1,5 +1,6 @@
-// AGENTCOMPILE_PROFILE=1: per-kind kernel times and bandwidth (GEMMs: FLOP rate) of the decode
-// steps and, apart, of the prompt steps, printed at exit.
+// Per-kind kernel times and bandwidth (GEMMs: FLOP rate) of the decode steps and, apart, of the
+// prompt steps: with AGENTCOMPILE_PROFILE=1 over the executor's life, printed at exit; or between
+// profile_kernels(true) and (false), read by kernel_profile() (bench e2e --profile).
 #include "backends/cuda/fast/executor.h"
 
 #include <cstdio>
@@ -39,6 +40,39 @@ void FastExecutor::flush_profile(bool prefill) {
   for (auto& m : marks_) drv().cuEventDestroy(m.e);
   marks_.clear();
   ++(prefill ? prefill_steps_ : profiled_steps_);
+}
+
+bool FastExecutor::profile_kernels(bool on) {
+  drop_ahead();
+  CU_CHECK(drv().cuStreamSynchronize(s_));
+  for (auto& m : marks_) drv().cuEventDestroy(m.e);
+  marks_.clear();
+  if (on) {
+    profile_sum_.clear();
+    prefill_sum_.clear();
+    profiled_steps_ = prefill_steps_ = prefill_tokens_ = 0;
+    prefill_warm_ = prefill_warm_ || prompt_ran_;  // only a first prompt step is dropped
+  }
+  // Profiled decode steps run eagerly (run_decode_step); the graphs captured without the marks
+  // stay valid for the steps after.
+  profile_ = on || profile_env_;
+  return true;
+}
+
+KernelProfile FastExecutor::kernel_profile() const {
+  KernelProfile out;
+  out.decode_steps = profiled_steps_;
+  out.prompt_steps = prefill_steps_;
+  out.prompt_tokens = prefill_tokens_;
+  auto add = [&](const char* phase, const std::map<std::string, ProfileEntry>& sums, long long steps) {
+    if (steps <= 0) return;
+    for (const auto& [kind, p] : sums)
+      out.kinds.push_back({phase, kind, p.ms / double(steps), p.bytes / double(steps), p.flops / double(steps),
+                           double(p.calls) / double(steps)});
+  };
+  add("decode", profile_sum_, profiled_steps_);
+  add("prompt", prefill_sum_, prefill_steps_);
+  return out;
 }
 
 void FastExecutor::print_profile() const {
