@@ -9,6 +9,11 @@
 //   the CPU reference add them), of weights[t, j] * (down_e . act[t, j]).
 //   Grid: (ceil(hidden / (BLOCK / 32 * ROWS)), n); dynamic shared memory: top_k * inter floats.
 // Needs hidden and inter multiples of 8 (whole 16-byte loads of 16-bit W).
+// ILP 1 (not the default until measured): a row's dot product is unrolled four chunks deep, so a
+// lane has up to four 16-byte loads in flight (the same order of adds); moe_down_gemv goes chunk
+// by chunk over all the picks at once, each lane adding its weighted partials, and reduces each
+// output over the warp once, instead of reducing every pick's dot before loading the next pick's
+// row (a Qwen3-30B-A3B expert row is 768 values: three loads per lane, then a reduction).
 #pragma once
 #include "common/params.h"
 #include "common/reduce.cuh"
@@ -16,9 +21,10 @@
 
 // The dot product of one row of W (16-bit) with xs (shared f32) over `len` values, this lane's
 // share: 8 values per lane and load, lanes 8 values apart.
-template <typename W>
+template <typename W, int ILP = 0>
 __device__ __forceinline__ float moe_row_dot(const W* row, const float* xs, long long len, int lane) {
   float acc = 0.0f;
+#pragma unroll(ILP ? 4 : 1)
   for (long long i = 8LL * lane; i < len; i += 256) {
     const uint4 v = *reinterpret_cast<const uint4*>(row + i);
     const float4 xa = *reinterpret_cast<const float4*>(xs + i), xb = *reinterpret_cast<const float4*>(xs + i + 4);
@@ -33,7 +39,7 @@ __device__ __forceinline__ float moe_row_dot(const W* row, const float* xs, long
   return acc;
 }
 
-template <int BLOCK, int ROWS, typename W>
+template <int BLOCK, int ROWS, int ILP, typename W>
 __device__ void moe_gate_up_gemv(const MoeGemvParams& p) {
   static_assert(BLOCK % 32 == 0, "whole warps");
   extern __shared__ __align__(16) float moe_smem[];
@@ -49,8 +55,8 @@ __device__ void moe_gate_up_gemv(const MoeGemvParams& p) {
 #pragma unroll
   for (int r = 0; r < ROWS; ++r) {
     const long long f = f0 + r;
-    gs[r] = f < p.inter ? moe_row_dot(gate + f * p.hidden, moe_smem, p.hidden, lane) : 0.0f;
-    us[r] = f < p.inter ? moe_row_dot(up + f * p.hidden, moe_smem, p.hidden, lane) : 0.0f;
+    gs[r] = f < p.inter ? moe_row_dot<W, ILP>(gate + f * p.hidden, moe_smem, p.hidden, lane) : 0.0f;
+    us[r] = f < p.inter ? moe_row_dot<W, ILP>(up + f * p.hidden, moe_smem, p.hidden, lane) : 0.0f;
   }
 #pragma unroll
   for (int r = 0; r < ROWS; ++r) {
@@ -59,7 +65,7 @@ __device__ void moe_gate_up_gemv(const MoeGemvParams& p) {
   }
 }
 
-template <int BLOCK, int ROWS, typename W>
+template <int BLOCK, int ROWS, int ILP, typename W>
 __device__ void moe_down_gemv(const MoeGemvParams& p) {
   static_assert(BLOCK % 32 == 0, "whole warps");
   extern __shared__ __align__(16) float moe_smem[];
@@ -72,7 +78,44 @@ __device__ void moe_down_gemv(const MoeGemvParams& p) {
   float total[ROWS];
 #pragma unroll
   for (int r = 0; r < ROWS; ++r) total[r] = 0.0f;
-  for (long long j = 0; j < p.top_k; ++j) {
+  if (ILP) {  // chunk by chunk over up to 8 picks at once: their loads in flight together
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+      const long long o = o0 + r;  // the same for the warp's lanes: the loop below is warp-uniform
+      float acc = 0.0f;
+      for (long long j0 = 0; o < p.hidden && j0 < p.top_k; j0 += 8) {
+        const W* rows[8];
+        float wj[8];
+#pragma unroll
+        for (int jj = 0; jj < 8; ++jj) {
+          const long long j = j0 + jj;
+          rows[jj] = j < p.top_k ? static_cast<const W*>(p.table[2 * p.experts + p.ids[t * p.top_k + j]]) + o * p.inter
+                                 : nullptr;
+          wj[jj] = j < p.top_k ? p.weights[t * p.top_k + j] : 0.0f;
+        }
+        for (long long i = 8LL * lane; i < p.inter; i += 256) {
+          uint4 v[8];
+#pragma unroll
+          for (int jj = 0; jj < 8; ++jj) v[jj] = rows[jj] ? *reinterpret_cast<const uint4*>(rows[jj] + i) : uint4{0u, 0u, 0u, 0u};
+#pragma unroll
+          for (int jj = 0; jj < 8; ++jj) {
+            if (!rows[jj]) continue;
+            const float* a = moe_smem + (j0 + jj) * p.inter + i;
+            const unsigned words[4] = {v[jj].x, v[jj].y, v[jj].z, v[jj].w};
+            float part = 0.0f;
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              part += to_f32(W{(unsigned short)(words[q] & 0xffffu)}) * a[2 * q];
+              part += to_f32(W{(unsigned short)(words[q] >> 16)}) * a[2 * q + 1];
+            }
+            acc += wj[jj] * part;
+          }
+        }
+      }
+      total[r] = warp_sum(acc);
+    }
+  }
+  for (long long j = 0; !ILP && j < p.top_k; ++j) {
     const W* down = static_cast<const W*>(p.table[2 * p.experts + p.ids[t * p.top_k + j]]);
     const float w = p.weights[t * p.top_k + j];
     float acc[ROWS];

@@ -165,6 +165,10 @@ struct FastConfig {
   // blocks instead of 128 (1341 vs 1029 GB/s); its 128-token prompt took 137 instead of 121 ms
   // (bench/results/2026-12-06-moe30b-fast/).
   int moe_block = 128, moe_rows = 1;
+  // The expert GEMVs' loads in flight (moe/gemv.cuh ILP): 1 unrolls a row's dot product and runs
+  // the down projection over the picks together, one reduction per output (0: as measured so far;
+  // 1 has not run on a GPU yet).
+  int moe_ilp = 0;
   // The router: one block per token for the norm, the logits and the picks (moe_router.fused, 0),
   // or the logits over blocks of eight experts then the picks by a warp per token
   // (moe_router.logits, moe_route.warp: 1; not yet run on a GPU).

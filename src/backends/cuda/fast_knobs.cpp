@@ -213,6 +213,10 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
                        .tried_per_step({1, 2, 4})
                        .described("rows per warp of a sparse layer's expert GEMVs"),
                    &FastConfig::moe_rows));
+  k.push_back(bind(Knob("moe_ilp").range(0, 1).read_by({"moe_gate_up.gemv", "moe_down.gemv"})
+                       .described("a sparse layer's expert GEMVs with more loads in flight and the down projection's "
+                                  "picks reduced once (1; not yet run on a GPU)"),
+                   &FastConfig::moe_ilp));
   k.push_back(bind(Knob("moe_router_split").range(0, 1).read_by({"moe_router.fused", "moe_router.logits", "moe_route.warp"})
                        .described("a sparse layer's router in one block per token (0) or over blocks of experts, then the "
                                   "picks (1)"),

@@ -20,7 +20,8 @@ namespace {
 std::vector<Variant> moe_gemv_variants(const FastConfig& cfg, DType wt, const std::string& arch) {
   std::vector<Variant> v;
   for (const char* op : {"moe_gate_up", "moe_down"})
-    v.push_back(make_variant(find_family(op, "gemv"), {{"BLOCK", cfg.moe_block}, {"ROWS", cfg.moe_rows}}, {wt}, arch));
+    v.push_back(make_variant(find_family(op, "gemv"), {{"BLOCK", cfg.moe_block}, {"ROWS", cfg.moe_rows}, {"ILP", cfg.moe_ilp}},
+                             {wt}, arch));
   return v;
 }
 
