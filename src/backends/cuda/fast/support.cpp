@@ -33,6 +33,13 @@ Fp8Scales fast_fp8_scales(const Graph& g, std::string* why) {
     return Fp8Scales::None;
   }
   const ModelConfig& c = g.config;
+  // The layout gemv.fp8 reads a weight's scales in, if any: channel (bo 1) and tensor (one block)
+  // scales become one scale per output row at upload; 128 x 128 blocks stay.
+  auto layout = [](const Fp8Weight& f) -> std::optional<Fp8Scales> {
+    if (f.bi == f.in && (f.bo == 1 || f.bo == f.out)) return Fp8Scales::Row;
+    if (f.bo == 128 && f.bi == 128) return Fp8Scales::Block;
+    return std::nullopt;
+  };
   std::optional<Fp8Scales> kind;
   size_t projections = 0;
   for (const LayerOps& L : ops.layers)
@@ -45,11 +52,8 @@ Fp8Scales fast_fp8_scales(const Graph& g, std::string* why) {
       }
       ++projections;
       const Fp8Weight& f = *it->second;
-      // Channel (bo 1) and tensor (one block) scales become one scale per output row at upload.
-      Fp8Scales k;
-      if (f.bi == f.in && (f.bo == 1 || f.bo == f.out)) k = Fp8Scales::Row;
-      else if (f.bo == 128 && f.bi == 128) k = Fp8Scales::Block;
-      else {
+      const std::optional<Fp8Scales> k = layout(f);
+      if (!k) {
         w = "FP8 scale blocks of " + std::to_string(f.bo) + "x" + std::to_string(f.bi) +
             " (the fast path reads 128x128 blocks, channel or tensor scales)";
         return Fp8Scales::None;
@@ -62,9 +66,7 @@ Fp8Scales fast_fp8_scales(const Graph& g, std::string* why) {
     }
   // The lm_head may be FP8 too (compile --lm-head fp8), in the projections' layout.
   if (const auto head = g.fp8.find(ops.logits->weights.at(0)); head != g.fp8.end()) {
-    const Fp8Weight& f = *head->second;
-    const bool same = *kind == Fp8Scales::Block ? f.bo == 128 && f.bi == 128 : f.bi == f.in && (f.bo == 1 || f.bo == f.out);
-    if (!same) {
+    if (layout(*head->second) != kind) {
       w = "an FP8 lm_head whose scales are not laid out as the projections' are";
       return Fp8Scales::None;
     }
