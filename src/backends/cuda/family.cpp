@@ -40,6 +40,16 @@ Family ref(const std::string& op, const std::string& header, const std::string& 
   return f;
 }
 
+// A GEMV family's form over FP8 e4m3 weights (W8A16): the same parameters and SCALE, the layout of
+// its f32 scales (0 one per output row, 1 one per 128 x 128 block), read by `fn`.
+Family over_fp8(Family f, const std::string& name, const std::string& fn, std::string description) {
+  f.name = name;
+  f.device_fn = fn;
+  f.params.push_back({"SCALE", {0, 1}});
+  f.description = std::move(description);
+  return f;
+}
+
 // Both decode attention kernels give each thread GROUP * HD / BLOCK outputs (query head, dim).
 std::string attn_outputs_per_thread(const std::map<std::string, int>& v) {
   if ((v.at("GROUP") * v.at("HD")) % v.at("BLOCK") != 0) return "GROUP * HD must divide among the threads";
@@ -196,18 +206,11 @@ std::vector<Family> build_families() {
     };
     v.push_back(std::move(f));
   }
-  {
-    // gemv.fused over FP8 e4m3 weights (W8A16) with f32 scales per output row or 128 x 128 block.
-    Family f = v.back();
-    f.name = "fp8";
-    f.device_fn = "gemv_fp8";
-    f.params.push_back({"SCALE", {0, 1}});
-    f.description = "decode GEMV over FP8 e4m3 weights (one byte each, 16 per streaming load, converted exactly "
-                    "in registers: cvt e4m3x2 on sm_89+) with f32 scales per output row (SCALE 0) or per "
-                    "128 x 128 block (SCALE 1, staged in shared memory); gemv.fused's prologue, epilogues and "
-                    "split-K; W is the 16-bit type of gamma and the bias";
-    v.push_back(std::move(f));
-  }
+  v.push_back(over_fp8(v.back(), "fp8", "gemv_fp8",
+                       "decode GEMV over FP8 e4m3 weights (one byte each, 16 per streaming load, converted exactly "
+                       "in registers: cvt e4m3x2 on sm_89+) with f32 scales per output row (SCALE 0) or per "
+                       "128 x 128 block (SCALE 1, staged in shared memory); gemv.fused's prologue, epilogues and "
+                       "split-K; W is the 16-bit type of gamma and the bias"));
   {
     // gemv.fused's output projection (residual epilogue) staging x' from attn_decode.parts's partials.
     Family f = v[v.size() - 2];
@@ -244,18 +247,11 @@ std::vector<Family> build_families() {
     };
     v.push_back(std::move(f));
   }
-  {
-    // gemv.mma over FP8 e4m3 weights (W8A16) with f32 scales per output row or 128 x 128 block.
-    Family f = v.back();
-    f.name = "mma_fp8";
-    f.device_fn = "gemv_mma_fp8";
-    f.params.push_back({"SCALE", {0, 1}});
-    f.description = "batched decode GEMV on the tensor cores over FP8 e4m3 weights: gemv.mma with each lane's 16 "
-                    "codes (one 16-byte load, 64-k chunks) converted exactly to bf16 in registers, f32 scales per "
-                    "output row (SCALE 0, applied to the sums) or per 128 x 128 block (SCALE 1, folded into x per "
-                    "chunk); K % 64 == 0, bf16 gamma and bias, sm_80+";
-    v.push_back(std::move(f));
-  }
+  v.push_back(over_fp8(v.back(), "mma_fp8", "gemv_mma_fp8",
+                       "batched decode GEMV on the tensor cores over FP8 e4m3 weights: gemv.mma with each lane's 16 "
+                       "codes (one 16-byte load, 64-k chunks) converted exactly to bf16 in registers, f32 scales per "
+                       "output row (SCALE 0, applied to the sums) or per 128 x 128 block (SCALE 1, folded into x per "
+                       "chunk); K % 64 == 0, bf16 gamma and bias, sm_80+"));
   {
     Family f;
     f.op = "mlp";
