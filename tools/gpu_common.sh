@@ -40,7 +40,7 @@ PY
 # gpu_tests FILTER: the GPU tests matching FILTER (large models included), failures summarised.
 gpu_tests() {
   echo "== GPU tests ($1)"
-  AGENTCOMPILE_GPU_LARGE=1 timeout 360 build-device/agentcompile_tests --gtest_filter="$1" > "$out/runs/tests.txt" 2>&1
+  AGENTCOMPILE_GPU_LARGE=1 timeout ${TEST_TIMEOUT:-360} build-device/agentcompile_tests --gtest_filter="$1" > "$out/runs/tests.txt" 2>&1
   echo "tests rc=$?"
   grep -E "FAILED|Failure|Expected|Which|actual|exception|rep |^\[ (attn|compile) \]|^\[  PASSED|tests ran" "$out/runs/tests.txt" | head -60
 }

@@ -13,7 +13,7 @@ source tools/gpu_common.sh
 log=$out/fp8_batch.log
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; echo "build-device: $(cat build-device/COMMIT)"
-  gpu_tests '*CudaGemvFp8*:Mma/CudaGemv.*'
+  [ -n "${SKIP_TESTS:-}" ] || gpu_tests '*CudaGemvFp8*:Mma/CudaGemv.*'
   for m in ${MODELS:-qwen3-1.7b llama-3.2-1b}; do
     dir=/tmp/ac-$m-fp8-block
     [ -f "$dir/model.safetensors" ] || $bin synth-model --preset "$m" --out "$dir" --seed 11 --weights fp8-block --quiet >/dev/null
