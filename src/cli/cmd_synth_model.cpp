@@ -1,5 +1,5 @@
 // agentcompile synth-model --preset P --out DIR [--seed N] [--dtype D] [--tokenizer DIR] [--max-shard-size BYTES]
-//                           [--config-only]
+//                           [--config-only] [--layers N]
 #include <cstdio>
 
 #include "agentcompile/core/error.h"
@@ -13,6 +13,7 @@ struct SynthCliOptions {
   std::string preset, out, dtype = "bf16", tokenizer, weights;
   uint64_t seed = 0;
   uint64_t max_shard_bytes = 0;
+  int64_t layers = 0;
   bool quiet = false;
   bool config_only = false;
 };
@@ -37,6 +38,10 @@ Subcommand add_synth_model(CLI::App& root) {
       ->check(in_range(1, 1e15));
   app->add_flag("--config-only", o->config_only,
                 "Write config.json, generation_config.json and the tokenizer files but no weights (for inspect)");
+  app->add_option("--layers", o->layers,
+                  "Only the preset's first N decoder layers: the same layer shapes in a smaller model, for quick "
+                  "per-layer measurements of a large preset (default: all)")
+      ->check(in_range(1, 1e6));
   app->add_flag("--quiet", o->quiet, "No progress output");
   return {app, [o]() {
             check_replaceable(o->out, synth_model_folder_kind(), "--out " + o->out);
@@ -52,6 +57,7 @@ Subcommand add_synth_model(CLI::App& root) {
             so.quiet = o->quiet;
             so.max_shard_bytes = o->max_shard_bytes;
             so.config_only = o->config_only;
+            so.layers = o->layers;
             SynthResult r = synth_model(so);
             if (so.config_only) {
               std::printf("wrote %s: preset %s, config only (the weights would be %lld parameters, %llu bytes of %s)\n",

@@ -1,5 +1,6 @@
 #include "agentcompile/model/synth_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -254,6 +255,15 @@ Json synth_config(const SynthOptions& opts, const SynthPreset*& preset) {
   if (!dtype_is_compute(opts.dtype)) throw_input("--dtype", "must be bf16, f16 or f32");
   Json config = preset->config;
   config["torch_dtype"] = std::string(dtype_torch_name(opts.dtype));
+  if (opts.layers != 0) {
+    const int64_t full = config.at("num_hidden_layers").get<int64_t>();
+    if (opts.layers < 1 || opts.layers > full)
+      throw_input("--layers", std::to_string(opts.layers) + " is not between 1 and the preset's " + std::to_string(full) +
+                                  " layers");
+    config["num_hidden_layers"] = opts.layers;
+    if (config.contains("max_window_layers"))
+      config["max_window_layers"] = std::min(opts.layers, config.at("max_window_layers").get<int64_t>());
+  }
   // FP8 weights: the 16-bit model's values, quantized (so the same seed gives the model it quantizes).
   const bool fp8_block = opts.weights == "fp8-block", fp8_channel = opts.weights == "fp8-channel";
   if (!opts.weights.empty() && !fp8_block && !fp8_channel)

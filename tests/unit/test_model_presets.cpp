@@ -168,3 +168,46 @@ TEST(ModelPresets, InMemoryHoldsTheFolderBytes) {
   bad.preset = "tiny-nope";
   expect_bad_input([&] { synth_model_in_memory(bad); }, {"tiny-nope"});
 }
+
+// --layers: the preset's first N layers, the same shapes; the parameters drop by exactly the cut
+// layers' share, and a count outside 1..the preset's is a one-line error.
+TEST(ModelPresets, LayersCutsThePresetToItsFirstLayers) {
+  TempDir dir;
+  SynthOptions o;
+  o.preset = "qwen3-30b-a3b";
+  o.out = dir / "cfg";
+  o.config_only = true;
+  o.quiet = true;
+  const SynthResult full = synth_model(o);
+  o.out = dir / "cut";
+  o.layers = 8;
+  const SynthResult cut = synth_model(o);
+  const ModelConfig whole = preset_config("qwen3-30b-a3b");
+  int64_t shared = 0;  // embeddings, lm_head and the final norm: the tensors outside the layers
+  for (const auto& t : expected_tensors(whole))
+    if (t.name.rfind("model.layers.", 0) != 0) shared += numel_of(t.shape);
+  EXPECT_EQ(cut.parameters - shared, (full.parameters - shared) / whole.num_layers * 8);
+  auto m = load_model_config(dir / "cut");
+  EXPECT_EQ(m.num_layers, 8);
+  EXPECT_EQ(m.moe.experts, whole.moe.experts);
+  EXPECT_EQ(m.hidden_size, whole.hidden_size);
+
+  // A tiny mixture-of-experts preset cut to two layers loads: layer 0 sparse, layer 1 dense.
+  TempDir tiny;
+  SynthOptions t;
+  t.preset = "tiny-qwen3-moe";
+  t.out = tiny / "m";
+  t.layers = 2;
+  t.quiet = true;
+  const SynthResult r = synth_model(t);
+  auto model = load_model(tiny / "m");
+  EXPECT_EQ(model->config.num_layers, 2);
+  EXPECT_EQ(model->weights.parameters, r.parameters);
+  EXPECT_EQ(model->weights.parameters, expected_sum(model->config));
+
+  for (int64_t bad : {int64_t(-1), int64_t(49)}) {
+    o.layers = bad;
+    o.out = dir / ("bad" + std::to_string(bad));
+    expect_bad_input([&] { synth_model(o); }, {"--layers", "48 layers"});
+  }
+}

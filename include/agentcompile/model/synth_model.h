@@ -35,6 +35,9 @@ struct SynthOptions {
   // "" (16-bit weights), "fp8-block" (Qwen's FP8 format: 128x128 F32 weight_scale_inv) or
   // "fp8-channel" (llm-compressor's compressed-tensors: per-channel BF16 weight_scale).
   std::string weights;
+  // > 0: the preset cut to its first `layers` decoder layers (at most the preset's count): the
+  // same layer shapes in a smaller model, for quick per-layer measurements of a large preset.
+  int64_t layers = 0;
 };
 
 struct SynthResult {
