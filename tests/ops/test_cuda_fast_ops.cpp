@@ -4,6 +4,8 @@
 // exact inputs to both sides). Skipped, with the reason, where there is no GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "agentcompile/tuning/reference_ops.h"
 #include "agentcompile/core/error.h"
 #include "agentcompile/ir/rope.h"
@@ -259,6 +261,23 @@ TEST(CudaFastOps, QkvPostMatchesNormRopeAndCacheWrite) {
       for (size_t i = 0; i < k3.size(); ++i)
         ASSERT_LE(std::abs(int(k3[i]) - int(kc_h[i])), 1) << rows.name() << " k cache element " << i;
       EXPECT_EQ(to_host<uint16_t>(vc3, kc_h.size()), vc_h) << rows.name();
+      // q16 (prefill_q16): q as attn_prefill.pipe's bf16 fragments, bf16(q * q16_scale) of the f32
+      // q above bit for bit, and q_out left alone.
+      cuda::DeviceBuffer q16(q.size() * 2);
+      q16.fill_u32(0xffffffffu, stream());
+      auto qout4 = poisoned(q.size());
+      QkvPostParams p4 = p3;
+      p4.q_out = qout4.as<float>();
+      p4.q16 = q16.as<unsigned short>();
+      p4.q16_scale = (1.0f / std::sqrt(float(hd))) * 1.4426950408889634f;
+      cuda::launch_kernel(cuda::load_kernel(rows), cuda::Dim3{(total + per_block - 1) / per_block}, unsigned(block), 0, stream(),
+                          &p4);
+      const std::vector<float> q3 = to_host<float>(qout3, q.size());
+      const std::vector<uint16_t> got16 = to_host<uint16_t>(q16, q.size());
+      for (size_t i = 0; i < got16.size(); ++i)
+        ASSERT_EQ(got16[i], f32_to_bf16(q3[i] * p4.q16_scale)) << rows.name() << " q16 element " << i;
+      const std::vector<float> untouched = to_host<float>(qout4, q.size());
+      for (size_t i = 0; i < untouched.size(); ++i) ASSERT_TRUE(std::isnan(untouched[i])) << rows.name() << " q_out element " << i;
     }
   }
 }

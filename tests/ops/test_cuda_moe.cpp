@@ -1,5 +1,5 @@
 // moe_gate_up.gemv and moe_down.gemv (kernels/cuda/moe/gemv.cuh) against a double-precision
-// computation here from the same bf16 experts: every (BLOCK, ROWS, ILP) point on a small case whose
+// computation here from the same bf16 experts: every (BLOCK, ROWS, ILP, DIRECT) point on a small case whose
 // widths leave partial warps of rows, with tokens that pick the same expert, and the Qwen3-30B-A3B
 // shapes (hidden 2048, 128 experts of width 768, 8 per token) at the default point. The down GEMV
 // adds into a residual row that is already there. Skipped, with the reason, where there is no GPU.
@@ -79,21 +79,24 @@ void check_moe(const MoeCase& c) {
 
   auto dx = to_device(x), dids = to_device(ids), dwts = to_device(wts), dtable = to_device(table);
   for (auto [block, rows] : c.points)
-    for (int ilp : {0, 1}) {
+    for (int ilp : {0, 1})
+    for (int direct : {0, 1}) {
       auto dact = poisoned(act.size());
       auto dout = to_device(resid);
       MoeGemvParams p{dx.as<float>(), dids.as<int>(), dwts.as<float>(), reinterpret_cast<const void* const*>(dtable.ptr()),
                       dact.as<float>(), dout.as<float>(), n, k, E, H, F};
       const cuda::Variant gu = cuda::make_variant(cuda::find_family("moe_gate_up", "gemv"),
-                                                  {{"BLOCK", block}, {"ROWS", rows}, {"ILP", ilp}}, {DType::BF16}, arch());
+                                                  {{"BLOCK", block}, {"ROWS", rows}, {"ILP", ilp}, {"DIRECT", direct}},
+                                                  {DType::BF16}, arch());
       const cuda::Variant dn = cuda::make_variant(cuda::find_family("moe_down", "gemv"),
-                                                  {{"BLOCK", block}, {"ROWS", rows}, {"ILP", ilp}}, {DType::BF16}, arch());
+                                                  {{"BLOCK", block}, {"ROWS", rows}, {"ILP", ilp}, {"DIRECT", direct}},
+                                                  {DType::BF16}, arch());
       const unsigned per_block = unsigned(block / 32 * rows);
       cuda::launch_kernel(cuda::load_kernel(gu), cuda::Dim3{unsigned((F + per_block - 1) / per_block), unsigned(n * k)},
-                          unsigned(block), size_t(H) * 4, stream(), &p);
+                          unsigned(block), direct ? 0 : size_t(H) * 4, stream(), &p);
       EXPECT_LE(rel_l2(to_host<float>(dact, act.size()), act), 1e-5) << gu.name();
       cuda::launch_kernel(cuda::load_kernel(dn), cuda::Dim3{unsigned((H + per_block - 1) / per_block), unsigned(n)},
-                          unsigned(block), size_t(k * F) * 4, stream(), &p);
+                          unsigned(block), direct ? 0 : size_t(k * F) * 4, stream(), &p);
       EXPECT_LE(rel_l2(to_host<float>(dout, out.size()), out), 1e-5) << dn.name();
     }
 }

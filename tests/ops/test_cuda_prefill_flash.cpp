@@ -86,6 +86,10 @@ TEST_P(CudaPrefillFlash, MatchesDoublePrecisionAttention) {
     }
 
   auto dq = to_device(q), dk = to_device(kb), dv = to_device(vb), dpos = to_device(positions), dslot = to_device(slot_of);
+  std::vector<uint16_t> q16(q.size());
+  const float qscale = float(scale) * 1.4426950408889634f;  // as the kernel computes it from p.scale
+  for (size_t i = 0; i < q.size(); ++i) q16[i] = f32_to_bf16(q[i] * qscale);
+  auto dq16 = to_device(q16);
   const std::string arch = cuda::Device::get().info().arch();
   for (int block : {64, 128, 256})
     for (int bk : {16, 32, 64}) {
@@ -114,6 +118,17 @@ TEST_P(CudaPrefillFlash, MatchesDoublePrecisionAttention) {
       const std::vector<uint16_t> got16 = to_host<uint16_t>(out16, want.size());
       for (size_t i = 0; i < got16.size(); ++i)
         ASSERT_EQ(got16[i], f32_to_bf16(got[i])) << v.name() << " out16 element " << i;
+      // Q as qkv_post.rows's q16 (bf16, scaled by scale * log2 e as the kernel scales f32 Q): the
+      // same bits out, and f32 Q not read (null).
+      PrefillAttnParams p16 = p;
+      p16.out16 = nullptr;
+      p16.q = nullptr;
+      p16.q16 = dq16.as<unsigned short>();
+      auto out_q16 = poisoned(want.size());
+      p16.out = out_q16.as<float>();
+      cuda::launch_kernel(cuda::load_kernel(v), grid, unsigned(block), cuda::prefill_attention_smem(v),
+                          cuda::Device::get().stream(), &p16);
+      EXPECT_EQ(to_host<float>(out_q16, want.size()), got) << v.name() << " from bf16 Q";
     }
 }
 
@@ -157,6 +172,10 @@ TEST_P(CudaPrefillFlashPreset, LogitsMatchTheCpuReference) {
   const std::vector<float> got = rows(*ex);
   EXPECT_LE(rel_l2(got, want), 1e-2);
   EXPECT_LE(rel_l2(got, by_row), 1e-2);
+  cuda::FastConfig q16 = flash;  // Q handed over in bf16: the attention's own rounding, so the same bits
+  q16.prefill_q16 = 1;
+  auto ex16 = cuda::make_fast_executor(g, lim, q16);
+  EXPECT_EQ(rows(*ex16), got);
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, CudaPrefillFlashPreset, ::testing::Values("tiny-qwen3", "tiny-llama"));

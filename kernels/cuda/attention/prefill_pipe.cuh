@@ -7,7 +7,8 @@
 // - fragments come from ldmatrix: K's with one x4 per two k-chunks, V's with one x4.trans per two
 //   8-column tiles of O;
 // - the softmax runs in base 2 (Q pre-scaled by log2 e), one ex2 per score.
-// Q is scaled and rounded to bf16 once; P is rounded to bf16 for P V. The output is f32 (p.out),
+// Q is scaled and rounded to bf16 once (here from f32 p.q, or by qkv_post.rows into p.q16, the same
+// bits); P is rounded to bf16 for P V. The output is f32 (p.out),
 // or W rounded once (p.out16, the output projection's GEMM input) where given.
 // Grid: (tiles, heads); block: BLOCK = 32 * WARPS threads; warp w owns rows 16w .. 16w + 15;
 // dynamic shared memory: attn_prefill_pipe_smem (2 stages x K and V x BK rows of HD + 8).
@@ -50,19 +51,24 @@ __device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
     last_pos = m;
   }
 
-  // Q fragments (scaled by scale * log2 e, bf16): rows ra / rb, dims 16c + 2t (+1) and 16c + 2t + 8 (+1).
+  // Q fragments (scaled by scale * log2 e, bf16): rows ra / rb, dims 16c + 2t (+1) and 16c + 2t + 8 (+1);
+  // from p.q16 as they are (qkv_post.rows scaled and rounded them the same way), else from f32 q.
   const float qscale = p.scale * 1.4426950408889634f;
   unsigned qf[KC][4];
   const long long qstride = p.heads * HD;
-  const float* qa = p.q + (row0 + (long long)ra) * qstride + h * HD;
-  const float* qb = p.q + (row0 + (long long)rb) * qstride + h * HD;
+  const long long qoa = (row0 + (long long)ra) * qstride + h * HD, qob = (row0 + (long long)rb) * qstride + h * HD;
 #pragma unroll
   for (int c = 0; c < KC; ++c)
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int d = 16 * c + 2 * t + 8 * j;
-      const float2 va = pa >= 0 ? *reinterpret_cast<const float2*>(qa + d) : make_float2(0.0f, 0.0f);
-      const float2 vb = pb >= 0 ? *reinterpret_cast<const float2*>(qb + d) : make_float2(0.0f, 0.0f);
+      if (p.q16) {
+        qf[c][2 * j] = pa >= 0 ? *reinterpret_cast<const unsigned*>(p.q16 + qoa + d) : 0u;
+        qf[c][2 * j + 1] = pb >= 0 ? *reinterpret_cast<const unsigned*>(p.q16 + qob + d) : 0u;
+        continue;
+      }
+      const float2 va = pa >= 0 ? *reinterpret_cast<const float2*>(p.q + qoa + d) : make_float2(0.0f, 0.0f);
+      const float2 vb = pb >= 0 ? *reinterpret_cast<const float2*>(p.q + qob + d) : make_float2(0.0f, 0.0f);
       qf[c][2 * j] = pack_bf16x2(va.x * qscale, va.y * qscale);
       qf[c][2 * j + 1] = pack_bf16x2(vb.x * qscale, vb.y * qscale);
     }

@@ -6,7 +6,8 @@
 // shuffle and rope's partner (d +- HD / 2) is lane l ^ 16's value at the same index.
 // Grid: ceil(n * (heads + 2 kv_heads) / (BLOCK / 32)) blocks of BLOCK threads; row r is token
 // r / (heads + 2 kv_heads), then query heads, key heads, value heads (the qkv row's order).
-// Needs p.rope_cos / p.rope_sin.
+// Needs p.rope_cos / p.rope_sin. With p.q16, q is written there as attn_prefill.pipe's bf16 Q
+// fragments (scaled by p.q16_scale, rounded once) instead of f32 to p.q_out.
 #pragma once
 #include "common/params.h"
 #include "common/types.cuh"
@@ -67,7 +68,11 @@ __device__ void qkv_post_rows(const QkvPostParams& p) {
     const float c = p.rope_cos[table + i], s = p.rope_sin[table + i];
     y[i] = first ? x[i] * c - other * s : x[i] * c + other * s;
   }
-  if (is_q) {
+  if (is_q && p.q16) {  // pre-scaled bf16 for attn_prefill.pipe: half the bytes, the same rounding
+    unsigned short* q = p.q16 + t * q_dim + h * HD + lane * E;
+#pragma unroll
+    for (int i = 0; i < E; ++i) q[i] = from_f32<ac_bf16>(y[i] * p.q16_scale).bits;
+  } else if (is_q) {
     float* q = p.q_out + t * q_dim + h * HD + lane * E;
 #pragma unroll
     for (int i = 0; i < E; ++i) q[i] = y[i];

@@ -271,6 +271,10 @@ struct QkvPostParams {
   // inv_freq in the kernel (the same values, in double precision per element).
   const float* rope_cos;
   const float* rope_sin;
+  // qkv_post.rows only: where non-null, q goes here instead of q_out, as bf16 of its value times
+  // q16_scale (attn_prefill.pipe's scale * log2 e: the Q fragments that kernel would round itself).
+  unsigned short* q16;
+  float q16_scale;
 };
 
 // Flash-decoding: each block attends one KV head's query group over one split of the positions
@@ -289,6 +293,7 @@ struct PrefillAttnParams {
   float scale;
   void* out16;                    // null, or [n, heads * head_dim] in the variant's W instead of out
   int in_order;                   // 0 (the executor's): the last tiles (longest causal rows) first; 1: tile i in block i
+  const unsigned short* q16;      // null, or Q as qkv_post.rows's q16: bf16, already scaled (then q is not read)
 };
 
 struct DecodeAttnParams {

@@ -4,16 +4,21 @@
 // ROWS rows per warp for loads in flight; the input row is staged once per block in shared memory.
 // moe_gate_up_gemv: act[t, j, f] = silu(gate_e . x) * (up_e . x), e = ids[t, j], x token t's input
 //   row (the post-attention RMSNorm's, which the router read too).
-//   Grid: (ceil(inter / (BLOCK / 32 * ROWS)), n * top_k); dynamic shared memory: hidden floats.
+//   Grid: (ceil(inter / (BLOCK / 32 * ROWS)), n * top_k); dynamic shared memory: hidden floats (DIRECT 0).
 // moe_down_gemv: out[t, o] += sum over the picks j, in increasing expert index (the order HF and
 //   the CPU reference add them), of weights[t, j] * (down_e . act[t, j]).
-//   Grid: (ceil(hidden / (BLOCK / 32 * ROWS)), n); dynamic shared memory: top_k * inter floats.
+//   Grid: (ceil(hidden / (BLOCK / 32 * ROWS)), n); dynamic shared memory: top_k * inter floats (DIRECT 0).
 // Needs hidden and inter multiples of 8 (whole 16-byte loads of 16-bit W).
 // ILP 1 (not the default until measured): a row's dot product is unrolled four chunks deep, so a
 // lane has up to four 16-byte loads in flight (the same order of adds); moe_down_gemv goes chunk
 // by chunk over all the picks at once, each lane adding its weighted partials, and reduces each
 // output over the warp once, instead of reducing every pick's dot before loading the next pick's
 // row (a Qwen3-30B-A3B expert row is 768 values: three loads per lane, then a reduction).
+// DIRECT 1 (not the default until measured): the input rows are read where they are, through L1
+// (every warp of a block reads the same row), instead of staged into shared memory first. A
+// block's staging is a prologue before its first weight load: moe_down_gemv's is the token's
+// top_k * inter activations (24 KB for Qwen3-30B-A3B) against the 48 KB of weights a 4-warp
+// block then streams. Dynamic shared memory: none.
 #pragma once
 #include "common/params.h"
 #include "common/reduce.cuh"
@@ -39,14 +44,24 @@ __device__ __forceinline__ float moe_row_dot(const W* row, const float* xs, long
   return acc;
 }
 
-template <int BLOCK, int ROWS, int ILP, typename W>
+// The block's input row(s) (count values from src): staged in shared memory, or src itself (DIRECT).
+template <int BLOCK, int DIRECT>
+__device__ __forceinline__ const float* moe_stage_input(const float* src, long long count) {
+  if constexpr (DIRECT) {
+    return src;
+  } else {
+    extern __shared__ __align__(16) float moe_smem[];
+    for (long long i = threadIdx.x; i < count; i += BLOCK) moe_smem[i] = src[i];
+    __syncthreads();
+    return moe_smem;
+  }
+}
+
+template <int BLOCK, int ROWS, int ILP, int DIRECT, typename W>
 __device__ void moe_gate_up_gemv(const MoeGemvParams& p) {
   static_assert(BLOCK % 32 == 0, "whole warps");
-  extern __shared__ __align__(16) float moe_smem[];
   const long long pick = blockIdx.y, t = pick / p.top_k;
-  const float* x = p.x + t * p.hidden;
-  for (long long i = threadIdx.x; i < p.hidden; i += BLOCK) moe_smem[i] = x[i];
-  __syncthreads();
+  const float* xs = moe_stage_input<BLOCK, DIRECT>(p.x + t * p.hidden, p.hidden);
   const int e = p.ids[pick], lane = threadIdx.x % 32;
   const W* gate = static_cast<const W*>(p.table[e]);
   const W* up = static_cast<const W*>(p.table[p.experts + e]);
@@ -55,8 +70,8 @@ __device__ void moe_gate_up_gemv(const MoeGemvParams& p) {
 #pragma unroll
   for (int r = 0; r < ROWS; ++r) {
     const long long f = f0 + r;
-    gs[r] = f < p.inter ? moe_row_dot<W, ILP>(gate + f * p.hidden, moe_smem, p.hidden, lane) : 0.0f;
-    us[r] = f < p.inter ? moe_row_dot<W, ILP>(up + f * p.hidden, moe_smem, p.hidden, lane) : 0.0f;
+    gs[r] = f < p.inter ? moe_row_dot<W, ILP>(gate + f * p.hidden, xs, p.hidden, lane) : 0.0f;
+    us[r] = f < p.inter ? moe_row_dot<W, ILP>(up + f * p.hidden, xs, p.hidden, lane) : 0.0f;
   }
 #pragma unroll
   for (int r = 0; r < ROWS; ++r) {
@@ -65,14 +80,11 @@ __device__ void moe_gate_up_gemv(const MoeGemvParams& p) {
   }
 }
 
-template <int BLOCK, int ROWS, int ILP, typename W>
+template <int BLOCK, int ROWS, int ILP, int DIRECT, typename W>
 __device__ void moe_down_gemv(const MoeGemvParams& p) {
   static_assert(BLOCK % 32 == 0, "whole warps");
-  extern __shared__ __align__(16) float moe_smem[];
   const long long t = blockIdx.y, width = p.top_k * p.inter;
-  const float* a = p.act + t * width;
-  for (long long i = threadIdx.x; i < width; i += BLOCK) moe_smem[i] = a[i];
-  __syncthreads();
+  const float* as = moe_stage_input<BLOCK, DIRECT>(p.act + t * width, width);
   const int lane = threadIdx.x % 32;
   const long long o0 = ((long long)blockIdx.x * (BLOCK / 32) + threadIdx.x / 32) * ROWS;
   float total[ROWS];
@@ -100,7 +112,7 @@ __device__ void moe_down_gemv(const MoeGemvParams& p) {
 #pragma unroll
           for (int jj = 0; jj < 8; ++jj) {
             if (!rows[jj]) continue;
-            const float* a = moe_smem + (j0 + jj) * p.inter + i;
+            const float* a = as + (j0 + jj) * p.inter + i;
             const unsigned words[4] = {v[jj].x, v[jj].y, v[jj].z, v[jj].w};
             float part = 0.0f;
 #pragma unroll
@@ -121,7 +133,7 @@ __device__ void moe_down_gemv(const MoeGemvParams& p) {
     float acc[ROWS];
 #pragma unroll
     for (int r = 0; r < ROWS; ++r)
-      acc[r] = o0 + r < p.hidden ? moe_row_dot(down + (o0 + r) * p.inter, moe_smem + j * p.inter, p.inter, lane) : 0.0f;
+      acc[r] = o0 + r < p.hidden ? moe_row_dot(down + (o0 + r) * p.inter, as + j * p.inter, p.inter, lane) : 0.0f;
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) total[r] += w * warp_sum(acc[r]);
   }

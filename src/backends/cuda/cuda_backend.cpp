@@ -187,7 +187,8 @@ class CudaBackend final : public Backend {
       (name == "moe_block" ? on.moe_block : on.moe_rows) = value;
       try {  // the expert GEMVs at that point (the family's domain and constraint)
         const cuda::Variant v = cuda::make_variant(cuda::find_family("moe_gate_up", "gemv"),
-                                                   {{"BLOCK", on.moe_block}, {"ROWS", on.moe_rows}, {"ILP", on.moe_ilp}},
+                                                   {{"BLOCK", on.moe_block}, {"ROWS", on.moe_rows}, {"ILP", on.moe_ilp},
+                                                    {"DIRECT", on.moe_direct}},
                                                    {wt}, arch);
         if (variant) *variant = v.name();
       } catch (const Error& e) {

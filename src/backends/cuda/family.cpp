@@ -152,11 +152,11 @@ std::vector<Family> build_families() {
   for (const char* part : {"gate_up", "down"}) {  // the fast path's MoE MLP (moe/gemv.cuh)
     const bool gu = std::string(part) == "gate_up";
     Family f = ref(std::string("moe_") + part, "moe/gemv.cuh", "MoeGemvParams", gu ? "moe_gate_up_gemv" : "moe_down_gemv",
-                   {"W"}, {{"ROWS", {1, 2, 4}}, {"ILP", {0, 1}}},
+                   {"W"}, {{"ROWS", {1, 2, 4}}, {"ILP", {0, 1}}, {"DIRECT", {0, 1}}},
                    gu ? "silu(gate x) * (up x) of every picked expert, x RMSNorm'd in the block, ROWS features per warp, "
-                        "16-byte weight loads"
+                        "16-byte weight loads; x staged in shared memory or (DIRECT) read through L1"
                       : "the picked experts' weighted down projections added to the residual in expert order, ROWS "
-                        "outputs per warp, 16-byte weight loads");
+                        "outputs per warp, 16-byte weight loads; the activations staged or (DIRECT) read through L1");
     f.name = "gemv";
     f.type_domain = {DType::BF16, DType::F16};
     v.push_back(std::move(f));

@@ -153,6 +153,10 @@ struct FastConfig {
   // into the f32 residual stream themselves; 0: the f32 passes with a cast before every GEMM, an
   // f32 SwiGLU and separate residual adds.
   int prefill_w16 = 1;
+  // With attn_prefill.pipe: qkv_post.rows writes Q as the attention's bf16 fragments (scaled and
+  // rounded as the attention would round them: the same bits) instead of f32, half its bytes
+  // written and read; 0 keeps f32 Q. Not yet run on a GPU, so off.
+  int prefill_q16 = 0;
   // A prompt step's projection GEMMs (steps of at least kLtFromTokens tokens): -1 runs
   // cublasGemmEx (cuBLAS's own choice), r >= 0 the r-th algorithm of cuBLASLt's heuristic list for
   // the GEMM's shape (cuda:gemm.lt's ALGO, searched on a 2048-token prompt). Shorter steps always
@@ -169,6 +173,9 @@ struct FastConfig {
   // the down projection over the picks together, one reduction per output (0: as measured so far;
   // 1 has not run on a GPU yet).
   int moe_ilp = 0;
+  // The expert GEMVs read their input rows through L1 (moe/gemv.cuh DIRECT) instead of staging
+  // them in shared memory before the first weight load. Not yet run on a GPU, so off.
+  int moe_direct = 0;
   // The router: one block per token for the norm, the logits and the picks (moe_router.fused, 0),
   // or the logits over blocks of eight experts then the picks by a warp per token
   // (moe_router.logits, moe_route.warp: 1; not yet run on a GPU).

@@ -203,6 +203,9 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("prefill_w16").range(0, 1).read_by({"rms_norm.cast", "swiglu.w16"})
                        .described("prefill GEMMs read 16-bit inputs written by the pass before; residual adds in the GEMMs"),
                    &FastConfig::prefill_w16));
+  k.push_back(bind(Knob("prefill_q16").range(0, 1).read_by({"attn_prefill.pipe", "qkv_post.rows"})
+                       .described("qkv_post.rows hands attn_prefill.pipe bf16 Q, scaled and rounded (not yet run on a GPU)"),
+                   &FastConfig::prefill_q16));
   // A sparse layer's expert GEMVs' point: the compile times each value in whole decode steps (the
   // experts a step reads depend on the router's picks, which a region's timing would not see).
   k.push_back(bind(Knob("moe_block").one_of({128, 256}).in_plan(kOptional).read_by({"moe_gate_up.gemv", "moe_down.gemv"})
@@ -217,6 +220,10 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
                        .described("a sparse layer's expert GEMVs with more loads in flight and the down projection's "
                                   "picks reduced once (1; not yet run on a GPU)"),
                    &FastConfig::moe_ilp));
+  k.push_back(bind(Knob("moe_direct").range(0, 1).read_by({"moe_gate_up.gemv", "moe_down.gemv"})
+                       .described("a sparse layer's expert GEMVs read their input rows through L1 instead of staging them "
+                                  "in shared memory (1; not yet run on a GPU)"),
+                   &FastConfig::moe_direct));
   k.push_back(bind(Knob("moe_router_split").range(0, 1).read_by({"moe_router.fused", "moe_router.logits", "moe_route.warp"})
                        .described("a sparse layer's router in one block per token (0) or over blocks of experts, then the "
                                   "picks (1)"),

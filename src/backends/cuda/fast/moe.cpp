@@ -20,7 +20,8 @@ namespace {
 std::vector<Variant> moe_gemv_variants(const FastConfig& cfg, DType wt, const std::string& arch) {
   std::vector<Variant> v;
   for (const char* op : {"moe_gate_up", "moe_down"})
-    v.push_back(make_variant(find_family(op, "gemv"), {{"BLOCK", cfg.moe_block}, {"ROWS", cfg.moe_rows}, {"ILP", cfg.moe_ilp}},
+    v.push_back(make_variant(find_family(op, "gemv"),
+                             {{"BLOCK", cfg.moe_block}, {"ROWS", cfg.moe_rows}, {"ILP", cfg.moe_ilp}, {"DIRECT", cfg.moe_direct}},
                              {wt}, arch));
   return v;
 }
@@ -122,10 +123,10 @@ void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n, bool de
     part.n = rows;
     // bytes: each token's picks (a batch's may repeat experts)
     launch(load_kernel(v[0]), Dim3{unsigned((F + per_block - 1) / per_block), unsigned(rows * k)}, unsigned(cfg_.moe_block),
-           size_t(H) * 4, &part);
+           cfg_.moe_direct ? 0 : size_t(H) * 4, &part);
     mark("moe_gate_up", double(rows * k * 2 * F * H) * es);
     launch(load_kernel(v[1]), Dim3{unsigned((H + per_block - 1) / per_block), unsigned(rows)}, unsigned(cfg_.moe_block),
-           size_t(k * F) * 4, &part);
+           cfg_.moe_direct ? 0 : size_t(k * F) * 4, &part);
     mark("moe_down", double(rows * k * F * H) * es);
   }
 }

@@ -181,20 +181,27 @@ void FastExecutor::prefill_attention(const LayerOps& L, size_t layer, long long 
                    vcache_[layer].as<unsigned short>(), n, c.num_heads, c.num_kv_heads, c.head_dim, lim_.max_seq,
                    rope_cos_.as<float>(), rope_sin_.as<float>()};
   const long long heads = c.num_heads + 2 * c.num_kv_heads;
+  const float scale = 1.0f / std::sqrt(float(c.head_dim));
+  unsigned short* q16 = nullptr;  // Q as the attention's bf16 fragments, in q_'s memory (half of it)
   if (const std::optional<Variant> rows = prefill_qkv_post_variant(c, wt_, arch_)) {
+    if (cfg_.prefill_q16) {
+      q16 = reinterpret_cast<unsigned short*>(q_.as<float>());
+      qp.q16 = q16;
+      qp.q16_scale = scale * 1.4426950408889634f;  // as attn_prefill.pipe computes its qscale
+    }
     const long long per_block = rows->threads() / 32;
     launch(load_kernel(*rows), Dim3{unsigned((n * heads + per_block - 1) / per_block)}, unsigned(rows->threads()), 0, &qp);
   } else {
     launch(load_kernel(qkv_post_variant(cfg_, wt_, arch_)), Dim3{unsigned(heads), unsigned(n)}, unsigned(cfg_.qkv_post_block),
            0, &qp);
   }
-  // bytes: the f32 qkv rows read, q written f32, k and v written bf16
-  mark("qkv_post", double(n) * double(c.q_dim() + 2 * c.kv_dim()) * 4 + double(n) * double(c.q_dim()) * 4 +
+  // bytes: the f32 qkv rows read, q written f32 (or bf16), k and v written bf16
+  mark("qkv_post", double(n) * double(c.q_dim() + 2 * c.kv_dim()) * 4 + double(n) * double(c.q_dim()) * (q16 ? 2 : 4) +
                        double(n) * double(2 * c.kv_dim()) * 2);
   PrefillAttnParams ap{q_.as<float>(), kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(),
                        attn_.as<float>(), in_.positions(), in_.slots(), prefill_tiles_.as<int>(), n, c.num_heads,
-                       c.num_kv_heads, lim_.max_seq, 1.0f / std::sqrt(float(c.head_dim)), out16,
-                       0};
+                       c.num_kv_heads, lim_.max_seq, scale, out16,
+                       0, q16};
   launch(load_kernel(v), Dim3{unsigned(prefill_tile_count_), unsigned(c.num_heads)}, unsigned(v.threads()),
          prefill_attention_smem(v), &ap, false, "attention");
   if (profile_) {  // causal: each row's query against its positions so far, QK^T and PV
