@@ -11,7 +11,8 @@ export AGENTCOMPILE_COMMIT=${AGENTCOMPILE_COMMIT:-$(cat build-device/COMMIT 2>/d
 w2_prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(3, 120000)) for _ in range(${PROMPT_LEN:-128})))")
 
 # w2_decode PRESET LABEL OVERRIDE: 128 greedy tokens after the W2 prompt on the fast path with
-# AGENTCOMPILE_FAST_CONFIG=OVERRIDE; one line with ms/token, a checksum of the tokens and the first
+# AGENTCOMPILE_FAST_CONFIG=OVERRIDE; one line with ms/token, the prompt's ms (a first request's:
+# it includes loading cuBLAS's kernels), a checksum of the tokens and the first
 # few (runs compare token for token through the checksum). $W2_EXTRA: more generate flags (e.g.
 # sampling: --temperature 0.6 --top-k 20 --seed 5). $PLANS_IN: a folder of compiled plans
 # (plan-PRESET/plan.json, e.g. bench/results/2026-12-01-recompiled/plans): the preset runs its plan
@@ -33,7 +34,7 @@ w2_decode() {
   python3 - "$out/runs/$1-$2.json" "$1" "$2" <<'PY'
 import json, sys, zlib
 g = json.load(open(sys.argv[1])); t = g["timings"]
-print(f"{sys.argv[2]:14s} {sys.argv[3]:26s} decode {t['decode_ms_per_token']:.4f} ms/token  tokens crc {zlib.crc32(str(g['tokens']).encode()):08x} {g['tokens'][:6]}")
+print(f"{sys.argv[2]:14s} {sys.argv[3]:26s} decode {t['decode_ms_per_token']:.4f} ms/token  prompt {t['prefill_ms']:.2f} ms  tokens crc {zlib.crc32(str(g['tokens']).encode()):08x} {g['tokens'][:6]}")
 PY
 }
 

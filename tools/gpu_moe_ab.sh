@@ -4,7 +4,8 @@
 # where the whole model's 61 GB can only be made in memory), W2 decode (128-token prompt, 128
 # greedy tokens) once per override and round, interleaved, each profiled kernel by kernel
 # (AGENTCOMPILE_PROFILE=1). Per-layer kernels (router, expert GEMVs, attention, projections) time
-# as in the whole model; what the whole step gains is the per-layer gain times 48 layers.
+# as in the whole model; what the whole step gains is the per-layer gain times 48 layers. The
+# prompt's ms is a first request's (with cuBLAS's loading): compare configs of one run only.
 # Needs build-device/ carried.
 #   [LAYERS=8] [ROUNDS=2] CONFIGS='a=1;b=2' tools/gpu_moe_ab.sh -> $OUT/moe_ab.log (runs/ per run)
 set -uo pipefail
