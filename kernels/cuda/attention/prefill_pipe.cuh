@@ -30,7 +30,7 @@ __device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
   extern __shared__ __align__(16) unsigned short pipe_smem[];
   unsigned short* ks = pipe_smem;             // [2][BK][KPAD]
   unsigned short* vs = pipe_smem + 2 * TILE;  // [2][BK][KPAD]
-  __shared__ int last_pos;
+  __shared__ int last_pos, first_pos;
 
   // Causal rows late in a sequence attend the most positions: their tiles are scheduled first
   // (blocks start roughly in blockIdx order), so the short ones fill the last wave. On an H100 this
@@ -46,9 +46,10 @@ __device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
   const int pa = ra < rows ? p.positions[row0 + ra] : -1;
   const int pb = rb < rows ? p.positions[row0 + rb] : -1;
   if (threadIdx.x == 0) {
-    int m = -1;
-    for (int i = 0; i < rows; ++i) m = max(m, p.positions[row0 + i]);
+    int m = -1, f = 0x7fffffff;
+    for (int i = 0; i < rows; ++i) m = max(m, p.positions[row0 + i]), f = min(f, p.positions[row0 + i]);
     last_pos = m;
+    first_pos = f;
   }
 
   // Q fragments (scaled by scale * log2 e, bf16): rows ra / rb, dims 16c + 2t (+1) and 16c + 2t + 8 (+1);
@@ -119,15 +120,25 @@ __device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
         mma_bf16_16816(s[n], qf[c + 1][0], qf[c + 1][1], qf[c + 1][2], qf[c + 1][3], b[2], b[3]);
       }
     }
-    // Causal mask, then the online softmax (base 2): the new row maxima over the quad of lanes sharing a row.
+    // Causal mask, where a key of the tile is past some row's position (tiles wholly before the
+    // tile's first row's position need none: most of a long prompt's), then the online softmax
+    // (base 2): the new row maxima over the quad of lanes sharing a row. Rows past the tile's end
+    // (pa / pb -1) go unmasked there: their Q is 0, their scores finite, and they are not stored.
+    if (k0 + BK - 1 > first_pos) {
+#pragma unroll
+      for (int n = 0; n < NT; ++n)
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          const int key = k0 + 8 * n + 2 * t + i;
+          if (key > pa) s[n][i] = AC_NEG_INF;
+          if (key > pb) s[n][2 + i] = AC_NEG_INF;
+        }
+    }
     float mx_a = m_a, mx_b = m_b;
 #pragma unroll
     for (int n = 0; n < NT; ++n)
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
-        const int key = k0 + 8 * n + 2 * t + i;
-        if (key > pa) s[n][i] = AC_NEG_INF;
-        if (key > pb) s[n][2 + i] = AC_NEG_INF;
         mx_a = fmaxf(mx_a, s[n][i]);
         mx_b = fmaxf(mx_b, s[n][2 + i]);
       }
