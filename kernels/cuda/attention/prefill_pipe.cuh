@@ -124,21 +124,15 @@ __device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
     // tile's first row's position need none: most of a long prompt's), then the online softmax
     // (base 2): the new row maxima over the quad of lanes sharing a row. Rows past the tile's end
     // (pa / pb -1) go unmasked there: their Q is 0, their scores finite, and they are not stored.
-    if (k0 + BK - 1 > first_pos) {
-#pragma unroll
-      for (int n = 0; n < NT; ++n)
-#pragma unroll
-        for (int i = 0; i < 2; ++i) {
-          const int key = k0 + 8 * n + 2 * t + i;
-          if (key > pa) s[n][i] = AC_NEG_INF;
-          if (key > pb) s[n][2 + i] = AC_NEG_INF;
-        }
-    }
+    const bool masked = k0 + BK - 1 > first_pos;  // the same for the whole block
     float mx_a = m_a, mx_b = m_b;
 #pragma unroll
     for (int n = 0; n < NT; ++n)
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
+        const int key = k0 + 8 * n + 2 * t + i;
+        if (masked && key > pa) s[n][i] = AC_NEG_INF;
+        if (masked && key > pb) s[n][2 + i] = AC_NEG_INF;
         mx_a = fmaxf(mx_a, s[n][i]);
         mx_b = fmaxf(mx_b, s[n][2 + i]);
       }
