@@ -67,6 +67,14 @@ struct NormCastParams {
   float eps;
 };
 
+// gemm.wgmma (gemm/wgmma.cuh): C = A B^T, A the step's 16-bit rows, B a weight as stored.
+struct GemmW16Params {
+  const void* a;  // [m, k] W, row stride lda
+  const void* b;  // [n, k] W, row stride ldb
+  void* c;        // [m, n], row stride ldc: W (EPI 0) or f32 (EPI 1 stores, EPI 2 adds)
+  long long m, n, k, lda, ldb, ldc;
+};
+
 // silu(gate) * up over 16-bit rows (W), rounded to W: the prefill's down projection input.
 struct Swiglu16Params {
   const void* gate;    // [count] W

@@ -313,6 +313,30 @@ std::vector<Family> build_families() {
     };
     v.push_back(std::move(f));
   }
+  {  // our own prompt GEMM (gemm/wgmma.cuh): compiled and checked, not yet routed by the executor
+    Family f;
+    f.op = "gemm";
+    f.name = "wgmma";
+    f.header = "gemm/wgmma.cuh";
+    f.params_struct = "GemmW16Params";
+    f.device_fn = "gemm_wgmma";
+    f.params = {{"BLOCK", {384}}, {"BN", {64, 128}}, {"STAGES", {3, 4, 5}}, {"EPI", {0, 1, 2}}};
+    f.type_params = {"W"};
+    f.type_domain = {DType::BF16, DType::F16};
+    f.needs_sm90a = true;
+    f.min_sm = 90;
+    f.description = "prompt GEMM C = A B^T on wgmma (sm_90a): 128 x BN tiles, a producer warpgroup filling STAGES "
+                    "swizzled shared-memory stages by cp.async, two consumer warpgroups; C stored 16-bit (EPI 0), f32 "
+                    "(1) or added into f32 (2). Not yet used by the executor";
+    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
+      const int bytes = gemm_wgmma_smem(v.at("BN"), v.at("STAGES"));
+      if (bytes > kMaxDynamicSmem)
+        return "needs " + std::to_string(bytes) + " bytes of dynamic shared memory (" + std::to_string(kMaxDynamicSmem / 1024) +
+               " KiB limit)";
+      return "";
+    };
+    v.push_back(std::move(f));
+  }
   {
     Family f;
     f.op = "attn_decode";

@@ -1,0 +1,176 @@
+// gemm.wgmma: C = A B^T for a prompt step's projections on Hopper's warpgroup tensor cores
+// (sm_90a): A [m, k] the step's 16-bit activations, B [n, k] a weight as stored (both K-major, the
+// "TN" form), f32 accumulation. What it is for: our own GEMM, whose epilogue can hold what
+// cuBLAS's cannot (SwiGLU, norms); this first form has three epilogues and no fusion yet.
+// - A block of 3 warpgroups computes a 128 x BN tile of C. Warpgroup 0 produces: its 128 threads
+//   copy each 64-wide K step of A's 128 rows and B's BN rows into a ring of STAGES shared-memory
+//   stages with cp.async (rows past m or n zero-filled), in the 128-byte swizzle wgmma reads (16-byte
+//   chunk c of row r at chunk c ^ (r % 8)); once a stage has landed each thread fences it for the
+//   async proxy and arrives on the stage's "full" barrier.
+// - Warpgroups 1 and 2 consume 64 rows each: per stage, four wgmma m64nBNk16 from shared-memory
+//   descriptors, then they release the stage ("empty" barrier) for the producer to refill.
+// - Epilogue from the accumulators: EPI 0 stores C in W, EPI 1 stores f32, EPI 2 adds into f32 C
+//   (the residual stream, as cuBLAS with beta 1).
+// Needs k % 64 == 0, lda and ldb multiples of 8 (16-byte rows), n % 8 == 0.
+// Grid: (ceil(n / BN), ceil(m / 128)); block: 384 threads; dynamic shared memory: gemm_wgmma_smem
+// (backends/cuda/family.h): the ring, aligned here to 1024 bytes (the swizzle's period), then
+// STAGES full and STAGES empty barriers.
+#pragma once
+#include "common/async_copy.cuh"
+#include "common/mbarrier.cuh"
+#include "common/params.h"
+#include "common/types.cuh"
+
+#define AC_WGMMA_BM 128
+#define AC_WGMMA_BK 64
+
+// A shared-memory matrix descriptor of a K-major tile in the 128-byte swizzle: rows of 128 bytes,
+// 8-row groups 1024 bytes apart (the stride), the leading offset unused (1).
+__device__ __forceinline__ unsigned long long wgmma_desc_sw128(const void* tile) {
+  const unsigned long long a = smem_u32(tile);
+  return ((a >> 4) & 0x3FFFull) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Shared memory written through the generic proxy (cp.async), read next by the async proxy (wgmma).
+__device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// d (N / 2 f32 per thread) += A (64 x 16, descriptor da) B^T (16 x N, descriptor db); scale_d 0: d = A B^T.
+template <int N, typename W>
+__device__ __forceinline__ void wgmma_m64k16(float* d, unsigned long long da, unsigned long long db, int scale_d);
+template <>
+__device__ __forceinline__ void wgmma_m64k16<64, ac_bf16>(float* d, unsigned long long da, unsigned long long db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+template <>
+__device__ __forceinline__ void wgmma_m64k16<64, ac_f16>(float* d, unsigned long long da, unsigned long long db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+template <>
+__device__ __forceinline__ void wgmma_m64k16<128, ac_bf16>(float* d, unsigned long long da, unsigned long long db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+template <>
+__device__ __forceinline__ void wgmma_m64k16<128, ac_f16>(float* d, unsigned long long da, unsigned long long db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+
+template <int BLOCK, int BN, int STAGES, int EPI, typename W>
+__device__ void gemm_wgmma(const GemmW16Params& p) {
+  static_assert(BLOCK == 384, "one producer and two consumer warpgroups");
+  static_assert(BN == 64 || BN == 128, "wgmma n of this family");
+  constexpr int TILE_A = AC_WGMMA_BM * AC_WGMMA_BK, TILE_B = BN * AC_WGMMA_BK;  // 16-bit values per stage
+  extern __shared__ __align__(16) unsigned char gemm_smem_raw[];
+  unsigned char* base = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(gemm_smem_raw) + 1023) & ~1023ull);
+  unsigned short* ring = reinterpret_cast<unsigned short*>(base);
+  unsigned long long* full = reinterpret_cast<unsigned long long*>(base + STAGES * (TILE_A + TILE_B) * 2);
+  unsigned long long* empty = full + STAGES;
+  const long long m0 = (long long)blockIdx.y * AC_WGMMA_BM, n0 = (long long)blockIdx.x * BN;
+  const int kt_n = int(p.k / AC_WGMMA_BK);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(&full[s], 128);  // every producer thread
+      mbar_init(&empty[s], 2);   // one thread of each consumer warpgroup
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  if (wg == 0) {  // producer
+    const W* a = static_cast<const W*>(p.a);
+    const W* b = static_cast<const W*>(p.b);
+    for (int kt = 0; kt < kt_n; ++kt) {
+      const int s = kt % STAGES;
+      if (kt >= STAGES) mbar_wait(&empty[s], unsigned((kt / STAGES - 1) & 1));
+      unsigned short* ta = ring + s * (TILE_A + TILE_B);
+      unsigned short* tb = ta + TILE_A;
+      const long long k0 = (long long)kt * AC_WGMMA_BK;
+      for (int i = t; i < AC_WGMMA_BM * 8; i += 128) {  // 8 chunks of 16 bytes per 64-wide row
+        const int r = i / 8, c = i % 8;
+        const bool ok = m0 + r < p.m;
+        cp_async16_zfill(ta + r * AC_WGMMA_BK + ((c ^ (r % 8)) * 8), a + (ok ? (m0 + r) * p.lda + k0 + c * 8 : 0), ok);
+      }
+      for (int i = t; i < BN * 8; i += 128) {
+        const int r = i / 8, c = i % 8;
+        const bool ok = n0 + r < p.n;
+        cp_async16_zfill(tb + r * AC_WGMMA_BK + ((c ^ (r % 8)) * 8), b + (ok ? (n0 + r) * p.ldb + k0 + c * 8 : 0), ok);
+      }
+      cp_async_commit();
+      if (kt >= STAGES - 1) {  // the stage issued STAGES - 1 steps ago has landed
+        cp_async_wait_group<STAGES - 1>();
+        fence_proxy_async_smem();
+        mbar_arrive(&full[(kt - (STAGES - 1)) % STAGES]);
+      }
+    }
+    cp_async_wait_all();
+    fence_proxy_async_smem();
+    for (int kt = kt_n - (STAGES - 1) > 0 ? kt_n - (STAGES - 1) : 0; kt < kt_n; ++kt) mbar_arrive(&full[kt % STAGES]);
+    return;
+  }
+  // consumers: warpgroup c = wg - 1 owns rows 64c .. 64c + 63 of the tile
+  const int c = wg - 1;
+  float d[BN / 2];
+#pragma unroll
+  for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+  for (int kt = 0; kt < kt_n; ++kt) {
+    const int s = kt % STAGES;
+    mbar_wait(&full[s], unsigned((kt / STAGES) & 1));
+    const unsigned short* ta = ring + s * (TILE_A + TILE_B) + c * 64 * AC_WGMMA_BK;
+    const unsigned short* tb = ring + s * (TILE_A + TILE_B) + TILE_A;
+    const unsigned long long da = wgmma_desc_sw128(ta), db = wgmma_desc_sw128(tb);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < AC_WGMMA_BK / 16; ++kk)  // 16 values (32 bytes, 2 descriptor units) per step
+      wgmma_m64k16<BN, W>(d, da + 2 * kk, db + 2 * kk, kt > 0 || kk > 0);
+    wgmma_commit();
+    wgmma_wait<0>();
+    if (t == 0) mbar_arrive(&empty[s]);
+  }
+  // d[4j .. 4j + 3]: columns 8j + 2 (lane % 4) (+1) of rows 16 warp + lane / 4 and 8 below it.
+  const int warp = t / 32, lane = t % 32;
+  const long long r0 = m0 + 64 * c + 16 * warp + lane / 4;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j) {
+    const long long col = n0 + 8 * j + 2 * (lane % 4);
+    if (col >= p.n) continue;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long r = r0 + 8 * h;
+      if (r >= p.m) continue;
+      const float x = d[4 * j + 2 * h], y = d[4 * j + 2 * h + 1];
+      if (EPI == 0) {
+        W* out = static_cast<W*>(p.c) + r * p.ldc + col;
+        *reinterpret_cast<unsigned*>(out) = unsigned(from_f32<W>(x).bits) | (unsigned(from_f32<W>(y).bits) << 16);
+      } else {
+        float2* out = reinterpret_cast<float2*>(static_cast<float*>(p.c) + r * p.ldc + col);
+        if (EPI == 2) {
+          const float2 old = *out;
+          *out = make_float2(old.x + x, old.y + y);
+        } else {
+          *out = make_float2(x, y);
+        }
+      }
+    }
+  }
+}
