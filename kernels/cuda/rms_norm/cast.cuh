@@ -11,8 +11,9 @@ __device__ void rms_norm_cast(const NormCastParams& p) {
   // Rows of up to BLOCK * kRowValues values are loaded once, all loads in flight together, and kept
   // in registers: the rolled loop of rms_inv_row waits for each load before the next and then
   // reads the row again (a prompt's norms ran at 60% of the copy bandwidth on an H100). Each
-  // thread holds the values j = threadIdx.x + BLOCK * i, the order rms_inv_row sums them in, so
-  // the result is the same bits; longer rows take that two-pass form.
+  // thread holds the values j = threadIdx.x + BLOCK * i and adds them in rms_inv_row's order, and
+  // both finish in rms_inv_from_partial, so the result is the same bits; longer rows take the
+  // two-pass form.
   constexpr int kRowValues = 16;
   const long long r = blockIdx.x;
   const float* x = p.x + r * p.dim;
@@ -33,9 +34,7 @@ __device__ void rms_norm_cast(const NormCastParams& p) {
 #pragma unroll
   for (int i = 0; i < kRowValues; ++i)
     if (threadIdx.x + (long long)BLOCK * i < p.dim) ss += v[i] * v[i];
-  __shared__ float scratch[BLOCK / 32];
-  ss = block_sum<BLOCK>(ss, scratch);
-  const float inv = 1.0f / sqrtf(ss / (float)p.dim + p.eps);
+  const float inv = rms_inv_from_partial<BLOCK>(ss, p.dim, p.eps);
 #pragma unroll
   for (int i = 0; i < kRowValues; ++i) {
     const long long j = threadIdx.x + (long long)BLOCK * i;

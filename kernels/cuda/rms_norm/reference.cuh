@@ -4,14 +4,20 @@
 #include "common/reduce.cuh"
 #include "common/types.cuh"
 
-// 1 / rms of one row, summed by the whole block (every thread gets it).
+// 1 / rms of one row from each thread's share of its sum of squares (every thread gets it).
 template <int BLOCK>
-__device__ float rms_inv_row(const float* x, long long dim, float eps) {
+__device__ __forceinline__ float rms_inv_from_partial(float ss, long long dim, float eps) {
   __shared__ float scratch[BLOCK / 32];
-  float ss = 0.0f;
-  for (long long j = threadIdx.x; j < dim; j += BLOCK) ss += x[j] * x[j];
   ss = block_sum<BLOCK>(ss, scratch);
   return 1.0f / sqrtf(ss / (float)dim + eps);
+}
+
+// 1 / rms of one row, summed by the whole block: thread i adds x[i], x[i + BLOCK], ... in order.
+template <int BLOCK>
+__device__ float rms_inv_row(const float* x, long long dim, float eps) {
+  float ss = 0.0f;
+  for (long long j = threadIdx.x; j < dim; j += BLOCK) ss += x[j] * x[j];
+  return rms_inv_from_partial<BLOCK>(ss, dim, eps);
 }
 
 template <int BLOCK, typename W>

@@ -57,13 +57,16 @@ std::string attn_outputs_per_thread(const std::map<std::string, int>& v) {
   return "";
 }
 
-// attn_decode.fused's and .cluster's split: its K and V rows and scores in dynamic shared memory,
-// at most what the largest GPU allows ("" when they fit).
-std::string attn_split_smem_fits(const std::map<std::string, int>& v) {
-  const int bytes = attn_fused_smem_bytes(v.at("SPLIT"), v.at("HD"), v.at("GROUP"));
+// "" when `bytes` of dynamic shared memory fit what the largest GPU allows, else why not.
+std::string dynamic_smem_fits(int bytes) {
   if (bytes <= kMaxDynamicSmem) return "";
   return "needs " + std::to_string(bytes) + " bytes of dynamic shared memory (" + std::to_string(kMaxDynamicSmem / 1024) +
          " KiB limit)";
+}
+
+// attn_decode.fused's and .cluster's split: its K and V rows and scores in dynamic shared memory.
+std::string attn_split_smem_fits(const std::map<std::string, int>& v) {
+  return dynamic_smem_fits(attn_fused_smem_bytes(v.at("SPLIT"), v.at("HD"), v.at("GROUP")));
 }
 
 std::vector<Family> build_families() {
@@ -304,10 +307,7 @@ std::vector<Family> build_families() {
                     "K/V tiles double-buffered by cp.async in dynamic shared memory, mma.sync bf16 with f32 "
                     "accumulation, fragments by ldmatrix (V transposed), online softmax in base 2, causal per row";
     f.constraint = [](const std::map<std::string, int>& v) -> std::string {
-      const int bytes = attn_prefill_pipe_smem(v.at("BK"), v.at("HD"));
-      if (bytes > kMaxDynamicSmem)
-        return "needs " + std::to_string(bytes) + " bytes of dynamic shared memory (" + std::to_string(kMaxDynamicSmem / 1024) +
-               " KiB limit)";
+      if (std::string why = dynamic_smem_fits(attn_prefill_pipe_smem(v.at("BK"), v.at("HD"))); !why.empty()) return why;
       if (v.at("HD") / 2 + v.at("HD") / 8 + v.at("BK") / 2 > 128) return "more than 128 accumulator and fragment registers per lane";
       return "";
     };
@@ -328,12 +328,8 @@ std::vector<Family> build_families() {
     f.description = "prompt GEMM C = A B^T on wgmma (sm_90a): 128 x BN tiles, a producer warpgroup filling STAGES "
                     "swizzled shared-memory stages by cp.async, two consumer warpgroups; C stored 16-bit (EPI 0), f32 "
                     "(1) or added into f32 (2). Not yet used by the executor";
-    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
-      const int bytes = gemm_wgmma_smem(v.at("BN"), v.at("STAGES"));
-      if (bytes > kMaxDynamicSmem)
-        return "needs " + std::to_string(bytes) + " bytes of dynamic shared memory (" + std::to_string(kMaxDynamicSmem / 1024) +
-               " KiB limit)";
-      return "";
+    f.constraint = [](const std::map<std::string, int>& v) {
+      return dynamic_smem_fits(gemm_wgmma_smem(v.at("BN"), v.at("STAGES")));
     };
     v.push_back(std::move(f));
   }
