@@ -271,14 +271,16 @@ Json run_e2e(const BenchOptions& o) {
     rep["peers"].push_back({{"file", p.path}, {"peer", p.peer}, {"model", p.model}, {"environment", p.environment}});
   for (const Prepared& m : models) {
     // The weight bytes a decode step reads, as stored (an FP8 model's fp8 bytes and scales, which
-    // its kernels are to stream; the generic route reads the f32 they load as, and shows it):
-    // every weight once for a dense model, whose batch rows share them; a mixture of experts the
-    // experts each sparse layer reads (Model::decode_step_bytes): the top-k at batch 1, a batch
-    // the union of its rows' picks as the executor counted it (no floor where it cannot count).
+    // its kernels are to stream; the generic route reads the f32 they load as, and shows it), by
+    // Model::decode_step_bytes: one embedding row and every other weight once for a dense model,
+    // whose batch rows share them (a tied model's table once more as its 16-bit head, or its FP8
+    // copy's bytes where the head is FP8, not both); a mixture of experts the experts each sparse
+    // layer reads: the top-k at batch 1, a batch the union of its rows' picks as the executor
+    // counted it (no floor where it cannot count).
     const Model& model = *m.bm.model;
     auto step_bytes = [&](double experts_per_layer) {
       if (model.config.is_moe()) return experts_per_layer > 0 ? double(model.decode_step_bytes(experts_per_layer)) : 0.0;
-      return double(model.stored_bytes());
+      return double(model.decode_step_bytes());
     };
     const double top_k = model.config.is_moe() ? double(model.config.moe.experts_per_token) : 0.0;
     // And the KV cache an average decode step of the workload reads (decode_kv_bytes): long
