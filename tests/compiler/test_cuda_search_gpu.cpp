@@ -97,8 +97,15 @@ TEST(CudaCompile, RegionsCountedAndAttentionTimedAsAKernel) {
     last = p.regions_done;
     if (p.stage.rfind("search", 0) == 0) total = p.regions_total;
   }
-  EXPECT_EQ(total, 6u);  // attn_in, attention, attn_out, mlp_in, mlp_out, head (decode)
+  // Every searched region and span counted: the decode step's six (attn_in, attention, attn_out,
+  // mlp_in, mlp_out, head) and the prompt's regions, searched on their own 2048-token shapes.
+  const Json& totals = r.report["totals"];
+  EXPECT_EQ(total, totals["regions"].get<size_t>() + totals["spans"].get<size_t>()) << totals.dump();
   EXPECT_EQ(last, total);
+  size_t decode = 0, prefill = 0;
+  for (const auto& reg : r.report["regions"]) (reg["phase"] == "decode" ? decode : prefill)++;
+  EXPECT_EQ(decode, 6u);
+  EXPECT_GT(prefill, 0u);
   bool attention = false;
   for (const auto& reg : r.report["regions"])
     if (reg["region"] == "attention") {

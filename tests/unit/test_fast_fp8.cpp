@@ -81,12 +81,13 @@ TEST(FastFp8, ScaleLayoutsAndRefusals) {
   }
 }
 
-// The kernels an FP8 model's fast path loads, for the real shapes: gemv.fp8 at every batch
-// template for the four projections (no gemv.mma, mlp.fused or persistent kernel), the 16-bit
-// lm_head as before, and the prefill's dequantization; each compiles for sm_90.
+// The kernels an FP8 model's fast path loads, for the real shapes, with fp8_batched_mma off:
+// gemv.fp8 at every batch template for the four projections (no gemv.mma, mlp.fused or persistent
+// kernel), the 16-bit lm_head as before, and the prefill's dequantization; each compiles for sm_90.
 TEST(FastFp8, FastPathVariantsCompile) {
   const ModelConfig c = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
   FastConfig cfg;
+  cfg.fp8_batched_mma = false;  // BatchedMmaVariantsCompile below lists the default's batches
   cfg.mlp_fused_batch = 2;  // off for FP8 whatever the configuration says
   cfg.persistent = 1;
   std::set<std::string> names, families;
@@ -136,7 +137,7 @@ TEST(FastFp8, ProjectionsRunTheirOwnPoints) {
   EXPECT_EQ(plain_blocks, std::set<int>{cfg.qkv.block});
 }
 
-// With fp8_batched_mma (off by default: not run on a GPU yet) batches from 2 on run gemv.mma_fp8 at
+// With fp8_batched_mma (on by default) batches from 2 on run gemv.mma_fp8 at
 // the slots' gemv.mma points, batch 1 gemv.fp8; every such kernel of the target models compiles for
 // sm_90 without spilling, in both scale layouts. K not a multiple of 64 keeps gemv.fp8.
 TEST(FastFp8, BatchedMmaVariantsCompile) {
@@ -165,8 +166,9 @@ TEST(FastFp8, BatchedMmaVariantsCompile) {
   EXPECT_FALSE(fast_mma_fp8_variant(FastConfig{}.qkv_mma, 2, kEpiStore, 8, 2048, Fp8Scales::Row, DType::F16, "sm_90"));
   EXPECT_EQ(fast_fp8_decode_gemv(cfg, cfg.qkv, cfg.qkv_mma, kEpiStore, 8, 2080, Fp8Scales::Row, DType::BF16, "sm_90").family->name,
             "fp8");
-  EXPECT_EQ(fast_fp8_decode_gemv(FastConfig{}, cfg.qkv, cfg.qkv_mma, kEpiStore, 8, 2048, Fp8Scales::Row, DType::BF16, "sm_90")
-                .family->name,
+  FastConfig off;
+  off.fp8_batched_mma = false;
+  EXPECT_EQ(fast_fp8_decode_gemv(off, cfg.qkv, cfg.qkv_mma, kEpiStore, 8, 2048, Fp8Scales::Row, DType::BF16, "sm_90").family->name,
             "fp8");
 }
 
@@ -194,7 +196,9 @@ TEST(FastFp8, AnFp8LmHeadRunsGemvFp8) {
   EXPECT_EQ(fp8_fast_config(cfg, false).lm_head.rows, 1);
   const ModelConfig c = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
   std::set<std::string> listed;
-  for (const Variant& v : fast_path_variants(c, DType::BF16, FastConfig{}, "sm_90", Fp8Scales::Block, true)) {
+  FastConfig gemv_only;  // batches from 2 on run gemv.mma_fp8 by default (BatchedMmaVariantsCompile)
+  gemv_only.fp8_batched_mma = false;
+  for (const Variant& v : fast_path_variants(c, DType::BF16, gemv_only, "sm_90", Fp8Scales::Block, true)) {
     listed.insert(v.name());
     if (v.family->op == "gemv" && v.param("EPI") == kEpiArgmax) EXPECT_EQ(v.family->name, "fp8") << v.name();
   }

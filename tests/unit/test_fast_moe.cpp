@@ -41,15 +41,16 @@ TEST(FastMoe, SixteenBitExpertsTakeTheFastPath) {
       out.insert(v.family->op + "." + v.family->name);
     return out;
   };
+  // By default the split router: the logits over blocks of experts, then the picks.
   std::set<std::string> names = families("");
-  for (const char* k : {"moe_gate_up.gemv", "moe_down.gemv", "moe_router.fused"})
+  for (const char* k : {"moe_gate_up.gemv", "moe_down.gemv", "moe_router.logits", "moe_route.warp"})
     EXPECT_TRUE(names.count(k)) << k;
-  EXPECT_FALSE(names.count("moe_route.warp"));
-  // The split router: the logits over blocks of experts, then the picks.
-  names = families("moe_router_split=1");
-  EXPECT_TRUE(names.count("moe_router.logits"));
-  EXPECT_TRUE(names.count("moe_route.warp"));
   EXPECT_FALSE(names.count("moe_router.fused"));
+  // The fused router: one block per token for the norm, the logits and the picks.
+  names = families("moe_router_split=0");
+  EXPECT_TRUE(names.count("moe_router.fused"));
+  EXPECT_FALSE(names.count("moe_route.warp"));
+  EXPECT_FALSE(names.count("moe_router.logits"));
   // The grouped prompt path: the gather and combine passes around cuBLAS's grouped GEMMs.
   names = families("moe_prefill_grouped=1");
   EXPECT_TRUE(names.count("moe_gather.rows"));

@@ -32,12 +32,17 @@ __device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
   unsigned short* vs = pipe_smem + 2 * TILE;  // [2][BK][KPAD]
   __shared__ int last_pos, first_pos;
 
-  // Causal rows late in a sequence attend the most positions: their tiles are scheduled first
-  // (blocks start roughly in blockIdx order), so the short ones fill the last wave. On an H100 this
-  // measured the same as row order (in_order) on 2048-token prompts: W3 TTFT 9.33 / 14.71 ms vs
-  // 9.33 / 14.75 ms for Llama-3.2-1B / Qwen3-1.7B (bench/results/2026-12-06-prefill-gemm-search/).
-  const int tile = p.in_order ? blockIdx.x : gridDim.x - 1 - blockIdx.x;
-  const long long h = blockIdx.y;
+  // Causal rows late in a sequence attend the most positions: the executor's order (in_order 0)
+  // hands the blocks that start first (blocks start in linear block order, x fastest) the last
+  // tile of every head, then the one before it, so the short tiles fill the last wave. Reversing
+  // the tiles within each head only (the heads in turn) measured the same as row order on an H100
+  // (bench/results/2026-12-06-prefill-gemm-search/): a 2048-token prompt's 512 blocks are two
+  // waves of which the first held eight whole heads, and Nsight Compute saw the SMs busy for 73%
+  // of the kernel's cycles. in_order 1: tile blockIdx.x of head blockIdx.y. Either way each
+  // (tile, head) is one block's and gives the same bits.
+  const long long bid = (long long)blockIdx.y * gridDim.x + blockIdx.x;
+  const int tile = p.in_order ? blockIdx.x : gridDim.x - 1 - int(bid / gridDim.y);
+  const long long h = p.in_order ? (long long)blockIdx.y : bid % gridDim.y;
   const int row0 = p.tiles[2 * tile], rows = p.tiles[2 * tile + 1];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const long long kvh = h / (p.heads / p.kv_heads);

@@ -152,7 +152,7 @@ struct MoeGroupedParams {
   const int* pos;        // [picks] each pick's sorted position
   const float* weights;  // [n, top_k] the picks' weights
   void* xg;              // [picks, hidden] W: the rows in sorted order (moe_gather_rows)
-  const float* down;     // [picks, hidden] the down GEMMs' outputs in sorted order
+  const void* down;      // [picks, hidden] W: the down GEMMs' outputs in sorted order
   float* out;            // [n, hidden] the residual stream (moe_combine_rows adds into it)
   long long n, top_k, hidden;
 };
@@ -300,7 +300,7 @@ struct PrefillAttnParams {
   long long n, heads, kv_heads, max_seq;
   float scale;
   void* out16;                    // null, or [n, heads * head_dim] in the variant's W instead of out
-  int in_order;                   // 0 (the executor's): the last tiles (longest causal rows) first; 1: tile i in block i
+  int in_order;                   // 0: the last tiles (longest causal rows) of every head first; 1: tile x, head y
   const unsigned short* q16;      // null, or Q as qkv_post.rows's q16: bf16, already scaled (then q is not read)
 };
 

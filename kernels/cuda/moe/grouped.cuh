@@ -6,7 +6,9 @@
 //   Grid: (picks).
 // moe_combine_rows: out[t, o] += sum over token t's picks j, in their (increasing expert) order,
 //   of weights[t, j] * down[pos[t, j], o]: the order moe_down.gemv and the CPU reference add them.
-//   Grid: (n).
+//   down is W: cuBLAS's grouped GEMM writes only its inputs' type (no f32 output from 16-bit
+//   inputs), so each expert's output is rounded to 16 bits first, as the checkpoints' own
+//   frameworks round it. Grid: (n).
 #pragma once
 #include "common/params.h"
 #include "common/types.cuh"
@@ -19,14 +21,15 @@ __device__ void moe_gather_rows(const MoeGroupedParams& p) {
   for (long long i = threadIdx.x; i < p.hidden; i += BLOCK) out[i] = from_f32<W>(x[i]);
 }
 
-template <int BLOCK>
+template <int BLOCK, typename W>
 __device__ void moe_combine_rows(const MoeGroupedParams& p) {
   const long long t = blockIdx.x;
+  const W* down = static_cast<const W*>(p.down);
   for (long long o = threadIdx.x; o < p.hidden; o += BLOCK) {
     float total = 0.0f;
     for (long long j = 0; j < p.top_k; ++j) {
       const long long pick = t * p.top_k + j;
-      total += p.weights[pick] * p.down[(long long)p.pos[pick] * p.hidden + o];
+      total += p.weights[pick] * to_f32(down[(long long)p.pos[pick] * p.hidden + o]);
     }
     p.out[t * p.hidden + o] += total;
   }

@@ -42,7 +42,7 @@ void cublas_gemm(const CublasHandle& h, DType t, const void* x, const void* w, v
 }
 
 void cublas_grouped_gemm(const CublasHandle& h, DType t, const void* const* x, const void* const* w, void* const* out,
-                         DType out_t, const std::vector<int>& m, long long in, long long out_dim) {
+                         const std::vector<int>& m, long long in, long long out_dim) {
   if (m.empty()) return;
   // cublas_gemm's column-major view per group, every group of one problem.
   const size_t g = m.size();
@@ -52,7 +52,7 @@ void cublas_grouped_gemm(const CublasHandle& h, DType t, const void* const* x, c
   auto cuda_type = [](DType d) { return d == DType::BF16 ? CUDA_R_16BF : d == DType::F16 ? CUDA_R_16F : CUDA_R_32F; };
   CUBLAS_CHECK(cublas().cublasGemmGroupedBatchedEx(h.get(), ta.data(), tb.data(), rows.data(), m.data(), depth.data(), alpha.data(),
                                                    w, cuda_type(t), ld_in.data(), x, cuda_type(t), ld_in.data(), beta.data(), out,
-                                                   cuda_type(out_t), ld_out.data(), int(g), size.data(), CUBLAS_COMPUTE_32F));
+                                                   cuda_type(t), ld_out.data(), int(g), size.data(), CUBLAS_COMPUTE_32F));
 }
 
 }  // namespace ac::cuda

@@ -40,10 +40,12 @@ void cublas_linear(const CublasHandle& h, DType t, const void* x, const void* w,
 void cublas_gemm(const CublasHandle& h, DType t, const void* x, const void* w, void* out, DType out_t, long long n,
                  long long in, long long out_dim, float beta);
 
-// One GEMM per group g, cublas_gemm's product with beta 0: out_g [m[g], out_dim] (out_t) =
+// One GEMM per group g, cublas_gemm's product with beta 0: out_g [m[g], out_dim] (t) =
 // x_g [m[g], in] (t) * w_g [out_dim, in]^T. x, w, out: device arrays of m.size() device pointers.
 // One call for all the groups (cublasGemmGroupedBatchedEx): a prompt's experts, each with its tokens.
+// The output has the inputs' type: the grouped call supports no f32 output from 16-bit inputs
+// (CUBLAS_STATUS_NOT_SUPPORTED on the H100 with CUDA 13.0).
 void cublas_grouped_gemm(const CublasHandle& h, DType t, const void* const* x, const void* const* w, void* const* out,
-                         DType out_t, const std::vector<int>& m, long long in, long long out_dim);
+                         const std::vector<int>& m, long long in, long long out_dim);
 
 }  // namespace ac::cuda

@@ -146,10 +146,11 @@ std::vector<Family> build_families() {
     gather.name = "rows";
     gather.type_domain = {DType::BF16, DType::F16};
     v.push_back(std::move(gather));
-    Family combine = ref("moe_combine", "moe/grouped.cuh", "MoeGroupedParams", "moe_combine_rows", {}, {},
-                         "each token's picks' down outputs weighted and added into the residual in expert order, one "
-                         "block per token");
+    Family combine = ref("moe_combine", "moe/grouped.cuh", "MoeGroupedParams", "moe_combine_rows", {"W"}, {},
+                         "each token's picks' 16-bit down outputs weighted and added into the residual in expert "
+                         "order, one block per token");
     combine.name = "rows";
+    combine.type_domain = {DType::BF16, DType::F16};
     v.push_back(std::move(combine));
   }
   for (const char* part : {"gate_up", "down"}) {  // the fast path's MoE MLP (moe/gemv.cuh)

@@ -195,16 +195,20 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("mma_terms").read_by({"gemv.mma", "gemv.mma_fp8"}).described("gemv.mma's TERMS"), &FastConfig::mma_terms));
   k.push_back(bind(Knob("fp8_batched_mma")
                        .read_by({"gemv.mma_fp8"})
-                       .described("FP8 weights at batches from mma_min_batch on run gemv.mma_fp8 (not yet run on a GPU)"),
+                       .described("FP8 weights at batches from mma_min_batch on run gemv.mma_fp8 (1) instead of gemv.fp8 (0)"),
                    &FastConfig::fp8_batched_mma));
   k.push_back(bind(Knob("prefill_flash").range(0, 1).read_by({"attn_prefill.pipe", "qkv_post.rows"})
                        .described("prefill steps run attn_prefill.pipe (1) instead of the decode attention per row (0)"),
                    &FastConfig::prefill_flash));
+  k.push_back(bind(Knob("prefill_flash_in_order").range(0, 1).read_by({"attn_prefill.pipe"})
+                       .described("attn_prefill.pipe's blocks in row order (1) instead of the last tiles of every head "
+                                  "first (0)"),
+                   &FastConfig::prefill_flash_in_order));
   k.push_back(bind(Knob("prefill_w16").range(0, 1).read_by({"rms_norm.cast", "swiglu.w16"})
                        .described("prefill GEMMs read 16-bit inputs written by the pass before; residual adds in the GEMMs"),
                    &FastConfig::prefill_w16));
   k.push_back(bind(Knob("prefill_q16").range(0, 1).read_by({"attn_prefill.pipe", "qkv_post.rows"})
-                       .described("qkv_post.rows hands attn_prefill.pipe bf16 Q, scaled and rounded (not yet run on a GPU)"),
+                       .described("qkv_post.rows hands attn_prefill.pipe bf16 Q, scaled and rounded (1) or f32 Q (0)"),
                    &FastConfig::prefill_q16));
   // A sparse layer's expert GEMVs' point: the compile times each value in whole decode steps (the
   // experts a step reads depend on the router's picks, which a region's timing would not see).
@@ -218,11 +222,11 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
                    &FastConfig::moe_rows));
   k.push_back(bind(Knob("moe_ilp").range(0, 1).read_by({"moe_gate_up.gemv", "moe_down.gemv"})
                        .described("a sparse layer's expert GEMVs with more loads in flight and the down projection's "
-                                  "picks reduced once (1; not yet run on a GPU)"),
+                                  "picks reduced once (1)"),
                    &FastConfig::moe_ilp));
   k.push_back(bind(Knob("moe_direct").range(0, 1).read_by({"moe_gate_up.gemv", "moe_down.gemv"})
                        .described("a sparse layer's expert GEMVs read their input rows through L1 instead of staging them "
-                                  "in shared memory (1; not yet run on a GPU)"),
+                                  "in shared memory (1)"),
                    &FastConfig::moe_direct));
   k.push_back(bind(Knob("moe_router_split").range(0, 1).read_by({"moe_router.fused", "moe_router.logits", "moe_route.warp"})
                        .described("a sparse layer's router in one block per token (0) or over blocks of experts, then the "

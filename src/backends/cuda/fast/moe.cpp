@@ -46,8 +46,8 @@ constexpr long long kGroupedFromTokens = 64, kGroupedChunk = 1024;
 Variant moe_gather_variant(DType wt, const std::string& arch) {
   return make_variant(find_family("moe_gather", "rows"), {{"BLOCK", 256}}, {wt}, arch);
 }
-Variant moe_combine_variant(const std::string& arch) {
-  return make_variant(find_family("moe_combine", "rows"), {{"BLOCK", 256}}, {}, arch);
+Variant moe_combine_variant(DType wt, const std::string& arch) {
+  return make_variant(find_family("moe_combine", "rows"), {{"BLOCK", 256}}, {wt}, arch);
 }
 
 }  // namespace
@@ -59,7 +59,7 @@ std::vector<Variant> moe_variants(const FastConfig& cfg, DType wt, const std::st
   v.push_back(moe_count_variant(arch));  // while counting the experts decode steps read
   if (cfg.moe_prefill_grouped) {
     v.push_back(moe_gather_variant(wt, arch));
-    v.push_back(moe_combine_variant(arch));
+    v.push_back(moe_combine_variant(wt, arch));
     v.push_back(prefill_swiglu_variant(wt, arch));
   }
   return v;
@@ -133,8 +133,9 @@ void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n, bool de
 
 // The chunk's picks come back to the host (a prompt step is not a CUDA graph), sorted by expert
 // there; the rows go to the GEMMs in that order, each expert's run one group of cuBLAS's grouped
-// GEMM (gate and up in one call, down in another), and the combine adds each token's picks into
-// the residual in their expert order.
+// GEMM (gate and up in one call, down in another; 16-bit outputs, the one type the grouped call
+// writes from 16-bit inputs), and the combine adds each token's picks into the residual in their
+// expert order.
 void FastExecutor::moe_grouped(size_t layer, long long t0, long long rows) {
   const ModelConfig& c = g_.config;
   const long long E = c.moe.experts, k = c.moe.experts_per_token, F = c.moe.expert_intermediate, H = c.hidden_size;
@@ -145,7 +146,7 @@ void FastExecutor::moe_grouped(size_t layer, long long t0, long long rows) {
     moe_gate16_ = DeviceBuffer(most * size_t(F) * es);
     moe_up16_ = DeviceBuffer(most * size_t(F) * es);
     moe_act16_ = DeviceBuffer(most * size_t(F) * es);
-    moe_down_ = DeviceBuffer(most * size_t(H) * 4);
+    moe_down_ = DeviceBuffer(most * size_t(H) * es);
     moe_rows_ = DeviceBuffer(most * 4);
     moe_pos_ = DeviceBuffer(most * 4);
     moe_ptrs_ = DeviceBuffer(size_t(9 * E) * sizeof(CUdeviceptr));
@@ -170,7 +171,7 @@ void FastExecutor::moe_grouped(size_t layer, long long t0, long long rows) {
       if (part) continue;
       dn_w.push_back(table[size_t(2 * E + e)]);
       dn_x.push_back(moe_act16_.ptr() + at * size_t(F) * es);
-      dn_out.push_back(moe_down_.ptr() + at * size_t(H) * 4);
+      dn_out.push_back(moe_down_.ptr() + at * size_t(H) * es);
       dn_m.push_back(m);
     }
   std::vector<CUdeviceptr> ptrs;
@@ -182,21 +183,21 @@ void FastExecutor::moe_grouped(size_t layer, long long t0, long long rows) {
   auto dev = [&](size_t index) { return reinterpret_cast<void* const*>(moe_ptrs_.ptr() + index * sizeof(CUdeviceptr)); };
   const size_t g = gu_m.size(), d = dn_m.size();
   MoeGroupedParams p{h_.as<float>() + t0 * H, moe_rows_.as<int>(), moe_pos_.as<int>(), moe_weights_.as<float>() + t0 * k,
-                     moe_xg_.as<void>(), moe_down_.as<float>(), resid_.as<float>() + t0 * H, rows, k, H};
+                     moe_xg_.as<void>(), moe_down_.as<void>(), resid_.as<float>() + t0 * H, rows, k, H};
   launch(load_kernel(moe_gather_variant(wt_, arch_)), Dim3{unsigned(picks)}, 256, 0, &p);
   mark("moe_gather", double(picks) * double(H) * double(4 + es));
   cublas_grouped_gemm(cublas_, wt_, reinterpret_cast<const void* const*>(dev(g)), reinterpret_cast<const void* const*>(dev(0)),
-                      dev(2 * g), wt_, gu_m, H, F);
+                      dev(2 * g), gu_m, H, F);
   mark("moe_gemm_gate_up", 0, 2.0 * double(picks) * double(2 * F) * double(H));
   Swiglu16Params sp{moe_gate16_.as<void>(), moe_up16_.as<void>(), moe_act16_.as<void>(), (long long)picks * F};
   launch(load_kernel(prefill_swiglu_variant(wt_, arch_)), Dim3{elementwise_blocks(((long long)picks * F + 7) / 8, kRefBlock)},
          kRefBlock, 0, &sp);
   mark("swiglu", double(picks) * double(F) * double(3 * es));
   cublas_grouped_gemm(cublas_, wt_, reinterpret_cast<const void* const*>(dev(3 * g + d)),
-                      reinterpret_cast<const void* const*>(dev(3 * g)), dev(3 * g + 2 * d), DType::F32, dn_m, F, H);
+                      reinterpret_cast<const void* const*>(dev(3 * g)), dev(3 * g + 2 * d), dn_m, F, H);
   mark("moe_gemm_down", 0, 2.0 * double(picks) * double(F) * double(H));
-  launch(load_kernel(moe_combine_variant(arch_)), Dim3{unsigned(rows)}, 256, 0, &p);
-  mark("moe_combine", double(picks) * double(H) * 4 + double(rows * H) * 8);
+  launch(load_kernel(moe_combine_variant(wt_, arch_)), Dim3{unsigned(rows)}, 256, 0, &p);
+  mark("moe_combine", double(picks) * double(H) * double(es) + double(rows * H) * 8);
 }
 
 bool FastExecutor::count_expert_reads(bool on) {

@@ -201,7 +201,7 @@ void FastExecutor::prefill_attention(const LayerOps& L, size_t layer, long long 
   PrefillAttnParams ap{q_.as<float>(), kcache_[layer].as<unsigned short>(), vcache_[layer].as<unsigned short>(),
                        attn_.as<float>(), in_.positions(), in_.slots(), prefill_tiles_.as<int>(), n, c.num_heads,
                        c.num_kv_heads, lim_.max_seq, scale, out16,
-                       0, q16};
+                       cfg_.prefill_flash_in_order, q16};
   launch(load_kernel(v), Dim3{unsigned(prefill_tile_count_), unsigned(c.num_heads)}, unsigned(v.threads()),
          prefill_attention_smem(v), &ap, false, "attention");
   if (profile_) {  // causal: each row's query against its positions so far, QK^T and PV
