@@ -8,7 +8,8 @@
 // fused at batch 1, both above) picks the GEMV families (gemv.mma: TERMS=2); SWEEP_FAMILY=fp8
 // sweeps gemv.fp8 instead over the four projections (not the 16-bit lm_head): random weights
 // quantized to e4m3 with amax scales per 128 x 128 block (SWEEP_SCALE=1, default) or per row
-// (SWEEP_SCALE=0), checked against their dequantized f32 weights.
+// (SWEEP_SCALE=0), checked against their dequantized f32 weights. SWEEP_FAMILY=gemm times the
+// prompt's projection GEMMs instead: cuBLAS against every gemm.wgmma point (gemm_sweep.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +27,8 @@
 #include "backends/cuda/device.h"
 #include "backends/cuda/fast_executor.h"
 #include "backends/cuda/kernel_loader.h"
+#include "graph_timing.h"
+#include "gemm_sweep.h"
 
 extern "C" {
 #include "../../kernels/cuda/common/params.h"
@@ -48,46 +51,6 @@ std::vector<uint16_t> random_bf16(size_t n, uint64_t seed, float scale) {
   std::vector<uint16_t> v(n);
   for (auto& x : v) x = f32_to_bf16(scale * r.normal());
   return v;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-struct Timed {
-  bool ok = false;
-  std::string why;
-  double us = 0;
-};
-
-// Times `launch(copy)` as a graph of kLaunches launches rotating over `copies` buffers.
-template <class Launch>
-Timed time_graph(int copies, Launch launch) {
-  constexpr int kLaunches = 24, kReplays = 7;
-  CUstream s = Device::get().stream();
-  Timed t;
-  for (int i = 0; i < 3; ++i) launch(i % copies);  // warm-up (also loads the module)
-  Device::get().synchronize();
-  CUgraph g;
-  CU_CHECK(drv().cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-  for (int i = 0; i < kLaunches; ++i) launch(i % copies);
-  CU_CHECK(drv().cuStreamEndCapture(s, &g));
-  CUgraphExec exec;
-  CU_CHECK(drv().cuGraphInstantiateWithFlags(&exec, g, 0));
-  std::vector<double> ms;
-  EventTimer timer;
-  for (int r = 0; r < kReplays + 1; ++r) {
-    timer.start(s);
-    CU_CHECK(drv().cuGraphLaunch(exec, s));
-    const double m = timer.stop_ms(s);
-    if (r > 0) ms.push_back(m);
-  }
-  drv().cuGraphExecDestroy(exec);
-  drv().cuGraphDestroy(g);
-  t.ok = true;
-  t.us = median(ms) * 1000.0 / kLaunches;
-  return t;
 }
 
 }  // namespace
@@ -114,6 +77,7 @@ int main(int argc, char** argv) {
   }
   const int tmpl = batch_template(B);
   const std::string fam = std::getenv("SWEEP_FAMILY") ? std::getenv("SWEEP_FAMILY") : (B == 1 ? "fused" : "both");
+  if (fam == "gemm") return sweep_prompt_gemms(models);
   const bool fp8 = fam == "fp8";
   const int scale = std::getenv("SWEEP_SCALE") ? std::atoi(std::getenv("SWEEP_SCALE")) : 1;
   if (fp8 && scale != 0 && scale != 1) {
