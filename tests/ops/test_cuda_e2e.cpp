@@ -448,7 +448,8 @@ INSTANTIATE_TEST_SUITE_P(Presets, CudaFastPreset, ::testing::Values("tiny-qwen3"
 
 // A mixture of experts on the fast path (tiny-qwen3-moe: sparse layers beside a dense one): greedy
 // decode through the CUDA graph against the CPU reference at the default expert GEMV point and at
-// others (rows 1 and 4 per warp, blocks of 128), a ragged batch of three rows (the rows' picks
+// others (rows 1 and 4 per warp, blocks of 128), with the MoE kernels launched programmatically
+// dependent (moe_pdl, both router forms), a ragged batch of three rows (the rows' picks
 // overlap), and the prompt's logits (the expert GEMVs over every prompt row) within the bf16 bound.
 TEST(CudaFastMoe, MatchesCpuReference) {
   AC_REQUIRE_GPU();
@@ -463,7 +464,7 @@ TEST(CudaFastMoe, MatchesCpuReference) {
   GenerateOptions go;
   go.max_tokens = steps;
   go.ignore_eos = true;
-  for (const char* spec : {"", "moe_rows=1", "moe_rows=4,moe_block=128"}) {
+  for (const char* spec : {"", "moe_rows=1", "moe_rows=4,moe_block=128", "moe_pdl=1", "moe_pdl=1,moe_router_split=0"}) {
     auto ex = cuda::make_fast_executor(g, lim, cuda::apply_fast_config_override({}, spec));
     const auto r = generate(*ex, model->config, prompt, go, nullptr);
     ASSERT_EQ(r.tokens.size(), size_t(steps)) << spec;

@@ -19,8 +19,12 @@
 // block's staging is a prologue before its first weight load: moe_down_gemv's is the token's
 // top_k * inter activations (24 KB for Qwen3-30B-A3B) against the 48 KB of weights a 4-warp
 // block then streams. Dynamic shared memory: none.
+// Both wait for the kernel before them (pdl_wait) first: their rows follow that kernel's picks, so
+// nothing can be loaded earlier; under programmatic dependent launch (moe_pdl) their launch
+// overlaps its end.
 #pragma once
 #include "common/params.h"
+#include "common/pdl.cuh"
 #include "common/reduce.cuh"
 #include "common/types.cuh"
 
@@ -60,6 +64,7 @@ __device__ __forceinline__ const float* moe_stage_input(const float* src, long l
 template <int BLOCK, int ROWS, int ILP, int DIRECT, typename W>
 __device__ void moe_gate_up_gemv(const MoeGemvParams& p) {
   static_assert(BLOCK % 32 == 0, "whole warps");
+  pdl_wait();
   const long long pick = blockIdx.y, t = pick / p.top_k;
   const float* xs = moe_stage_input<BLOCK, DIRECT>(p.x + t * p.hidden, p.hidden);
   const int e = p.ids[pick], lane = threadIdx.x % 32;
@@ -83,6 +88,7 @@ __device__ void moe_gate_up_gemv(const MoeGemvParams& p) {
 template <int BLOCK, int ROWS, int ILP, int DIRECT, typename W>
 __device__ void moe_down_gemv(const MoeGemvParams& p) {
   static_assert(BLOCK % 32 == 0, "whole warps");
+  pdl_wait();
   const long long t = blockIdx.y, width = p.top_k * p.inter;
   const float* as = moe_stage_input<BLOCK, DIRECT>(p.act + t * width, width);
   const int lane = threadIdx.x % 32;

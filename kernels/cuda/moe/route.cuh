@@ -10,6 +10,7 @@
 // Needs top_k <= 32 and experts <= 32 * 32 (a lane's taken mask).
 #pragma once
 #include "common/params.h"
+#include "common/pdl.cuh"
 #include "common/reduce.cuh"
 #include "common/types.cuh"
 
@@ -60,6 +61,7 @@ __device__ __forceinline__ void moe_pick_warp(const float* l, long long experts,
 // Grid: (ceil(n / (BLOCK / 32))).
 template <int BLOCK>
 __device__ void moe_route_warp(const MoeRouteParams& p) {
+  pdl_wait();  // the logits are the kernel before's
   const long long t = (long long)blockIdx.x * (BLOCK / 32) + threadIdx.x / 32;
   if (t >= p.n) return;  // whole warps leave together
   moe_pick_warp(p.logits + t * p.experts, p.experts, p.top_k, p.renormalise, p.ids + t * p.top_k, p.weights + t * p.top_k,

@@ -9,13 +9,24 @@
 // moe_router_logits: the experts spread over blocks of BLOCK / 32, each normalising the row again
 //   (it is in L2; block 0 writes it); moe_route.warp picks from the logits.
 //   Grid: (ceil(experts / (BLOCK / 32)), n); dynamic shared memory: hidden floats.
+// Both ask L2 for their router rows before waiting for the kernel before them (pdl_wait): the
+// weights do not depend on it, and under programmatic dependent launch (moe_pdl) the fetch
+// overlaps the output projection's end.
 #pragma once
 #include "common/params.h"
+#include "common/pdl.cuh"
 #include "common/reduce.cuh"
 #include "common/types.cuh"
 #include "moe/gemv.cuh"
 #include "moe/route.cuh"
 #include "rms_norm/reference.cuh"
+
+// Asks L2 for `bytes` bytes from `base`, one 128-byte line per thread and step (thread `i` of
+// `threads`).
+__device__ __forceinline__ void moe_prefetch_l2(const void* base, long long bytes, long long i, long long threads) {
+  const char* b = static_cast<const char*>(base);
+  for (long long off = 128 * i; off < bytes; off += 128 * threads) asm volatile("prefetch.global.L2 [%0];" ::"l"(b + off));
+}
 
 // Logit of expert e: the warp's dot product of its router row with xs (every lane gets it).
 template <typename W>
@@ -43,6 +54,8 @@ __device__ void moe_router_fused(const MoeRouterParams& p) {
   float* xs = router_smem;                 // [hidden] the normalised row
   float* logits = router_smem + p.hidden;  // [experts]
   const long long t = blockIdx.x;
+  moe_prefetch_l2(p.w, p.experts * p.hidden * (long long)sizeof(W), threadIdx.x, BLOCK);
+  pdl_wait();
   moe_norm_row<BLOCK, W>(p, t, xs, true);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (long long e = warp; e < p.experts; e += BLOCK / 32) {
@@ -59,9 +72,11 @@ __device__ void moe_router_logits(const MoeRouterParams& p) {
   extern __shared__ __align__(16) float router_smem[];
   float* xs = router_smem;  // [hidden] the normalised row
   const long long t = blockIdx.y;
-  moe_norm_row<BLOCK, W>(p, t, xs, blockIdx.x == 0);
   const int lane = threadIdx.x % 32;
   const long long e = (long long)blockIdx.x * (BLOCK / 32) + threadIdx.x / 32;
+  if (e < p.experts) moe_prefetch_l2(static_cast<const W*>(p.w) + e * p.hidden, p.hidden * (long long)sizeof(W), lane, 32);
+  pdl_wait();
+  moe_norm_row<BLOCK, W>(p, t, xs, blockIdx.x == 0);
   if (e >= p.experts) return;
   const float acc = moe_router_dot(static_cast<const W*>(p.w) + e * p.hidden, xs, p.hidden, lane);
   if (lane == 0) p.logits[t * p.experts + e] = acc;

@@ -187,6 +187,11 @@ struct FastConfig {
   // or the logits over blocks of eight experts then the picks by a warp per token
   // (moe_router.logits, moe_route.warp: 1).
   int moe_router_split = 1;
+  // Decode steps launch the router, the picks and the expert GEMVs with programmatic dependent
+  // launch (with pdl): each waits for the kernel before it in the kernel, the router after asking
+  // L2 for its weights, so launches overlap the previous kernel's end as the dense GEMVs' do.
+  // 0: ordinary launches. Not yet run on a GPU, so off.
+  int moe_pdl = 0;
   // Prompt steps of at least 64 tokens run a sparse layer's experts as cuBLAS grouped GEMMs over
   // the tokens each expert was picked by (each expert's weights read once per step instead of once
   // per token), 1; or the expert GEMVs, 0. Its first GPU run stopped at cuBLAS (no f32 output

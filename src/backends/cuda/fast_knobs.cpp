@@ -232,6 +232,10 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
                        .described("a sparse layer's router in one block per token (0) or over blocks of experts, then the "
                                   "picks (1)"),
                    &FastConfig::moe_router_split));
+  k.push_back(bind(Knob("moe_pdl").range(0, 1).read_by({"moe_router.fused", "moe_router.logits", "moe_route.warp",
+                                                      "moe_gate_up.gemv", "moe_down.gemv"})
+                       .described("decode steps launch a sparse layer's kernels with programmatic dependent launch (1)"),
+                   &FastConfig::moe_pdl));
   k.push_back(bind(Knob("moe_prefill_grouped").range(0, 1).read_by({"moe_gather.rows", "swiglu.w16", "moe_combine.rows"})
                        .described("prompt steps of at least 64 tokens run a sparse layer's experts as grouped GEMMs (1) "
                                   "instead of the expert GEMVs (0)"),

@@ -86,13 +86,17 @@ void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n, bool de
   const bool split = cfg_.moe_router_split != 0;
   const long long experts_per_block = router.threads() / 32;
   const Dim3 grid = split ? Dim3{unsigned((E + experts_per_block - 1) / experts_per_block), unsigned(n)} : Dim3{unsigned(n)};
-  launch(load_kernel(router), grid, unsigned(router.threads()), size_t(split ? H : H + E) * 4, &lp);
+  // Decode steps may launch the MoE kernels programmatically dependent (each waits for the one
+  // before, the router after asking L2 for its weights): moe_pdl.
+  const bool pdl = decode && cfg_.pdl && cfg_.moe_pdl;
+  launch(load_kernel(router), grid, unsigned(router.threads()), size_t(split ? H : H + E) * 4, &lp, pdl);
   mark("moe_router", double(n * H) * 8 + double(E * H) * es);  // rows read and written, the router's weights
   if (split) {
     const Variant route = moe_route_variant(arch_);
     const long long tokens_per_block = route.threads() / 32;
     MoeRouteParams rp{moe_logits_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(), n, E, k, op.norm_topk ? 1 : 0};
-    launch(load_kernel(route), Dim3{unsigned((n + tokens_per_block - 1) / tokens_per_block)}, unsigned(route.threads()), 0, &rp);
+    launch(load_kernel(route), Dim3{unsigned((n + tokens_per_block - 1) / tokens_per_block)}, unsigned(route.threads()), 0, &rp,
+           pdl);
     mark("moe_route", 0);
   }
   if (decode && count_experts_) {  // Executor::count_expert_reads
@@ -123,10 +127,10 @@ void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n, bool de
     part.n = rows;
     // bytes: each token's picks (a batch's may repeat experts)
     launch(load_kernel(v[0]), Dim3{unsigned((F + per_block - 1) / per_block), unsigned(rows * k)}, unsigned(cfg_.moe_block),
-           cfg_.moe_direct ? 0 : size_t(H) * 4, &part);
+           cfg_.moe_direct ? 0 : size_t(H) * 4, &part, pdl);
     mark("moe_gate_up", double(rows * k * 2 * F * H) * es);
     launch(load_kernel(v[1]), Dim3{unsigned((H + per_block - 1) / per_block), unsigned(rows)}, unsigned(cfg_.moe_block),
-           cfg_.moe_direct ? 0 : size_t(k * F) * 4, &part);
+           cfg_.moe_direct ? 0 : size_t(k * F) * 4, &part, pdl);
     mark("moe_down", double(rows * k * F * H) * es);
   }
 }
