@@ -172,12 +172,46 @@ TEST_P(CudaPrefillFlashPreset, LogitsMatchTheCpuReference) {
   const std::vector<float> got = rows(*ex);
   EXPECT_LE(rel_l2(got, want), 1e-2);
   EXPECT_LE(rel_l2(got, by_row), 1e-2);
-  cuda::FastConfig q16 = flash;  // Q handed over in bf16: the attention's own rounding, so the same bits
-  q16.prefill_q16 = 1;
-  auto ex16 = cuda::make_fast_executor(g, lim, q16);
-  EXPECT_EQ(rows(*ex16), got);
+  cuda::FastConfig f32q = flash;  // Q handed over in f32: the default's bf16 Q is the attention's own rounding
+  f32q.prefill_q16 = 0;
+  auto ex32 = cuda::make_fast_executor(g, lim, f32q);
+  EXPECT_EQ(rows(*ex32), got);
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, CudaPrefillFlashPreset, ::testing::Values("tiny-qwen3", "tiny-llama"));
+
+// The prompt's projections on gemm.wgmma (prefill_wgmma=1; the tiny models' K are multiples of 64):
+// one 300-token step (three 128-row tiles, the last partial) gives the CPU reference's logits and
+// cuBLAS's within one bf16 rounding's spread, at both BN.
+TEST_P(CudaPrefillFlashPreset, WgmmaProjectionsMatchCublas) {
+  AC_REQUIRE_GPU();
+  if (cuda::Device::get().info().arch() != "sm_90") GTEST_SKIP() << "gemm.wgmma needs an sm_90 GPU";
+  TempDir tmp;
+  synth_model(SynthOptions{GetParam(), tmp / "m", 5, DType::BF16, {}, true});
+  auto model = load_model(tmp / "m");
+  Graph g = build_decoder_graph(model->config, model->weights);
+  std::vector<int32_t> prompt;
+  Rng rng(23);
+  for (int i = 0; i < 300; ++i) prompt.push_back(int32_t(rng.next_u64() % uint64_t(model->config.vocab_size)));
+  const ExecutorLimits lim{1, 320, 300, 300};
+  auto rows = [&](Executor& ex) {
+    std::vector<float> all;
+    teacher_forced_logits(ex, prompt, 300, [&](int64_t, const float* r) { all.insert(all.end(), r, r + model->config.vocab_size); });
+    return all;
+  };
+  auto cpu = make_executor("cpu", g, lim);
+  const std::vector<float> want = rows(*cpu);
+  auto base = cuda::make_fast_executor(g, lim, {});
+  const std::vector<float> by_cublas = rows(*base);
+  for (int bn : {64, 128}) {
+    cuda::FastConfig on;
+    on.prefill_wgmma = 1;
+    on.prefill_wgmma_bn = bn;
+    auto ex = cuda::make_fast_executor(g, lim, on);
+    const std::vector<float> got = rows(*ex);
+    EXPECT_LE(rel_l2(got, want), 1e-2) << "BN " << bn;
+    EXPECT_LE(rel_l2(got, by_cublas), 5e-3) << "BN " << bn;
+  }
+}
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <set>
 
 #include "agentcompile/core/error.h"
 #include "agentcompile/model/hf_config.h"
@@ -250,6 +251,21 @@ TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
           ++compiled;
         }
   EXPECT_EQ(compiled, 2 * 3 * 3 + 3);
+  // The prompt route (prefill_wgmma): its three stores at the configured point, on sm_90 only.
+  FastConfig on;
+  on.prefill_wgmma = 1;
+  on.prefill_wgmma_bn = 64;
+  const ModelConfig c = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
+  std::set<int> epis;
+  for (const Variant& v : fast_path_variants(c, DType::BF16, on, "sm_90"))
+    if (v.family == &f) {
+      EXPECT_EQ(v.param("BN"), 64) << v.name();
+      EXPECT_EQ(v.param("STAGES"), on.prefill_wgmma_stages) << v.name();
+      epis.insert(v.param("EPI"));
+    }
+  EXPECT_EQ(epis, (std::set<int>{0, 1, 2}));
+  for (const Variant& v : fast_path_variants(c, DType::BF16, on, "sm_80")) EXPECT_NE(v.family, &f) << v.name();
+  for (const Variant& v : fast_path_variants(c, DType::BF16, FastConfig{}, "sm_90")) EXPECT_NE(v.family, &f) << v.name();
 }
 
 // attn_o.cluster's points for the target models (attn_o 1, 2, 4 where they apply) compile for

@@ -169,6 +169,11 @@ struct FastConfig {
   // run cublasGemmEx: the rank was measured at the search's length. The lm_head reads only the
   // sequences' last rows and stays on cublasGemmEx.
   int prefill_algo_qkv = -1, prefill_algo_o = -1, prefill_algo_gate_up = -1, prefill_algo_down = -1;
+  // A prompt step's projection GEMMs (steps of at least kWgmmaFromTokens tokens, on sm_90, K a
+  // multiple of 64) run the project's own gemm.wgmma at this BN and STAGES (1) instead of cuBLAS
+  // or the plan's cuBLASLt rank (0): the GEMM whose epilogue the norms and SwiGLU could join. It
+  // matches a double-precision GEMM on an H100; not yet timed against cuBLAS, so off.
+  int prefill_wgmma = 0, prefill_wgmma_bn = 128, prefill_wgmma_stages = 4;
   // A sparse (mixture-of-experts) layer's MLP: moe_gate_up.gemv and moe_down.gemv at this block
   // and rows per warp, for every step (decode and prompt). On an H100, Qwen3-30B-A3B's W2 decoded
   // at 5.39 ms/token with (128, 1) and 5.69 with (256, 2): the down GEMV's 2048 outputs make 512
@@ -218,6 +223,8 @@ struct FastConfig {
 inline constexpr const char* kLtFamily = "cuda:gemm.lt";
 inline constexpr int kLtAlgorithms = 8;
 inline constexpr long long kLtFromTokens = 512;
+// The shortest prompt step whose projections take gemm.wgmma (prefill_wgmma): one 128-row tile.
+inline constexpr long long kWgmmaFromTokens = 128;
 
 // The decode GEMV regions by the names plans, overrides and the search use, with their points in
 // FastConfig (gemv.fused at batch 1, gemv.mma from mma_min_batch on, gemv.fp8 for FP8 weights).

@@ -200,6 +200,14 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("prefill_flash").range(0, 1).read_by({"attn_prefill.pipe", "qkv_post.rows"})
                        .described("prefill steps run attn_prefill.pipe (1) instead of the decode attention per row (0)"),
                    &FastConfig::prefill_flash));
+  k.push_back(bind(Knob("prefill_wgmma").range(0, 1).read_by({"gemm.wgmma"})
+                       .described("a prompt step's projection GEMMs run gemm.wgmma (1) instead of cuBLAS (0), on sm_90"),
+                   &FastConfig::prefill_wgmma));
+  k.push_back(bind(Knob("prefill_wgmma_bn").one_of({64, 128}).read_by({"gemm.wgmma"}).described("gemm.wgmma's BN in prompt steps"),
+                   &FastConfig::prefill_wgmma_bn));
+  k.push_back(bind(Knob("prefill_wgmma_stages").one_of({3, 4, 5}).read_by({"gemm.wgmma"})
+                       .described("gemm.wgmma's STAGES in prompt steps"),
+                   &FastConfig::prefill_wgmma_stages));
   k.push_back(bind(Knob("prefill_flash_in_order").range(0, 1).read_by({"attn_prefill.pipe"})
                        .described("attn_prefill.pipe's blocks in row order (1) instead of the last tiles of every head "
                                   "first (0)"),

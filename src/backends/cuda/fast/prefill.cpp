@@ -223,7 +223,17 @@ void FastExecutor::gemm(const void* w, const float* ws, const void* x16, long lo
     w = wdq_.as<void>();
     mark("fp8_dequant", double(out_dim * in) * double(1 + dtype_size(wt_)));
   }
-  if (algo >= 0 && n >= kLtFromTokens) {
+  // gemm.wgmma's stores: 16-bit (beta 0), f32, or added into f32 (beta 1).
+  const int epi = out_t == wt_ && beta == 0.0f ? 0 : out_t == DType::F32 ? (beta == 0.0f ? 1 : beta == 1.0f ? 2 : -1) : -1;
+  const std::optional<Variant> wg = epi >= 0 && n >= kWgmmaFromTokens && in % 64 == 0 && out_dim % 8 == 0
+                                        ? prefill_wgmma_variant(cfg_, epi, wt_, arch_)
+                                        : std::nullopt;
+  if (wg) {
+    const int bn = wg->param("BN");
+    GemmW16Params p{x16, w, out, n, out_dim, in, in, in, out_dim};
+    launch(load_kernel(*wg), Dim3{unsigned((out_dim + bn - 1) / bn), unsigned((n + 127) / 128)}, unsigned(wg->threads()),
+           size_t(gemm_wgmma_smem(bn, wg->param("STAGES"))), &p);
+  } else if (algo >= 0 && n >= kLtFromTokens) {
     if (!lt_) lt_ = std::make_unique<LtGemm>(s_, kLtAlgorithms);
     lt_->run(LtShape{wt_, out_t, n, in, out_dim, beta != 0.0f}, algo, x16, w, out);
   } else {
@@ -246,6 +256,13 @@ void FastExecutor::norm16(const Op* norm, const float* x, long long rows, long l
 
 Variant prefill_norm_variant(DType wt, const std::string& arch) {
   return make_variant(find_family("rms_norm", "cast"), {{"BLOCK", int(kRefBlock)}}, {wt}, arch);
+}
+
+std::optional<Variant> prefill_wgmma_variant(const FastConfig& cfg, int epi, DType wt, const std::string& arch) {
+  if (!cfg.prefill_wgmma || arch != "sm_90") return std::nullopt;
+  return make_variant(find_family("gemm", "wgmma"),
+                      {{"BLOCK", 384}, {"BN", cfg.prefill_wgmma_bn}, {"STAGES", cfg.prefill_wgmma_stages}, {"EPI", epi}}, {wt},
+                      "sm_90a");
 }
 
 Variant prefill_swiglu_variant(DType wt, const std::string& arch) {
