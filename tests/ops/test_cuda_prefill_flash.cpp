@@ -142,32 +142,47 @@ INSTANTIATE_TEST_SUITE_P(
 // The fast path's prefill with attn_prefill.pipe: teacher-forced logits of a 150-token prompt
 // (prefilled in chunks of 64: later chunks attend a cached prefix) against the CPU reference
 // within the fast path's bf16 bound, and the same as with the decode attention per row.
-class CudaPrefillFlashPreset : public ::testing::TestWithParam<std::string> {};
+class CudaPrefillFlashPreset : public ::testing::TestWithParam<std::string> {
+ protected:
+  // The preset's synthetic model (seed 5), a prompt of `n` random ids, and the teacher-forced
+  // logits of a prompt run in steps of `chunk` tokens.
+  void SetUp() override {
+    AC_REQUIRE_GPU();  // before the synthesis
+    synth_model(SynthOptions{GetParam(), tmp_ / "m", 5, DType::BF16, {}, true});
+    model_ = load_model(tmp_ / "m");
+    g_ = build_decoder_graph(model_->config, model_->weights);
+  }
+  std::vector<int32_t> prompt(int n, uint64_t seed) const {
+    std::vector<int32_t> p;
+    Rng rng(seed);
+    for (int i = 0; i < n; ++i) p.push_back(int32_t(rng.next_u64() % uint64_t(model_->config.vocab_size)));
+    return p;
+  }
+  std::vector<float> rows(Executor& ex, const std::vector<int32_t>& p, int64_t chunk) const {
+    std::vector<float> all;
+    teacher_forced_logits(ex, p, chunk, [&](int64_t, const float* r) { all.insert(all.end(), r, r + model_->config.vocab_size); });
+    return all;
+  }
+  TempDir tmp_;
+  std::unique_ptr<Model> model_;
+  Graph g_;
+};
 
 TEST_P(CudaPrefillFlashPreset, LogitsMatchTheCpuReference) {
   AC_REQUIRE_GPU();
-  TempDir tmp;
-  synth_model(SynthOptions{GetParam(), tmp / "m", 5, DType::BF16, {}, true});
-  auto model = load_model(tmp / "m");
-  Graph g = build_decoder_graph(model->config, model->weights);
-  std::vector<int32_t> prompt;
-  Rng rng(17);
-  for (int i = 0; i < 150; ++i) prompt.push_back(int32_t(rng.next_u64() % uint64_t(model->config.vocab_size)));
+  const std::vector<int32_t> p = prompt(150, 17);
+  const Graph& g = g_;
   const int64_t seq = 160;
   const ExecutorLimits lim{1, seq, 64, 64};
   auto cpu = make_executor("cpu", g, lim);
-  auto rows = [&](Executor& ex) {
-    std::vector<float> all;
-    teacher_forced_logits(ex, prompt, 64, [&](int64_t, const float* r) { all.insert(all.end(), r, r + model->config.vocab_size); });
-    return all;
-  };
+  auto rows = [&](Executor& ex) { return this->rows(ex, p, 64); };
   const std::vector<float> want = rows(*cpu);
   cuda::FastConfig per_row_cfg;
   per_row_cfg.prefill_flash = 0;
   auto per_row = cuda::make_fast_executor(g, lim, per_row_cfg);
   const std::vector<float> by_row = rows(*per_row);
   cuda::FastConfig flash;  // the default: attn_prefill.pipe, qkv_post.rows
-  ASSERT_TRUE(cuda::prefill_flash_variant(model->config, flash, DType::BF16, cuda::Device::get().info().arch()).has_value());
+  ASSERT_TRUE(cuda::prefill_flash_variant(model_->config, flash, DType::BF16, cuda::Device::get().info().arch()).has_value());
   auto ex = cuda::make_fast_executor(g, lim, flash);
   const std::vector<float> got = rows(*ex);
   EXPECT_LE(rel_l2(got, want), 1e-2);
@@ -186,19 +201,10 @@ INSTANTIATE_TEST_SUITE_P(Presets, CudaPrefillFlashPreset, ::testing::Values("tin
 TEST_P(CudaPrefillFlashPreset, WgmmaProjectionsMatchCublas) {
   AC_REQUIRE_GPU();
   if (cuda::Device::get().info().arch() != "sm_90") GTEST_SKIP() << "gemm.wgmma needs an sm_90 GPU";
-  TempDir tmp;
-  synth_model(SynthOptions{GetParam(), tmp / "m", 5, DType::BF16, {}, true});
-  auto model = load_model(tmp / "m");
-  Graph g = build_decoder_graph(model->config, model->weights);
-  std::vector<int32_t> prompt;
-  Rng rng(23);
-  for (int i = 0; i < 300; ++i) prompt.push_back(int32_t(rng.next_u64() % uint64_t(model->config.vocab_size)));
+  const std::vector<int32_t> p = prompt(300, 23);
+  const Graph& g = g_;
   const ExecutorLimits lim{1, 320, 300, 300};
-  auto rows = [&](Executor& ex) {
-    std::vector<float> all;
-    teacher_forced_logits(ex, prompt, 300, [&](int64_t, const float* r) { all.insert(all.end(), r, r + model->config.vocab_size); });
-    return all;
-  };
+  auto rows = [&](Executor& ex) { return this->rows(ex, p, 300); };
   auto cpu = make_executor("cpu", g, lim);
   const std::vector<float> want = rows(*cpu);
   auto base = cuda::make_fast_executor(g, lim, {});
