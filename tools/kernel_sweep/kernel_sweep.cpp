@@ -8,7 +8,8 @@
 // fused at batch 1, both above) picks the GEMV families (gemv.mma: TERMS=2); SWEEP_FAMILY=fp8
 // sweeps gemv.fp8 instead over the four projections (not the 16-bit lm_head): random weights
 // quantized to e4m3 with amax scales per 128 x 128 block (SWEEP_SCALE=1, default) or per row
-// (SWEEP_SCALE=0), checked against their dequantized f32 weights. SWEEP_FAMILY=gemm times the
+// (SWEEP_SCALE=0), checked against their dequantized f32 weights; at SWEEP_BATCH above 1 it sweeps
+// gemv.mma_fp8 too (the tensor-core form FP8 batches run). SWEEP_FAMILY=gemm times the
 // prompt's projection GEMMs instead: cuBLAS against every gemm.wgmma point (gemm_sweep.h).
 #include <algorithm>
 #include <cmath>
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   const Family& gemv = find_family("gemv", "fused");
   const Family& mma = find_family("gemv", "mma");
   const Family& gemv_fp8 = find_family("gemv", "fp8");
+  const Family& mma_fp8 = find_family("gemv", "mma_fp8");
   const char* batch_env = std::getenv("SWEEP_BATCH");
   const long long B = batch_env ? std::atoll(batch_env) : 1;
   if (B < 1 || B > 8) {
@@ -162,7 +164,9 @@ int main(int argc, char** argv) {
               if (gemv_launch_shape(v, R.N, R.K).smem > 160 * 1024) continue;  // x' of the K slice
               points.push_back(v);
             }
-      if (fam != "fused" && !fp8)
+      // gemv.mma, or gemv.mma_fp8 (the same parameters and SCALE) for FP8 batches.
+      const Family& mf = fp8 ? mma_fp8 : mma;
+      if (fam != "fused" && (!fp8 || B > 1))
         for (int block : mma.params[0].values)
           for (int mt : mma.params[1].values)
             for (int unroll : mma.params[2].values)
@@ -170,8 +174,9 @@ int main(int argc, char** argv) {
                 if (splitk > 1 && R.epi != 1) continue;
                 std::map<std::string, int> vals{{"BLOCK", block}, {"MT", mt},       {"UNROLL", unroll}, {"SPLITK", splitk},
                                                 {"TERMS", 2},     {"BATCH", tmpl}, {"EPI", R.epi}};
-                if (!mma.constraint(vals).empty()) continue;
-                const Variant v = make_variant(mma, vals, {}, arch);
+                if (fp8) vals["SCALE"] = scale;
+                if (!mf.constraint(vals).empty()) continue;
+                const Variant v = make_variant(mf, vals, {}, arch);
                 points.push_back(v);
               }
       parallel_for(points.size(), 1, [&](size_t b, size_t e) {  // compile in parallel, load serially
