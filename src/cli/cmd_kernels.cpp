@@ -27,7 +27,7 @@ int run_kernels(const KernelsOptions& o) {
         Json params = Json::object();
         for (const auto& [n, vals] : f.params) params[n] = vals;
         a.push_back({{"op", f.op}, {"family", f.name}, {"template", f.header}, {"params", params},
-                     {"type_params", f.type_params}, {"space_size", f.space_size}, {"needs_sm90a", f.needs_sm90a},
+                     {"type_params", f.type_params}, {"type_domain", f.type_domain}, {"space_size", f.space_size}, {"needs_sm90a", f.needs_sm90a},
                      {"description", f.description}});
       }
       std::printf("%s\n", a.dump(2).c_str());
@@ -39,7 +39,9 @@ int run_kernels(const KernelsOptions& o) {
           for (size_t i = 0; i < vals.size(); ++i) params += (i ? "," : "") + std::to_string(vals[i]);
           params += "}";
         }
-        for (const auto& t : f.type_params) params += " " + t + "={bf16,f16,f32}";
+        std::string domain;
+        for (const auto& d : f.type_domain) domain += (domain.empty() ? "" : ",") + d;
+        for (const auto& t : f.type_params) params += " " + t + "={" + domain + "}";
         std::printf("%-12s %-6s %-28s space %-4zu %s\n    %s\n", f.op.c_str(), f.name.c_str(), f.header.c_str(),
                     f.space_size, params.c_str(), f.description.c_str());
       }

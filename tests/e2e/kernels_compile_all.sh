@@ -5,6 +5,18 @@ set -euo pipefail
 bin=${AC_BIN:?}
 if ! "$bin" kernels --list >/dev/null 2>&1; then echo "kernels_compile_all: no CUDA backend in this build: skipped"; exit 0; fi
 export AGENTCOMPILE_KERNEL_CACHE=$(mktemp -d); trap 'rm -rf "$AGENTCOMPILE_KERNEL_CACHE"' EXIT
+# The listing: each family's space is its parameters' values times its types' domain (listed as
+# the family allows it: two-type families such as gemm.wgmma say so), in text and JSON alike.
+"$bin" kernels --list --json | python3 -c "
+import json, math, sys
+fams = json.load(sys.stdin)
+for f in fams:
+    want = math.prod(len(v) for v in f['params'].values()) * len(f['type_domain']) ** len(f['type_params'])
+    assert f['space_size'] == want, (f['op'], f['family'], f['space_size'], want)
+wg = [f for f in fams if (f['op'], f['family']) == ('gemm', 'wgmma')]
+assert wg and wg[0]['type_domain'] == ['bf16', 'f16'], wg
+"
+"$bin" kernels --list | grep -E "^gemm +wgmma .* W=\{bf16,f16\}$" >/dev/null || { echo "kernels --list: gemm.wgmma's type domain"; exit 1; }
 for arch in sm_80 sm_90 sm_100; do
   "$bin" kernels --compile-all --arch $arch --json > "$AGENTCOMPILE_KERNEL_CACHE/$arch.json"
   python3 - "$AGENTCOMPILE_KERNEL_CACHE/$arch.json" $arch <<'PY'

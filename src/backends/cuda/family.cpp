@@ -314,7 +314,7 @@ std::vector<Family> build_families() {
     };
     v.push_back(std::move(f));
   }
-  {  // our own prompt GEMM (gemm/wgmma.cuh): compiled and checked, not yet routed by the executor
+  {  // our own prompt GEMM (gemm/wgmma.cuh): prompt steps run it under prefill_wgmma (off by default)
     Family f;
     f.op = "gemm";
     f.name = "wgmma";
@@ -328,7 +328,7 @@ std::vector<Family> build_families() {
     f.min_sm = 90;
     f.description = "prompt GEMM C = A B^T on wgmma (sm_90a): 128 x BN tiles, a producer warpgroup filling STAGES "
                     "swizzled shared-memory stages by cp.async, two consumer warpgroups; C stored 16-bit (EPI 0), f32 "
-                    "(1) or added into f32 (2). Not yet used by the executor";
+                    "(1) or added into f32 (2); prompt steps' projections under prefill_wgmma";
     f.constraint = [](const std::map<std::string, int>& v) {
       return dynamic_smem_fits(gemm_wgmma_smem(v.at("BN"), v.at("STAGES")));
     };

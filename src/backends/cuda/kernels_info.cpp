@@ -29,8 +29,9 @@ std::string nvrtc_version() { return cuda::nvrtc_version_string(); }
 std::vector<KernelFamilyInfo> list_kernel_families() {
   std::vector<KernelFamilyInfo> out;
   for (const auto& f : cuda::families()) {
-    KernelFamilyInfo i{f.op, f.name, f.header, f.description, {}, f.type_params, cuda::space_size(f), f.needs_sm90a};
+    KernelFamilyInfo i{f.op, f.name, f.header, f.description, {}, f.type_params, {}, cuda::space_size(f), f.needs_sm90a};
     for (const auto& d : f.params) i.params.emplace_back(d.name, d.values);
+    for (DType t : f.type_domain) i.type_domain.emplace_back(dtype_user_name(t));
     out.push_back(std::move(i));
   }
   return out;

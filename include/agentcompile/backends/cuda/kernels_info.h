@@ -11,6 +11,7 @@ struct KernelFamilyInfo {
   std::string op, name, header, description;
   std::vector<std::pair<std::string, std::vector<int>>> params;
   std::vector<std::string> type_params;
+  std::vector<std::string> type_domain;  // what each type parameter may be bound to ("bf16", "f16", ...)
   size_t space_size = 0;
   bool needs_sm90a = false;
 };
