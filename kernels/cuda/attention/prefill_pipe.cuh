@@ -6,7 +6,10 @@
 //   (zero-filled past the sequence's end) run while the current one is multiplied;
 // - fragments come from ldmatrix: K's with one x4 per two k-chunks, V's with one x4.trans per two
 //   8-column tiles of O;
-// - the softmax runs in base 2 (Q pre-scaled by log2 e), one ex2 per score.
+// - the softmax runs in base 2 (Q pre-scaled by log2 e), one ex2 per score: ex2.approx.ftz, a
+//   single MUFU instruction, where exp2f's ex2.approx (no ftz) adds a range check and two
+//   multiplies to keep subnormal results (below 2^-126, nothing a probability rounded to bf16 for
+//   P V can carry into the sums).
 // Q is scaled and rounded to bf16 once (here from f32 p.q, or by qkv_post.rows into p.q16, the same
 // bits); P is rounded to bf16 for P V. The output is f32 (p.out),
 // or W rounded once (p.out16, the output projection's GEMM input) where given.
@@ -17,6 +20,12 @@
 #include "common/mma.cuh"
 #include "common/params.h"
 #include "common/types.cuh"
+
+__device__ __forceinline__ float pipe_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 
 template <int BLOCK, int BK, int HD, typename W>
 __device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
@@ -148,7 +157,7 @@ __device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
     }
     // A row with nothing unmasked yet keeps max -inf: subtract 0 instead (2^-inf = 0, no NaN).
     const float ua = mx_a == AC_NEG_INF ? 0.0f : mx_a, ub = mx_b == AC_NEG_INF ? 0.0f : mx_b;
-    const float ca = exp2f(m_a - ua), cb = exp2f(m_b - ub);
+    const float ca = pipe_exp2(m_a - ua), cb = pipe_exp2(m_b - ub);
     m_a = mx_a;
     m_b = mx_b;
     l_a *= ca;
@@ -164,8 +173,8 @@ __device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
     for (int n = 0; n < NT; ++n)
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
-        s[n][i] = exp2f(s[n][i] - ua);
-        s[n][2 + i] = exp2f(s[n][2 + i] - ub);
+        s[n][i] = pipe_exp2(s[n][i] - ua);
+        s[n][2 + i] = pipe_exp2(s[n][2 + i] - ub);
         l_a += s[n][i];
         l_b += s[n][2 + i];
       }
