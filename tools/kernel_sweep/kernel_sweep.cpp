@@ -9,7 +9,7 @@
 // sweeps gemv.fp8 instead over the four projections (not the 16-bit lm_head): random weights
 // quantized to e4m3 with amax scales per 128 x 128 block (SWEEP_SCALE=1, default) or per row
 // (SWEEP_SCALE=0), checked against their dequantized f32 weights; at SWEEP_BATCH above 1 it sweeps
-// gemv.mma_fp8 too (the tensor-core form FP8 batches run). SWEEP_FAMILY=gemm times the
+// gemv.mma_fp8 too (the tensor-core form FP8 batches run), SWEEP_FAMILY=fp8_mma only that. SWEEP_FAMILY=gemm times the
 // prompt's projection GEMMs instead: cuBLAS against every gemm.wgmma point (gemm_sweep.h).
 #include <algorithm>
 #include <cmath>
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   const int tmpl = batch_template(B);
   const std::string fam = std::getenv("SWEEP_FAMILY") ? std::getenv("SWEEP_FAMILY") : (B == 1 ? "fused" : "both");
   if (fam == "gemm") return sweep_prompt_gemms(models);
-  const bool fp8 = fam == "fp8";
+  const bool fp8 = fam == "fp8" || fam == "fp8_mma";
   const int scale = std::getenv("SWEEP_SCALE") ? std::atoi(std::getenv("SWEEP_SCALE")) : 1;
   if (fp8 && scale != 0 && scale != 1) {
     std::fprintf(stderr, "kernel_sweep: SWEEP_SCALE must be 0 (per row) or 1 (128 x 128 blocks)\n");
@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
       std::vector<Variant> points;
       // gemv.fused, or gemv.fp8 (the same parameters and SCALE).
       const Family& gf = fp8 ? gemv_fp8 : gemv;
-      if (fam != "mma")
+      if (fam != "mma" && fam != "fp8_mma")
       for (int block : gf.params[0].values)
         for (int rows : gf.params[1].values)
           for (int unroll : gf.params[2].values)
