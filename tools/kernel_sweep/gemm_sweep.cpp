@@ -7,7 +7,6 @@
 #include <cstdlib>
 
 #include "agentcompile/core/json.h"
-#include "agentcompile/core/rng.h"
 #include "agentcompile/core/threads.h"
 #include "agentcompile/model/hf_config.h"
 #include "agentcompile/model/synth_model.h"
@@ -15,6 +14,7 @@
 #include "backends/cuda/family.h"
 #include "backends/cuda/kernel_loader.h"
 #include "backends/cuda/nvrtc_jit.h"
+#include "backends/cuda/search_util.h"
 #include "graph_timing.h"
 
 extern "C" {
@@ -32,9 +32,7 @@ struct PromptGemm {
 };
 
 DeviceBuffer random_16(size_t count, uint64_t seed, float scale, CUstream s) {
-  Rng r(seed);
-  std::vector<uint16_t> v(count);
-  for (auto& x : v) x = f32_to_bf16(scale * r.normal());
+  const std::vector<uint16_t> v = random_w16(count, seed, scale, 0.0f, DType::BF16);
   DeviceBuffer d(count * 2);
   d.upload(v.data(), count * 2, s);
   return d;
@@ -55,15 +53,6 @@ std::vector<float> download_c(const DeviceBuffer& c, size_t count, int epi, CUst
   return out;
 }
 
-double rel_l2(const std::vector<float>& got, const std::vector<float>& want) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    num += double(got[i] - want[i]) * double(got[i] - want[i]);
-    den += double(want[i]) * double(want[i]);
-  }
-  return std::isfinite(num) && den > 0 ? std::sqrt(num / den) : INFINITY;
-}
-
 }  // namespace
 
 int sweep_prompt_gemms(const std::vector<std::string>& models) {
@@ -73,7 +62,7 @@ int sweep_prompt_gemms(const std::vector<std::string>& models) {
     return 2;
   }
   const CUstream s = dev.stream();
-  const long long m = std::getenv("SWEEP_TOKENS") ? std::atoll(std::getenv("SWEEP_TOKENS")) : 2048;
+  const long long m = std::getenv("SWEEP_TOKENS") ? std::atoll(std::getenv("SWEEP_TOKENS")) : kPromptTokens;
   if (m < 1 || m > 65536) {
     std::fprintf(stderr, "kernel_sweep: SWEEP_TOKENS must be 1..65536\n");
     return 2;
@@ -123,7 +112,7 @@ int sweep_prompt_gemms(const std::vector<std::string>& models) {
         const Dim3 grid{unsigned((G.n + bn - 1) / bn), unsigned((m + 127) / 128)};
         reset(cw);
         launch_kernel(k, grid, 384, smem, s, &p, false);
-        const double err = rel_l2(download_c(cw, count, G.epi, s), want);
+        const double err = rel_l2(download_c(cw, count, G.epi, s), want).value_or(INFINITY);  // NaN: unwritten
         Json r = {{"model", model}, {"gemm", G.name}, {"m", m}, {"n", G.n}, {"k", G.k}, {"epi", G.epi},
                   {"variant", v.name()}, {"rel_l2_vs_cublas", err}};
         if (!(err <= (G.epi == 0 ? 1e-2 : 1e-4))) {  // 16-bit C: one rounding apart at most
