@@ -164,11 +164,12 @@ TEST(CudaMoeRouter, BothFormsMatchTheCpuReference) {
         }
       }
       auto dx = to_device(x), dg = to_device(gamma16), dw = to_device(w16);
-      for (int split : {0, 1}) {
-        SCOPED_TRACE(split ? "moe_router.logits + moe_route.warp" : "moe_router.fused");
+      for (int form = 0; form < 4; ++form) {  // both forms, each with and without the L2 prefetch
+        const int split = form % 2, prefetch = form / 2;
+        SCOPED_TRACE(std::string(split ? "moe_router.logits + moe_route.warp" : "moe_router.fused") + (prefetch ? ", prefetch" : ""));
         auto dh = poisoned(size_t(n * H)), dl = poisoned(size_t(n * E)), dids = poisoned(size_t(n * k)), dwt = poisoned(size_t(n * k));
         MoeRouterParams lp{dx.as<float>(), reinterpret_cast<const void*>(dg.ptr()), reinterpret_cast<const void*>(dw.ptr()),
-                           dh.as<float>(), dl.as<float>(), dids.as<int>(), dwt.as<float>(), n, H, E, k, eps, renorm};
+                           dh.as<float>(), dl.as<float>(), dids.as<int>(), dwt.as<float>(), n, H, E, k, eps, renorm, prefetch};
         if (split) {
           const cuda::Variant lv =
               cuda::make_variant(cuda::find_family("moe_router", "logits"), {{"BLOCK", 256}}, {DType::BF16}, arch());

@@ -138,6 +138,7 @@ struct MoeRouterParams {
   long long n, hidden, experts, top_k;
   float eps;
   int renormalise;
+  int prefetch;  // 1: ask L2 for the router rows before pdl_wait (only worth it under PDL)
 };
 
 struct MoeCountParams {

@@ -9,9 +9,9 @@
 // moe_router_logits: the experts spread over blocks of BLOCK / 32, each normalising the row again
 //   (it is in L2; block 0 writes it); moe_route.warp picks from the logits.
 //   Grid: (ceil(experts / (BLOCK / 32)), n); dynamic shared memory: hidden floats.
-// Both ask L2 for their router rows before waiting for the kernel before them (pdl_wait): the
-// weights do not depend on it, and under programmatic dependent launch (moe_pdl) the fetch
-// overlaps the output projection's end.
+// Under programmatic dependent launch (moe_pdl, p.prefetch 1) both ask L2 for their router rows
+// before waiting for the kernel before them (pdl_wait): the weights do not depend on it, and the
+// fetch overlaps the output projection's end. Without PDL nothing overlaps it, so they do not.
 #pragma once
 #include "common/params.h"
 #include "common/pdl.cuh"
@@ -54,7 +54,7 @@ __device__ void moe_router_fused(const MoeRouterParams& p) {
   float* xs = router_smem;                 // [hidden] the normalised row
   float* logits = router_smem + p.hidden;  // [experts]
   const long long t = blockIdx.x;
-  moe_prefetch_l2(p.w, p.experts * p.hidden * (long long)sizeof(W), threadIdx.x, BLOCK);
+  if (p.prefetch) moe_prefetch_l2(p.w, p.experts * p.hidden * (long long)sizeof(W), threadIdx.x, BLOCK);
   pdl_wait();
   moe_norm_row<BLOCK, W>(p, t, xs, true);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -74,7 +74,7 @@ __device__ void moe_router_logits(const MoeRouterParams& p) {
   const long long t = blockIdx.y;
   const int lane = threadIdx.x % 32;
   const long long e = (long long)blockIdx.x * (BLOCK / 32) + threadIdx.x / 32;
-  if (e < p.experts) moe_prefetch_l2(static_cast<const W*>(p.w) + e * p.hidden, p.hidden * (long long)sizeof(W), lane, 32);
+  if (p.prefetch && e < p.experts) moe_prefetch_l2(static_cast<const W*>(p.w) + e * p.hidden, p.hidden * (long long)sizeof(W), lane, 32);
   pdl_wait();
   moe_norm_row<BLOCK, W>(p, t, xs, blockIdx.x == 0);
   if (e >= p.experts) return;

@@ -80,15 +80,16 @@ void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n, bool de
   const long long E = op.experts, k = op.top_k, F = op.expert_inter, H = c.hidden_size;
   const double es = double(dtype_size(wt_));
   const Variant router = moe_router_variant(cfg_, wt_, arch_);
+  // Decode steps may launch the MoE kernels programmatically dependent (each waits for the one
+  // before, the router after asking L2 for its weights): moe_pdl.
+  const bool pdl = decode && cfg_.pdl && cfg_.moe_pdl;
   MoeRouterParams lp{resid_.as<float>(), wptr(L.post_norm, 0), wptr(L.moe, 0), h_.as<float>(), moe_logits_.as<float>(),
-                     moe_ids_.as<int>(), moe_weights_.as<float>(), n, H, E, k, float(c.rms_norm_eps), op.norm_topk ? 1 : 0};
+                     moe_ids_.as<int>(), moe_weights_.as<float>(), n, H, E, k, float(c.rms_norm_eps), op.norm_topk ? 1 : 0,
+                     pdl ? 1 : 0};
   // fused: one block per token, the logits in shared memory too; split: blocks of experts per token.
   const bool split = cfg_.moe_router_split != 0;
   const long long experts_per_block = router.threads() / 32;
   const Dim3 grid = split ? Dim3{unsigned((E + experts_per_block - 1) / experts_per_block), unsigned(n)} : Dim3{unsigned(n)};
-  // Decode steps may launch the MoE kernels programmatically dependent (each waits for the one
-  // before, the router after asking L2 for its weights): moe_pdl.
-  const bool pdl = decode && cfg_.pdl && cfg_.moe_pdl;
   launch(load_kernel(router), grid, unsigned(router.threads()), size_t(split ? H : H + E) * 4, &lp, pdl);
   mark("moe_router", double(n * H) * 8 + double(E * H) * es);  // rows read and written, the router's weights
   if (split) {
