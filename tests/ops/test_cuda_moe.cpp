@@ -164,15 +164,30 @@ TEST(CudaMoeRouter, BothFormsMatchTheCpuReference) {
         }
       }
       auto dx = to_device(x), dg = to_device(gamma16), dw = to_device(w16);
-      for (int form = 0; form < 4; ++form) {  // both forms, each with and without the L2 prefetch
-        const int split = form % 2, prefetch = form / 2;
-        SCOPED_TRACE(std::string(split ? "moe_router.logits + moe_route.warp" : "moe_router.fused") + (prefetch ? ", prefetch" : ""));
+      // moe_router.logits PICK 1's per-token counts: zero before its first launch, reset by it.
+      std::vector<int32_t> zeros(size_t(n), 0);
+      auto ddone = to_device(zeros);
+      // The fused form, the split one (with the routing kernel, or picking in its last block twice,
+      // so the second launch needs the first's reset), each with and without the L2 prefetch.
+      for (int form = 0; form < 6; ++form) {
+        const int split = form % 3, prefetch = form / 3;
+        SCOPED_TRACE(std::string(split == 1 ? "moe_router.logits + moe_route.warp" : split == 2 ? "moe_router.logits PICK 1"
+                                                                                                 : "moe_router.fused") +
+                     (prefetch ? ", prefetch" : ""));
         auto dh = poisoned(size_t(n * H)), dl = poisoned(size_t(n * E)), dids = poisoned(size_t(n * k)), dwt = poisoned(size_t(n * k));
         MoeRouterParams lp{dx.as<float>(), reinterpret_cast<const void*>(dg.ptr()), reinterpret_cast<const void*>(dw.ptr()),
-                           dh.as<float>(), dl.as<float>(), dids.as<int>(), dwt.as<float>(), n, H, E, k, eps, renorm, prefetch};
-        if (split) {
+                           dh.as<float>(), dl.as<float>(), dids.as<int>(), dwt.as<float>(), n, H, E, k, eps, renorm, prefetch,
+                           ddone.as<int>()};
+        if (split == 2) {
+          const cuda::Variant lv = cuda::make_variant(cuda::find_family("moe_router", "logits"), {{"BLOCK", 256}, {"PICK", 1}},
+                                                      {DType::BF16}, arch());
+          for (int launch = 0; launch < 2; ++launch)
+            cuda::launch_kernel(cuda::load_kernel(lv), cuda::Dim3{unsigned((E + 7) / 8), unsigned(n)}, 256u, size_t(H + E) * 4,
+                                stream(), &lp);
+          EXPECT_EQ(to_host<int32_t>(ddone, size_t(n)), zeros) << "the counts are reset";
+        } else if (split) {
           const cuda::Variant lv =
-              cuda::make_variant(cuda::find_family("moe_router", "logits"), {{"BLOCK", 256}}, {DType::BF16}, arch());
+              cuda::make_variant(cuda::find_family("moe_router", "logits"), {{"BLOCK", 256}, {"PICK", 0}}, {DType::BF16}, arch());
           cuda::launch_kernel(cuda::load_kernel(lv), cuda::Dim3{unsigned((E + 7) / 8), unsigned(n)}, 256u, size_t(H) * 4, stream(),
                               &lp);
           MoeRouteParams rp{dl.as<float>(), dids.as<int>(), dwt.as<float>(), n, E, k, renorm};

@@ -51,6 +51,10 @@ TEST(FastMoe, SixteenBitExpertsTakeTheFastPath) {
   EXPECT_TRUE(names.count("moe_router.fused"));
   EXPECT_FALSE(names.count("moe_route.warp"));
   EXPECT_FALSE(names.count("moe_router.logits"));
+  // The split router whose last block per token picks: no routing kernel.
+  names = families("moe_router_split=2");
+  EXPECT_TRUE(names.count("moe_router.logits"));
+  EXPECT_FALSE(names.count("moe_route.warp"));
   // The grouped prompt path: the gather and combine passes around cuBLAS's grouped GEMMs.
   names = families("moe_prefill_grouped=1");
   EXPECT_TRUE(names.count("moe_gather.rows"));
@@ -112,7 +116,7 @@ TEST(FastMoe, ExpertGemvPointsCompile) {
         FastConfig cfg;
         cfg.moe_block = block;
         cfg.moe_rows = rows;
-        cfg.moe_router_split = rows == 2 ? 0 : 1;
+        cfg.moe_router_split = rows == 2 ? 0 : rows == 4 ? 2 : 1;
         cfg.moe_prefill_grouped = 1;
         for (const Variant& v : moe_variants(cfg, wt, "sm_90")) {
           if (!done.insert(v.name()).second) continue;

@@ -139,6 +139,7 @@ struct MoeRouterParams {
   float eps;
   int renormalise;
   int prefetch;  // 1: ask L2 for the router rows before pdl_wait (only worth it under PDL)
+  int* done;     // [n] zeros (moe_router.logits PICK 1): blocks of each token done so far
 };
 
 struct MoeCountParams {

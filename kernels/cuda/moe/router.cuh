@@ -7,8 +7,12 @@
 //   router), where the reference's norm and linear took 19 us and its routing 310 us.
 //   Grid: (n); dynamic shared memory: (hidden + experts) floats.
 // moe_router_logits: the experts spread over blocks of BLOCK / 32, each normalising the row again
-//   (it is in L2; block 0 writes it); moe_route.warp picks from the logits.
-//   Grid: (ceil(experts / (BLOCK / 32)), n); dynamic shared memory: hidden floats.
+//   (it is in L2; block 0 writes it); moe_route.warp picks from the logits (PICK 0), or the last
+//   of a token's blocks to finish picks them (PICK 1: one launch fewer per layer, as in CUDA's
+//   threadFenceReduction sample: each block's logits are made visible before it counts itself in
+//   p.done, and the last one resets the count for the next launch).
+//   Grid: (ceil(experts / (BLOCK / 32)), n); dynamic shared memory: hidden (+ experts, PICK 1)
+//   floats.
 // Under programmatic dependent launch (moe_pdl, p.prefetch 1) both ask L2 for their router rows
 // before waiting for the kernel before them (pdl_wait): the weights do not depend on it, and the
 // fetch overlaps the output projection's end. Without PDL nothing overlaps it, so they do not.
@@ -67,7 +71,7 @@ __device__ void moe_router_fused(const MoeRouterParams& p) {
     moe_pick_warp(logits, p.experts, p.top_k, p.renormalise, p.ids + t * p.top_k, p.weights + t * p.top_k, lane);
 }
 
-template <int BLOCK, typename W>
+template <int BLOCK, int PICK, typename W>
 __device__ void moe_router_logits(const MoeRouterParams& p) {
   extern __shared__ __align__(16) float router_smem[];
   float* xs = router_smem;  // [hidden] the normalised row
@@ -77,7 +81,24 @@ __device__ void moe_router_logits(const MoeRouterParams& p) {
   if (p.prefetch && e < p.experts) moe_prefetch_l2(static_cast<const W*>(p.w) + e * p.hidden, p.hidden * (long long)sizeof(W), lane, 32);
   pdl_wait();
   moe_norm_row<BLOCK, W>(p, t, xs, blockIdx.x == 0);
-  if (e >= p.experts) return;
-  const float acc = moe_router_dot(static_cast<const W*>(p.w) + e * p.hidden, xs, p.hidden, lane);
-  if (lane == 0) p.logits[t * p.experts + e] = acc;
+  if (e < p.experts) {
+    const float acc = moe_router_dot(static_cast<const W*>(p.w) + e * p.hidden, xs, p.hidden, lane);
+    if (lane == 0) p.logits[t * p.experts + e] = acc;
+  }
+  if constexpr (PICK) {
+    __shared__ int last;
+    __syncthreads();  // every warp's logits are written
+    if (threadIdx.x == 0) {
+      __threadfence();  // ... and visible to the block that picks
+      last = atomicAdd(p.done + t, 1) == int(gridDim.x) - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    // The other blocks' logits through L2 (__ldcg: never a line this SM's L1 may hold).
+    float* ls = router_smem + p.hidden;
+    for (long long i = threadIdx.x; i < p.experts; i += BLOCK) ls[i] = __ldcg(p.logits + t * p.experts + i);
+    __syncthreads();
+    if (threadIdx.x < 32) moe_pick_warp(ls, p.experts, p.top_k, p.renormalise, p.ids + t * p.top_k, p.weights + t * p.top_k, lane);
+    if (threadIdx.x == 0) p.done[t] = 0;  // every block of this launch has counted itself
+  }
 }

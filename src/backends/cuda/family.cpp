@@ -124,8 +124,9 @@ std::vector<Family> build_families() {
     v.push_back(std::move(fused));
     Family r = ref("moe_router", "moe/router.cuh", "MoeRouterParams", "moe_router_logits", {"W"}, {},
                    "the post-attention RMSNorm of a token's row and its router logits, a warp per expert (16-byte loads), "
-                   "BLOCK / 32 experts per block");
+                   "BLOCK / 32 experts per block; PICK 1: the last of a token's blocks picks its experts");
     r.name = "logits";
+    r.params.push_back({"PICK", {0, 1}});
     r.type_domain = {DType::BF16, DType::F16};
     v.push_back(std::move(r));
     Family f = ref("moe_route", "moe/route.cuh", "MoeRouteParams", "moe_route_warp", {}, {},

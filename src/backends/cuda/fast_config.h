@@ -190,7 +190,8 @@ struct FastConfig {
   int moe_direct = 1;
   // The router: one block per token for the norm, the logits and the picks (moe_router.fused, 0),
   // or the logits over blocks of eight experts then the picks by a warp per token
-  // (moe_router.logits, moe_route.warp: 1).
+  // (moe_router.logits, moe_route.warp: 1), or the picks by the last of each token's blocks to
+  // finish (moe_router.logits PICK 1, 2: one launch fewer per layer; not yet run on a GPU).
   int moe_router_split = 1;
   // Decode steps launch the router, the picks and the expert GEMVs with programmatic dependent
   // launch (with pdl): each waits for the kernel before it in the kernel, the router after asking

@@ -236,9 +236,9 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
                        .described("a sparse layer's expert GEMVs read their input rows through L1 instead of staging them "
                                   "in shared memory (1)"),
                    &FastConfig::moe_direct));
-  k.push_back(bind(Knob("moe_router_split").range(0, 1).read_by({"moe_router.fused", "moe_router.logits", "moe_route.warp"})
+  k.push_back(bind(Knob("moe_router_split").range(0, 2).read_by({"moe_router.fused", "moe_router.logits", "moe_route.warp"})
                        .described("a sparse layer's router in one block per token (0) or over blocks of experts, then the "
-                                  "picks (1)"),
+                                  "picks (1), or with the picks by each token's last block (2)"),
                    &FastConfig::moe_router_split));
   k.push_back(bind(Knob("moe_pdl").range(0, 1).read_by({"moe_router.fused", "moe_router.logits", "moe_route.warp",
                                                       "moe_gate_up.gemv", "moe_down.gemv"})

@@ -54,6 +54,9 @@ FastExecutor::FastExecutor(const Graph& g, const ExecutorLimits& lim, const Fast
     moe_ids_ = f32(nt * k);
     moe_weights_ = f32(nt * k);
     moe_act_ = f32(nt * k * c.moe.expert_intermediate);
+    // moe_router.logits PICK 1's count of each token's finished blocks: zero between launches.
+    moe_done_ = DeviceBuffer(size_t(nt) * 4);
+    CU_CHECK(drv().cuMemsetD32Async(moe_done_.ptr(), 0, size_t(nt), s_));
   }
   mlp_counters_ = DeviceBuffer(8);
   CU_CHECK(drv().cuMemsetD32Async(mlp_counters_.ptr(), 0, 2, s_));

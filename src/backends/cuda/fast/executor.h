@@ -164,6 +164,7 @@ class FastExecutor final : public Executor {
   std::optional<PersistentPlan> pl_;  // decode_layers.persistent for batch-1 steps, when on and able
   DeviceBuffer pl_layers_, pl_counters_, pl_part_o_, pl_part_ml_;
   DeviceBuffer moe_logits_, moe_ids_, moe_weights_, moe_act_;  // sparse layers: [rows, E], [rows, k] x 2, [rows * k, F]
+  DeviceBuffer moe_done_;                                      // [rows] int: moe_router.logits PICK 1's counts
   // The grouped expert GEMMs' buffers for a chunk of prompt tokens (made on first use): the sorted
   // rows (16-bit), gate and up outputs and their SwiGLU (16-bit), the down outputs (f32), the
   // sorted picks and their positions, the GEMMs' pointer arrays.

@@ -2,8 +2,8 @@
 // the post-attention RMSNorm, the router's logits (f32 like the reference kernels: the top-k is a
 // discrete choice, kept on the CPU reference's side of near ties) and the picks in one block per
 // token (moe_router.fused; moe_router_split=1: the logits over blocks of experts, then the picks
-// by a warp per token), on the device with no host round trip, so decode steps stay one CUDA
-// graph; then every token's picked
+// by a warp per token; 2: by the last of each token's blocks), on the device with no host round
+// trip, so decode steps stay one CUDA graph; then every token's picked
 // experts in one launch per projection (moe/gemv.cuh), the down projection adding into the
 // residual stream.
 #include "backends/cuda/fast/executor.h"
@@ -26,11 +26,12 @@ std::vector<Variant> moe_gemv_variants(const FastConfig& cfg, DType wt, const st
   return v;
 }
 
-// One block of 16 warps per token, or eight experts per block (moe/router.cuh); four tokens per
-// block of the routing (moe/route.cuh).
+// One block of 16 warps per token, or eight experts per block (moe/router.cuh), which pick the
+// experts themselves at moe_router_split 2; four tokens per block of the routing (moe/route.cuh).
 Variant moe_router_variant(const FastConfig& cfg, DType wt, const std::string& arch) {
-  return cfg.moe_router_split ? make_variant(find_family("moe_router", "logits"), {{"BLOCK", 256}}, {wt}, arch)
-                              : make_variant(find_family("moe_router", "fused"), {{"BLOCK", 512}}, {wt}, arch);
+  return cfg.moe_router_split
+             ? make_variant(find_family("moe_router", "logits"), {{"BLOCK", 256}, {"PICK", int(cfg.moe_router_split == 2)}}, {wt}, arch)
+             : make_variant(find_family("moe_router", "fused"), {{"BLOCK", 512}}, {wt}, arch);
 }
 Variant moe_route_variant(const std::string& arch) {
   return make_variant(find_family("moe_route", "warp"), {{"BLOCK", 128}}, {}, arch);
@@ -55,7 +56,7 @@ Variant moe_combine_variant(DType wt, const std::string& arch) {
 std::vector<Variant> moe_variants(const FastConfig& cfg, DType wt, const std::string& arch) {
   std::vector<Variant> v = moe_gemv_variants(cfg, wt, arch);
   v.push_back(moe_router_variant(cfg, wt, arch));
-  if (cfg.moe_router_split) v.push_back(moe_route_variant(arch));
+  if (cfg.moe_router_split == 1) v.push_back(moe_route_variant(arch));
   v.push_back(moe_count_variant(arch));  // while counting the experts decode steps read
   if (cfg.moe_prefill_grouped) {
     v.push_back(moe_gather_variant(wt, arch));
@@ -85,14 +86,15 @@ void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n, bool de
   const bool pdl = decode && cfg_.pdl && cfg_.moe_pdl;
   MoeRouterParams lp{resid_.as<float>(), wptr(L.post_norm, 0), wptr(L.moe, 0), h_.as<float>(), moe_logits_.as<float>(),
                      moe_ids_.as<int>(), moe_weights_.as<float>(), n, H, E, k, float(c.rms_norm_eps), op.norm_topk ? 1 : 0,
-                     pdl ? 1 : 0};
-  // fused: one block per token, the logits in shared memory too; split: blocks of experts per token.
-  const bool split = cfg_.moe_router_split != 0;
+                     pdl ? 1 : 0, moe_done_.as<int>()};
+  // fused: one block per token, the logits in shared memory too; split: blocks of experts per token
+  // (which pick, the logits in shared memory too, at moe_router_split 2).
+  const bool split = cfg_.moe_router_split != 0, picks = cfg_.moe_router_split != 1;
   const long long experts_per_block = router.threads() / 32;
   const Dim3 grid = split ? Dim3{unsigned((E + experts_per_block - 1) / experts_per_block), unsigned(n)} : Dim3{unsigned(n)};
-  launch(load_kernel(router), grid, unsigned(router.threads()), size_t(split ? H : H + E) * 4, &lp, pdl);
+  launch(load_kernel(router), grid, unsigned(router.threads()), size_t(picks ? H + E : H) * 4, &lp, pdl);
   mark("moe_router", double(n * H) * 8 + double(E * H) * es);  // rows read and written, the router's weights
-  if (split) {
+  if (!picks) {
     const Variant route = moe_route_variant(arch_);
     const long long tokens_per_block = route.threads() / 32;
     MoeRouteParams rp{moe_logits_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(), n, E, k, op.norm_topk ? 1 : 0};
