@@ -17,7 +17,7 @@ source tools/gpu_common.sh
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; echo "build-device: $(cat build-device/COMMIT)"
   if [ "$part" = 1 ]; then
-    TEST_TIMEOUT=${TEST_TIMEOUT:-200} gpu_tests 'CudaFastMoe.*:Presets/CudaPrefillFlashPreset.*:Steps/CudaPrefillFlash.*:CudaCompile.*'
+    TEST_TIMEOUT=${TEST_TIMEOUT:-200} gpu_tests 'CudaMoeRouter.*:CudaFastMoe.*:Presets/CudaPrefillFlashPreset.*:Steps/CudaPrefillFlash.*:CudaCompile.*'
     echo "== gemm.wgmma against cuBLAS, 2048-row prompt GEMMs"
     SWEEP_FAMILY=gemm timeout 150 build-device/kernel_sweep ${GEMM_MODELS:-qwen3-1.7b llama-3.2-1b} > "$out/gemm_sweep.jsonl" 2> "$out/runs/gemm_sweep.err"
     echo "kernel_sweep exit $?"; grep -A20 "prompt GEMMs at" "$out/runs/gemm_sweep.err"
