@@ -3,7 +3,7 @@
 // step, and a chunk continuing a cached prefix; with every BLOCK and BK at head dims 32, 64 and
 // 128. Q and P are rounded to bf16 inside the kernel, so the bound is the bf16 one (relative L2
 // 1e-2); the tiles in either order give the same bits; its 16-bit output (out16) is the f32 one
-// rounded, bit for bit. Then the fast path's
+// rounded, bit for bit; attn_prefill.qs gives pipe's bits at both MT. Then the fast path's
 // prefill against the CPU reference on the tiny presets, and against the decode attention per
 // row. Skipped, with the reason, where there is no GPU.
 #include <gtest/gtest.h>
@@ -129,6 +129,28 @@ TEST_P(CudaPrefillFlash, MatchesDoublePrecisionAttention) {
       cuda::launch_kernel(cuda::load_kernel(v), grid, unsigned(block), cuda::prefill_attention_smem(v),
                           cuda::Device::get().stream(), &p16);
       EXPECT_EQ(to_host<float>(out_q16, want.size()), got) << v.name() << " from bf16 Q";
+      // attn_prefill.qs at this BLOCK and BK (where its registers allow): Q from shared memory and
+      // MT 16-row tiles per warp, so tiles of other rows, but every row's sums in pipe's order: the
+      // same bits, from f32 Q and from bf16 Q.
+      for (int mt : {1, 2}) {
+        const cuda::Family& qs = cuda::find_family("attn_prefill", "qs");
+        const std::map<std::string, int> point = {{"BLOCK", block}, {"BK", bk}, {"HD", int(c.hd)}, {"MT", mt}};
+        if (!qs.constraint(point).empty()) continue;
+        const cuda::Variant vq = cuda::make_variant(qs, point, {DType::BF16}, arch);
+        const std::vector<int32_t> qtiles = cuda::prefill_query_tiles(slot_of, cuda::prefill_tile_rows(vq));
+        auto dqt = to_device(qtiles);
+        const cuda::Dim3 qgrid{unsigned(qtiles.size() / 2), unsigned(c.heads)};
+        for (bool from16 : {false, true}) {
+          PrefillAttnParams pq = from16 ? p16 : p;
+          pq.out16 = nullptr;
+          pq.tiles = dqt.as<int>();
+          auto out_qs = poisoned(want.size());
+          pq.out = out_qs.as<float>();
+          cuda::launch_kernel(cuda::load_kernel(vq), qgrid, unsigned(block), cuda::prefill_attention_smem(vq),
+                              cuda::Device::get().stream(), &pq);
+          EXPECT_EQ(to_host<float>(out_qs, want.size()), got) << vq.name() << (from16 ? " from bf16 Q" : "");
+        }
+      }
     }
 }
 
@@ -191,6 +213,12 @@ TEST_P(CudaPrefillFlashPreset, LogitsMatchTheCpuReference) {
   f32q.prefill_q16 = 0;
   auto ex32 = cuda::make_fast_executor(g, lim, f32q);
   EXPECT_EQ(rows(*ex32), got);
+  for (int mt : {1, 2}) {  // attn_prefill.qs: the same values as pipe's
+    cuda::FastConfig qs = flash;
+    qs.prefill_flash_qs = mt;
+    auto exq = cuda::make_fast_executor(g, lim, qs);
+    EXPECT_EQ(rows(*exq), got) << "attn_prefill.qs MT " << mt;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, CudaPrefillFlashPreset, ::testing::Values("tiny-qwen3", "tiny-llama"));

@@ -236,8 +236,8 @@ TEST(CudaSearch, CudaFastFromRoutes) {
 // weights' layout; points whose K slice does not fit the shared memory left out), the 16-bit
 // lm_head gemv.fused, the attention as for a 16-bit model. No GPU: the space is built from the
 // graph and the target's architecture.
-// A prompt step's attention region is searched over attn_prefill.pipe's BLOCK and BK (every point
-// fits the shared memory at the target models' head dims), its four projections over the ranks of
+// A prompt step's attention region is searched over attn_prefill.pipe's BLOCK and BK and QS (pipe,
+// or attn_prefill.qs at MT 1 or 2; every point fits at the tiny model's head dim), its four projections over the ranks of
 // cuBLASLt's heuristic list (cuda:gemm.lt), its other regions not, with a note. The plan's prompt
 // knobs come from those routes only.
 TEST(CudaSearch, PromptStepSearchesPipePointsAndGemmRanks) {
@@ -262,10 +262,12 @@ TEST(CudaSearch, PromptStepSearchesPipePointsAndGemmRanks) {
         names.insert(p.name);
         points *= p.values.size();
       }
-      EXPECT_EQ(names, (std::set<std::string>{"BLOCK", "BK"}));
-      EXPECT_EQ(points, 9u);
+      EXPECT_EQ(names, (std::set<std::string>{"BLOCK", "BK", "QS"}));
+      EXPECT_EQ(points, 27u);
       for (int block : {64, 128, 256})
-        for (int bk : {16, 32, 64}) EXPECT_EQ(fs[0].constraint({{"BLOCK", block}, {"BK", bk}}), "") << block << ":" << bk;
+        for (int bk : {16, 32, 64})
+          for (int qs : {0, 1, 2})
+            EXPECT_EQ(fs[0].constraint({{"BLOCK", block}, {"BK", bk}, {"QS", qs}}), "") << block << ":" << bk << ":" << qs;
     } else if (sum.kind == RegionKind::AttnIn || sum.kind == RegionKind::AttnOut || sum.kind == RegionKind::MlpIn ||
                sum.kind == RegionKind::MlpOut) {
       ++gemms;
@@ -287,12 +289,13 @@ TEST(CudaSearch, PromptStepSearchesPipePointsAndGemmRanks) {
   const std::vector<PlanRoute> routes = {
       test::plan_route("attn_out", "prefill", "cuda:gemm.lt", {{"ALGO", 3}}),
       test::plan_route("mlp_out", "prefill", "cuda:fallback", {}),
-      test::plan_route("attention", "prefill", "cuda:attn_prefill.pipe", {{"BLOCK", 256}, {"BK", 32}}),
+      test::plan_route("attention", "prefill", "cuda:attn_prefill.pipe", {{"BLOCK", 256}, {"BK", 32}, {"QS", 2}}),
       test::plan_route("attention", "prefill", "cuda:attn_decode.fused", {{"BLOCK", 64}, {"SPLIT", 16}, {"ILP", 1}}, 60),
       test::plan_route("attention", "decode", "cuda:attn_decode.fused", {{"BLOCK", 128}, {"SPLIT", 32}, {"ILP", 4}})};
   const cuda::FastConfig f = fast_config_of(cuda_fast_from_routes(routes));
   EXPECT_EQ(f.prefill_flash_block, 256);
   EXPECT_EQ(f.prefill_flash_bk, 32);
+  EXPECT_EQ(f.prefill_flash_qs, 2);
   EXPECT_EQ(f.prefill_algo_o, 3);
   EXPECT_EQ(f.prefill_algo_down, -1);  // the fallback: cublasGemmEx
   EXPECT_EQ(f.prefill_algo_qkv, -1);

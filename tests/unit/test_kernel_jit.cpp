@@ -229,6 +229,49 @@ TEST(KernelJit, PrefillPipeCompiles) {
   EXPECT_FALSE(prefill_qkv_post_variant(c, DType::BF16, "sm_90").has_value());
 }
 
+// attn_prefill.qs (Q in shared memory, MT 16-row tiles per warp) at BLOCK 128: every point its
+// constraint allows on sm_90 compiles without spilling, and the ones it refuses are those with the
+// most accumulators (MT 2 at head dim 128 with BK 32 or 64). What it is for, checked: at head dim
+// 128 and BK 32, MT 1 fits four 4-warp blocks on an SM by registers where pipe fits three or
+// fewer, and the tiles are 16 * MT rows per warp.
+TEST(KernelJit, PrefillQsCompiles) {
+  const Family& qs = find_family("attn_prefill", "qs");
+  int refused = 0;
+  for (int hd : {32, 64, 128})
+    for (int bk : {16, 32, 64})
+      for (int mt : {1, 2}) {
+        const std::map<std::string, int> point = {{"BLOCK", 128}, {"BK", bk}, {"HD", hd}, {"MT", mt}};
+        if (!qs.constraint(point).empty()) {
+          ++refused;
+          EXPECT_TRUE(mt == 2 && hd == 128 && bk >= 32) << hd << ":" << bk << ":" << mt << " " << qs.constraint(point);
+          continue;
+        }
+        FastConfig cfg;
+        cfg.prefill_flash_bk = bk;
+        cfg.prefill_flash_qs = mt;
+        ModelConfig c;
+        c.head_dim = hd;
+        const std::optional<Variant> v = prefill_flash_variant(c, cfg, DType::BF16, "sm_90");
+        ASSERT_TRUE(v.has_value());
+        ASSERT_EQ(v->family->name, "qs");
+        EXPECT_EQ(prefill_tile_rows(*v), 4 * 16 * mt);
+        EXPECT_EQ(prefill_attention_smem(*v), size_t((64 * mt + 4 * bk) * (hd + 8) * 2));
+        const JitResult r = jit_compile(JitRequest{v->name(), v->source(), "sm_90", {}});
+        ASSERT_TRUE(r.ok) << v->name() << ": " << r.error;
+        EXPECT_EQ(r.spill_bytes, 0) << v->name() << "\n" << r.log;
+        std::printf("[ prefill ] %s: %d registers\n", v->name().c_str(), r.registers);
+        if (hd == 128 && bk == 32 && mt == 1) {
+          cfg.prefill_flash_qs = 0;
+          const Variant pipe = *prefill_flash_variant(c, cfg, DType::BF16, "sm_90");
+          const JitResult rp = jit_compile(JitRequest{pipe.name(), pipe.source(), "sm_90", {}});
+          ASSERT_TRUE(rp.ok) << rp.error;
+          EXPECT_EQ(resident_blocks_by_registers(r.registers, 128, "sm_90"), 4) << r.registers << " registers";
+          EXPECT_LT(resident_blocks_by_registers(rp.registers, 128, "sm_90"), 4) << rp.registers << " registers";
+        }
+      }
+  EXPECT_EQ(refused, 2);
+}
+
 // gemm.wgmma (our own prompt GEMM on wgmma): every point of its space compiles for sm_90a within
 // its shared memory, without spilling, and its wgmma instructions are not serialised by ptxas; it
 // is refused on sm_90 (wgmma needs the sm_90a target). The registers are printed.

@@ -315,6 +315,36 @@ std::vector<Family> build_families() {
     };
     v.push_back(std::move(f));
   }
+  {  // attn_prefill.pipe with Q in shared memory and MT m-tiles per warp (attention/prefill_qs.cuh)
+    Family f;
+    f.op = "attn_prefill";
+    f.name = "qs";
+    f.header = "attention/prefill_qs.cuh";
+    f.params_struct = "PrefillAttnParams";
+    f.device_fn = "attn_prefill_qs";
+    f.params = {{"BLOCK", {64, 128, 256}}, {"BK", {16, 32, 64}}, {"HD", {32, 64, 128}}, {"MT", {1, 2}}};
+    f.min_sm = 80;
+    f.type_params = {"W"};
+    f.type_domain = {DType::BF16, DType::F16};
+    f.description = "prefill attention as attn_prefill.pipe (the same values) with the block's Q tile in shared memory "
+                    "(A fragments by ldmatrix per k-chunk) and MT 16-row tiles per warp: each K and V fragment feeds MT "
+                    "MMAs";
+    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
+      if (std::string why = dynamic_smem_fits(attn_prefill_qs_smem(v.at("BLOCK"), v.at("MT"), v.at("BK"), v.at("HD")));
+          !why.empty())
+        return why;
+      // O and S accumulators per lane; 160 spilled (NVRTC, sm_90: MT 2 at head dim 128 and BK 32).
+      if (v.at("MT") * (v.at("HD") / 2 + v.at("BK") / 2) > 144) return "more than 144 accumulator registers per lane";
+      return "";
+    };
+    // MT 1 is for occupancy: 16 warps per SM (128 registers a lane) at BK up to 32, which NVRTC's
+    // own choice missed by 3 registers at head dim 128, BK 32 (131: three 4-warp blocks). At BK 64
+    // the bound spilled (40-48 bytes at head dims 64 and 128).
+    f.min_blocks = [](const std::map<std::string, int>& v) {
+      return v.at("MT") == 1 && v.at("BK") <= 32 ? 512 / v.at("BLOCK") : 0;
+    };
+    v.push_back(std::move(f));
+  }
   {  // our own prompt GEMM (gemm/wgmma.cuh): prompt steps run it under prefill_wgmma (off by default)
     Family f;
     f.op = "gemm";

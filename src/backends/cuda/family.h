@@ -82,6 +82,9 @@ int resident_blocks_by_registers(int registers, int threads, const std::string& 
 inline int attn_fused_smem_bytes(int split, int hd, int group) { return 2 * split * (hd + 8) * 2 + group * split * 4; }
 // Dynamic shared memory of an attn_prefill.pipe point: two stages of BK K and V rows (16-byte padded).
 inline int attn_prefill_pipe_smem(int bk, int hd) { return 2 * 2 * bk * (hd + 8) * 2; }
+// Dynamic shared memory of an attn_prefill.qs point: the block's Q tile (16 * MT rows per warp),
+// then attn_prefill.pipe's two stages, every row 16-byte padded.
+inline int attn_prefill_qs_smem(int block, int mt, int bk, int hd) { return (16 * mt * (block / 32) + 4 * bk) * (hd + 8) * 2; }
 // gemm/wgmma.cuh's gemm_wgmma_smem: the ring of STAGES (128 + BN) x 64 16-bit tiles, 1024 bytes of
 // alignment slack, the barriers.
 inline int gemm_wgmma_smem(int bn, int stages) { return stages * (128 + bn) * 64 * 2 + 1024 + 2 * stages * 8; }

@@ -149,6 +149,11 @@ struct FastConfig {
   // (bench/results/2026-12-06-prefill-flash/, 2026-12-06-prefill-pipe/).
   int prefill_flash = 1;
   int prefill_flash_block = 128, prefill_flash_bk = 64;
+  // The prompt attention's form: attn_prefill.pipe, Q held in registers (0), or attn_prefill.qs
+  // with Q in shared memory and this many 16-row tiles per warp (1, 2): fewer registers per lane
+  // at MT 1 (124 instead of 164 at head dim 128 and BK 32 on sm_90), more MMAs per ldmatrix at
+  // MT 2. The same values as pipe's. Searched with BLOCK and BK; not yet run on a GPU.
+  int prefill_flash_qs = 0;
   // attn_prefill.pipe's blocks take the last query tile of every head first (0: the longest causal
   // rows start first, the short ones fill the last wave) or tile x of head y (1). The same bits
   // either way; 0 has not been timed on a GPU in this form.

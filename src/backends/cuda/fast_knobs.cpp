@@ -180,14 +180,21 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("cuda_graph").in_plan(kOptional).described("decode steps replay a captured CUDA graph"), &FastConfig::cuda_graph));
   k.push_back(bind(Knob("pdl").in_plan(kOptional).described("programmatic dependent launch between the step's kernels"), &FastConfig::pdl));
   // The prompt attention's point: searched in a prompt step's attention region (absent from older plans).
-  k.push_back(bind(Knob("prefill_flash_block").one_of({64, 128, 256}).in_plan(kOptional).read_by({"attn_prefill.pipe"})
+  // The search's family is cuda:attn_prefill.pipe with QS as a third parameter: 0 is pipe itself,
+  // m > 0 attn_prefill.qs at MT m (the same BLOCK and BK).
+  k.push_back(bind(Knob("prefill_flash_block").one_of({64, 128, 256}).in_plan(kOptional).read_by({"attn_prefill.pipe", "attn_prefill.qs"})
                        .picked_by(picked_as(domain, "attn_prefill", "pipe", "BLOCK", attn))
-                       .described("attn_prefill.pipe's BLOCK (16 query rows per warp)"),
+                       .described("attn_prefill.pipe's (or .qs's) BLOCK (16 query rows per warp and m-tile)"),
                    &FastConfig::prefill_flash_block));
-  k.push_back(bind(Knob("prefill_flash_bk").one_of({16, 32, 64}).in_plan(kOptional).read_by({"attn_prefill.pipe"})
+  k.push_back(bind(Knob("prefill_flash_bk").one_of({16, 32, 64}).in_plan(kOptional).read_by({"attn_prefill.pipe", "attn_prefill.qs"})
                        .picked_by(picked_as(domain, "attn_prefill", "pipe", "BK", attn))
-                       .described("attn_prefill.pipe's BK (positions per K/V tile)"),
+                       .described("attn_prefill.pipe's (or .qs's) BK (positions per K/V tile)"),
                    &FastConfig::prefill_flash_bk));
+  k.push_back(bind(Knob("prefill_flash_qs").one_of({0, 1, 2}).none_at(0).in_plan(kOptional).read_by({"attn_prefill.pipe", "attn_prefill.qs"})
+                       .picked_by({"cuda:attn_prefill.pipe", "QS", attn, {0, 1, 2}})
+                       .described("the prompt attention with Q in registers (attn_prefill.pipe, 0) or in shared memory with "
+                                  "this many 16-row tiles per warp (attn_prefill.qs MT)"),
+                   &FastConfig::prefill_flash_qs));
   // Developer overrides only (no plan sets them).
   k.push_back(bind(Knob("batched_mma").read_by({"gemv.mma"}).described("batches run gemv.mma where it can"), &FastConfig::batched_mma));
   k.push_back(bind(Knob("mma_min_batch").read_by({"gemv.mma"}).described("the smallest batch that runs gemv.mma"),

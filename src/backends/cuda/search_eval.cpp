@@ -771,6 +771,7 @@ class PrefillAttentionEvaluator final : public Evaluator {
     if (c.params.empty()) return cfg;
     cfg.prefill_flash_block = c.params.at("BLOCK");
     cfg.prefill_flash_bk = c.params.at("BK");
+    if (auto qs = c.params.find("QS"); qs != c.params.end()) cfg.prefill_flash_qs = qs->second;
     return cfg;
   }
   Variant attention(const Candidate& c) const {
@@ -868,7 +869,7 @@ class PrefillAttentionEvaluator final : public Evaluator {
   TimingResult time(const Candidate& c, int warmup, int repeats) override {
     const Variant v = attention(c);
     const LoadedKernel& k = load_kernel(v);
-    launch(k, v, timing_, true);  // the tiles of this BLOCK, uploaded before the capture
+    launch(k, v, timing_, true);  // the tiles of this point, uploaded before the capture
     Device::get().synchronize();
     return time_graph(8, warmup, repeats, [&](int) { launch(k, v, timing_, true); });
   }
@@ -915,7 +916,7 @@ class PrefillAttentionEvaluator final : public Evaluator {
     std::vector<float> q, kf, vf;
     std::vector<int32_t> slot_rows;
     DeviceBuffer dq, dk, dv, positions, slots, tiles, out, out16;
-    int tiles_block = 0;  // the BLOCK `tiles` was made for
+    int tile_rows = 0;  // the rows per tile `tiles` was made for
     long long tile_count = 0;
   };
 
@@ -926,11 +927,11 @@ class PrefillAttentionEvaluator final : public Evaluator {
   }
 
   void launch(const LoadedKernel& k, const Variant& v, Inputs& in, bool sixteen) const {
-    if (in.tiles_block != v.threads()) {  // query tiles of 16 rows per warp
-      const std::vector<int32_t> t = prefill_query_tiles(in.slot_rows, v.threads() / 32 * 16);
+    if (in.tile_rows != prefill_tile_rows(v)) {  // query tiles of 16 rows per warp and m-tile
+      const std::vector<int32_t> t = prefill_query_tiles(in.slot_rows, prefill_tile_rows(v));
       in.tiles.upload(t.data(), t.size() * 4, Device::get().stream());
       Device::get().synchronize();
-      in.tiles_block = v.threads();
+      in.tile_rows = prefill_tile_rows(v);
       in.tile_count = (long long)t.size() / 2;
     }
     const PrefillAttnParams p{in.dq.as<float>(), in.dk.as<unsigned short>(), in.dv.as<unsigned short>(), in.out.as<float>(),
@@ -1027,15 +1028,17 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
     std::vector<SpaceParam> params;
     for (const auto& d : pipe.params)
       if (d.name == "BLOCK" || d.name == "BK") params.push_back({d.name, d.values});
+    params.push_back({"QS", {0, 1, 2}});  // 0: pipe itself; m: attn_prefill.qs at MT m
     auto constraint = [&c, wt, arch](const ParamPoint& p) -> std::string {
       FastConfig cfg;
       cfg.prefill_flash_block = p.at("BLOCK");
       cfg.prefill_flash_bk = p.at("BK");
+      if (auto qs = p.find("QS"); qs != p.end()) cfg.prefill_flash_qs = qs->second;
       try {
         const std::optional<Variant> v = prefill_flash_variant(c, cfg, wt, arch);
         if (v && prefill_attention_smem(*v) > size_t(max_dynamic_smem(arch)))
-          return "two K/V stages need more shared memory than this GPU's " + std::to_string(max_dynamic_smem(arch) / 1024) +
-                 " KiB";
+          return "its K/V stages (and Q tile) need " + std::to_string(prefill_attention_smem(*v) / 1024) +
+                 " KiB of shared memory, more than this GPU's " + std::to_string(max_dynamic_smem(arch) / 1024) + " KiB";
       } catch (const Error& e) {
         return e.reason();
       }

@@ -100,13 +100,19 @@ Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::
 
 std::optional<Variant> prefill_flash_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch) {
   if (!cfg.prefill_flash || (c.head_dim != 32 && c.head_dim != 64 && c.head_dim != 128)) return std::nullopt;
-  const Family& f = find_family("attn_prefill", "pipe");
+  const Family& f = find_family("attn_prefill", cfg.prefill_flash_qs ? "qs" : "pipe");
   if (!arch_constraint(f, arch).empty()) return std::nullopt;
-  return make_variant(f, {{"BLOCK", cfg.prefill_flash_block}, {"BK", cfg.prefill_flash_bk}, {"HD", int(c.head_dim)}}, {wt},
-                      arch);
+  std::map<std::string, int> values = {{"BLOCK", cfg.prefill_flash_block}, {"BK", cfg.prefill_flash_bk}, {"HD", int(c.head_dim)}};
+  if (cfg.prefill_flash_qs) values["MT"] = cfg.prefill_flash_qs;
+  return make_variant(f, values, {wt}, arch);
 }
 
-size_t prefill_attention_smem(const Variant& v) { return size_t(attn_prefill_pipe_smem(v.param("BK"), v.param("HD"))); }
+size_t prefill_attention_smem(const Variant& v) {
+  if (v.family->name == "qs") return size_t(attn_prefill_qs_smem(v.threads(), v.param("MT"), v.param("BK"), v.param("HD")));
+  return size_t(attn_prefill_pipe_smem(v.param("BK"), v.param("HD")));
+}
+
+int prefill_tile_rows(const Variant& v) { return v.threads() / 32 * 16 * (v.family->name == "qs" ? v.param("MT") : 1); }
 
 std::optional<Variant> prefill_qkv_post_variant(const ModelConfig& c, DType wt, const std::string& arch) {
   if (c.head_dim % 32 != 0 || c.head_dim > 256) return std::nullopt;

@@ -20,7 +20,7 @@ void FastExecutor::run_prefill(long long n, long long r) {
   mark("embed", double(n * c.hidden_size) * double(dtype_size(wt_) + 4));
   const std::optional<Variant> flash = prefill_flash_variant(c, cfg_, wt_, arch_);
   if (flash) {  // the step's query tiles, for every layer
-    const std::vector<int32_t> tiles = prefill_query_tiles(last_slots_, flash->threads() / 32 * 16);
+    const std::vector<int32_t> tiles = prefill_query_tiles(last_slots_, prefill_tile_rows(*flash));
     prefill_tiles_.upload(tiles.data(), tiles.size() * 4, s_);
     prefill_tile_count_ = (long long)tiles.size() / 2;
   }

@@ -20,10 +20,12 @@ std::optional<Variant> cluster_attn_variant(const ModelConfig& c, const FastConf
 std::vector<Variant> cluster_long_attn_variants(const ModelConfig& c, const FastConfig& cfg, DType wt,
                                                 const std::string& arch);
 Variant combine_variant(const ModelConfig& c, const FastConfig& cfg, const std::string& arch);
-// attn_prefill.pipe for prefill steps (its output in `wt`), when configured (prefill_flash) and the
-// head dim and GPU allow; the dynamic shared memory its launch takes.
+// attn_prefill.pipe (or .qs, prefill_flash_qs) for prefill steps (its output in `wt`), when
+// configured (prefill_flash) and the head dim and GPU allow; the dynamic shared memory its launch
+// takes; the query rows of its tiles (prefill_query_tiles).
 std::optional<Variant> prefill_flash_variant(const ModelConfig& c, const FastConfig& cfg, DType wt, const std::string& arch);
 size_t prefill_attention_smem(const Variant& v);
+int prefill_tile_rows(const Variant& v);
 // qkv_post.rows for prefill steps with attn_prefill.pipe, where the head dim allows (else qkv_post.fused).
 std::optional<Variant> prefill_qkv_post_variant(const ModelConfig& c, DType wt, const std::string& arch);
 // A sparse layer's kernels (moe.cpp): moe_gate_up.gemv and moe_down.gemv at cfg's point, and the
