@@ -6,26 +6,18 @@
 //   (zero-filled past the sequence's end) run while the current one is multiplied;
 // - fragments come from ldmatrix: K's with one x4 per two k-chunks, V's with one x4.trans per two
 //   8-column tiles of O;
-// - the softmax runs in base 2 (Q pre-scaled by log2 e), one ex2 per score: ex2.approx.ftz, a
-//   single MUFU instruction, where exp2f's ex2.approx (no ftz) adds a range check and two
-//   multiplies to keep subnormal results (below 2^-126, nothing a probability rounded to bf16 for
-//   P V can carry into the sums).
+// - the softmax runs in base 2 (Q pre-scaled by log2 e), one ex2.approx.ftz per score (pipe_exp2).
 // Q is scaled and rounded to bf16 once (here from f32 p.q, or by qkv_post.rows into p.q16, the same
 // bits); P is rounded to bf16 for P V. The output is f32 (p.out),
 // or W rounded once (p.out16, the output projection's GEMM input) where given.
 // Grid: (tiles, heads); block: BLOCK = 32 * WARPS threads; warp w owns rows 16w .. 16w + 15;
 // dynamic shared memory: attn_prefill_pipe_smem (2 stages x K and V x BK rows of HD + 8).
 #pragma once
+#include "attention/prefill_common.cuh"
 #include "common/async_copy.cuh"
 #include "common/mma.cuh"
 #include "common/params.h"
 #include "common/types.cuh"
-
-__device__ __forceinline__ float pipe_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 
 template <int BLOCK, int BK, int HD, typename W>
 __device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
@@ -34,37 +26,19 @@ __device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
   constexpr int KC = HD / 16;   // k-chunks of S = Q K^T
   constexpr int NT = BK / 8;    // 8-column tiles of S
   constexpr int DT = HD / 8;    // 8-column tiles of O
-  constexpr int CHUNKS = HD / 8;  // 16-byte chunks per K/V row
   constexpr int TILE = BK * KPAD;  // elements of one K (or V) tile
   extern __shared__ __align__(16) unsigned short pipe_smem[];
   unsigned short* ks = pipe_smem;             // [2][BK][KPAD]
   unsigned short* vs = pipe_smem + 2 * TILE;  // [2][BK][KPAD]
   __shared__ int last_pos, first_pos;
 
-  // Causal rows late in a sequence attend the most positions: the executor's order (in_order 0)
-  // hands the blocks that start first (blocks start in linear block order, x fastest) the last
-  // tile of every head, then the one before it, so the short tiles fill the last wave. Reversing
-  // the tiles within each head only (the heads in turn) measured the same as row order on an H100
-  // (bench/results/2026-12-06-prefill-gemm-search/): a 2048-token prompt's 512 blocks are two
-  // waves of which the first held eight whole heads, and Nsight Compute saw the SMs busy for 73%
-  // of the kernel's cycles. in_order 1: tile blockIdx.x of head blockIdx.y. Either way each
-  // (tile, head) is one block's and gives the same bits.
-  const long long bid = (long long)blockIdx.y * gridDim.x + blockIdx.x;
-  const int tile = p.in_order ? blockIdx.x : gridDim.x - 1 - int(bid / gridDim.y);
-  const long long h = p.in_order ? (long long)blockIdx.y : bid % gridDim.y;
-  const int row0 = p.tiles[2 * tile], rows = p.tiles[2 * tile + 1];
+  const PrefillBlock blk = prefill_block(p);  // the block's (query tile, head)
+  const int row0 = blk.row0, rows = blk.rows, h = blk.h;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const long long kvh = h / (p.heads / p.kv_heads);
-  const long long slot = p.slots[row0];
   const int ra = warp * 16 + g, rb = ra + 8;  // this lane's two rows of the tile
   const int pa = ra < rows ? p.positions[row0 + ra] : -1;
   const int pb = rb < rows ? p.positions[row0 + rb] : -1;
-  if (threadIdx.x == 0) {
-    int m = -1, f = 0x7fffffff;
-    for (int i = 0; i < rows; ++i) m = max(m, p.positions[row0 + i]), f = min(f, p.positions[row0 + i]);
-    last_pos = m;
-    first_pos = f;
-  }
+  prefill_span(p, blk, &last_pos, &first_pos);
 
   // Q fragments (scaled by scale * log2 e, bf16): rows ra / rb, dims 16c + 2t (+1) and 16c + 2t + 8 (+1);
   // from p.q16 as they are (qkv_post.rows scaled and rounded them the same way), else from f32 q.
@@ -89,20 +63,9 @@ __device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
     }
   __syncthreads();
   const int end = last_pos + 1, tiles_n = (end + BK - 1) / BK;
-  const unsigned short* kbase = p.k_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
-  const unsigned short* vbase = p.v_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
-  // Copies K/V positions [k0, k0 + BK) into stage `buf` (zeros past `end`: P is 0 there, and 0 x
-  // whatever stale bytes hold could be NaN).
-  auto stage = [&](int buf, int k0) {
-    for (int i = threadIdx.x; i < BK * CHUNKS; i += BLOCK) {
-      const int r = i / CHUNKS, c = i % CHUNKS;
-      const bool valid = k0 + r < end;
-      const long long off = valid ? (long long)(k0 + r) * HD + 8 * c : 0;
-      cp_async16_zfill(ks + buf * TILE + r * KPAD + 8 * c, kbase + off, valid);
-      cp_async16_zfill(vs + buf * TILE + r * KPAD + 8 * c, vbase + off, valid);
-    }
-    cp_async_commit();
-  };
+  const unsigned short* kbase = p.k_cache + blk.kv_row0 * HD;
+  const unsigned short* vbase = p.v_cache + blk.kv_row0 * HD;
+  auto stage = [&](int buf, int k0) { prefill_stage_kv<BLOCK, BK, HD>(ks, vs, buf, kbase, vbase, k0, end); };
 
   float o[DT][4];
 #pragma unroll

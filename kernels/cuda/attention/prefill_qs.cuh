@@ -12,7 +12,7 @@
 // 32 * WARPS threads; warp w owns rows 16 MT w .. 16 MT (w + 1) - 1; dynamic shared memory:
 // attn_prefill_qs_smem (the Q tile, then 2 stages x K and V x BK rows, each row HD + 8).
 #pragma once
-#include "attention/prefill_pipe.cuh"  // pipe_exp2
+#include "attention/prefill_common.cuh"
 #include "common/async_copy.cuh"
 #include "common/mma.cuh"
 #include "common/params.h"
@@ -34,14 +34,9 @@ __device__ void attn_prefill_qs(const PrefillAttnParams& p) {
   unsigned short* vs = ks + 2 * TILE;          // [2][BK][KPAD]
   __shared__ int last_pos, first_pos;
 
-  // The blocks' order as attn_prefill.pipe's (the last tile of every head first; in_order 1: row order).
-  const long long bid = (long long)blockIdx.y * gridDim.x + blockIdx.x;
-  const int tile = p.in_order ? blockIdx.x : gridDim.x - 1 - int(bid / gridDim.y);
-  const long long h = p.in_order ? (long long)blockIdx.y : bid % gridDim.y;
-  const int row0 = p.tiles[2 * tile], rows = p.tiles[2 * tile + 1];
+  const PrefillBlock blk = prefill_block(p);  // the block's (query tile, head), in pipe's order
+  const int row0 = blk.row0, rows = blk.rows, h = blk.h;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const long long kvh = h / (p.heads / p.kv_heads);
-  const long long slot = p.slots[row0];
   const int wrow = warp * 16 * MT;  // the warp's first row in the tile
   int pos[MT][2];                   // this lane's rows' positions (-1 past the tile's end): rows wrow + 16 i + g (+ 8)
 #pragma unroll
@@ -51,12 +46,7 @@ __device__ void attn_prefill_qs(const PrefillAttnParams& p) {
       const int r = wrow + 16 * i + g + 8 * j;
       pos[i][j] = r < rows ? p.positions[row0 + r] : -1;
     }
-  if (threadIdx.x == 0) {
-    int m = -1, f = 0x7fffffff;
-    for (int i = 0; i < rows; ++i) m = max(m, p.positions[row0 + i]), f = min(f, p.positions[row0 + i]);
-    last_pos = m;
-    first_pos = f;
-  }
+  prefill_span(p, blk, &last_pos, &first_pos);
 
   // The Q tile, scaled by scale * log2 e and rounded to bf16 (p.q16 holds it so already: copied
   // as it is), rows past the tile's end zero.
@@ -81,18 +71,9 @@ __device__ void attn_prefill_qs(const PrefillAttnParams& p) {
   cp_async_commit();  // Q's group, older than every K/V stage's: complete at the loop's first wait
   __syncthreads();
   const int end = last_pos + 1, tiles_n = (end + BK - 1) / BK;
-  const unsigned short* kbase = p.k_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
-  const unsigned short* vbase = p.v_cache + (slot * p.kv_heads + kvh) * p.max_seq * HD;
-  auto stage = [&](int buf, int k0) {  // K/V positions [k0, k0 + BK), zeros past `end`
-    for (int i = threadIdx.x; i < BK * CHUNKS; i += BLOCK) {
-      const int r = i / CHUNKS, c = i % CHUNKS;
-      const bool valid = k0 + r < end;
-      const long long off = valid ? (long long)(k0 + r) * HD + 8 * c : 0;
-      cp_async16_zfill(ks + buf * TILE + r * KPAD + 8 * c, kbase + off, valid);
-      cp_async16_zfill(vs + buf * TILE + r * KPAD + 8 * c, vbase + off, valid);
-    }
-    cp_async_commit();
-  };
+  const unsigned short* kbase = p.k_cache + blk.kv_row0 * HD;
+  const unsigned short* vbase = p.v_cache + blk.kv_row0 * HD;
+  auto stage = [&](int buf, int k0) { prefill_stage_kv<BLOCK, BK, HD>(ks, vs, buf, kbase, vbase, k0, end); };
 
   // Each lane's ldmatrix row addresses (bytes, shared space): Q's A fragments (rows lane % 16 of
   // the m-tile, k-halves lane / 16), K's B fragments (key lane % 8, k-chunk quarters lane / 8), V's

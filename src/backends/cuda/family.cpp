@@ -316,16 +316,11 @@ std::vector<Family> build_families() {
     v.push_back(std::move(f));
   }
   {  // attn_prefill.pipe with Q in shared memory and MT m-tiles per warp (attention/prefill_qs.cuh)
-    Family f;
-    f.op = "attn_prefill";
+    Family f = v.back();
     f.name = "qs";
     f.header = "attention/prefill_qs.cuh";
-    f.params_struct = "PrefillAttnParams";
     f.device_fn = "attn_prefill_qs";
-    f.params = {{"BLOCK", {64, 128, 256}}, {"BK", {16, 32, 64}}, {"HD", {32, 64, 128}}, {"MT", {1, 2}}};
-    f.min_sm = 80;
-    f.type_params = {"W"};
-    f.type_domain = {DType::BF16, DType::F16};
+    f.params.push_back({"MT", {1, 2}});
     f.description = "prefill attention as attn_prefill.pipe (the same values) with the block's Q tile in shared memory "
                     "(A fragments by ldmatrix per k-chunk) and MT 16-row tiles per warp: each K and V fragment feeds MT "
                     "MMAs";
