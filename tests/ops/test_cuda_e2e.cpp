@@ -465,7 +465,8 @@ TEST(CudaFastMoe, MatchesCpuReference) {
   go.max_tokens = steps;
   go.ignore_eos = true;
   for (const char* spec : {"", "moe_rows=1", "moe_rows=4,moe_block=128", "moe_pdl=1", "moe_pdl=1,moe_router_split=0",
-                           "moe_router_split=2", "moe_pdl=1,moe_router_split=2"}) {
+                           "moe_router_split=2", "moe_pdl=1,moe_router_split=2", "moe_down_split=1",
+                           "moe_pdl=1,moe_router_split=2,moe_down_split=1"}) {
     auto ex = cuda::make_fast_executor(g, lim, cuda::apply_fast_config_override({}, spec));
     const auto r = generate(*ex, model->config, prompt, go, nullptr);
     ASSERT_EQ(r.tokens.size(), size_t(steps)) << spec;

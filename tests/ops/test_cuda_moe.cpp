@@ -1,5 +1,6 @@
 // moe_gate_up.gemv and moe_down.gemv (kernels/cuda/moe/gemv.cuh) against a double-precision
-// computation here from the same bf16 experts: every (BLOCK, ROWS, ILP, DIRECT) point on a small case whose
+// computation here from the same bf16 experts: every (BLOCK, ROWS, ILP, DIRECT) point, and
+// moe_down.split at each (BLOCK, ROWS) bit for bit against moe_down.gemv, on a small case whose
 // widths leave partial warps of rows, with tokens that pick the same expert, and the Qwen3-30B-A3B
 // shapes (hidden 2048, 128 experts of width 768, 8 per token) at the default point. The down GEMV
 // adds into a residual row that is already there. Skipped, with the reason, where there is no GPU.
@@ -98,6 +99,25 @@ void check_moe(const MoeCase& c) {
       cuda::launch_kernel(cuda::load_kernel(dn), cuda::Dim3{unsigned((H + per_block - 1) / per_block), unsigned(n)},
                           unsigned(block), direct ? 0 : size_t(k * F) * 4, stream(), &p);
       EXPECT_LE(rel_l2(to_host<float>(dout, out.size()), out), 1e-5) << dn.name();
+      if (ilp || !direct) continue;
+      // moe_down.split (a grid row per pick, the last block per outputs adding them in order):
+      // moe_down.gemv's bits, twice (the second launch needs the first's reset of the counts).
+      const std::vector<float> gemv_out = to_host<float>(dout, out.size());
+      const cuda::Variant sp =
+          cuda::make_variant(cuda::find_family("moe_down", "split"), {{"BLOCK", block}, {"ROWS", rows}}, {DType::BF16}, arch());
+      const unsigned blocks = unsigned((H + per_block - 1) / per_block);
+      auto dpart = poisoned(size_t(n * k * H));
+      std::vector<int32_t> zeros(size_t(n) * blocks, 0);
+      auto ddone = to_device(zeros);
+      p.part = dpart.as<float>();
+      p.done = ddone.as<int>();
+      for (int launch = 0; launch < 2; ++launch) {
+        auto sout = to_device(resid);
+        p.out = sout.as<float>();
+        cuda::launch_kernel(cuda::load_kernel(sp), cuda::Dim3{blocks, unsigned(n * k)}, unsigned(block), 0, stream(), &p);
+        EXPECT_EQ(to_host<float>(sout, out.size()), gemv_out) << sp.name() << " launch " << launch;
+        EXPECT_EQ(to_host<int32_t>(ddone, zeros.size()), zeros) << sp.name() << ": the counts are reset";
+      }
     }
 }
 

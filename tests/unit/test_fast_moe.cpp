@@ -51,6 +51,10 @@ TEST(FastMoe, SixteenBitExpertsTakeTheFastPath) {
   EXPECT_TRUE(names.count("moe_router.fused"));
   EXPECT_FALSE(names.count("moe_route.warp"));
   EXPECT_FALSE(names.count("moe_router.logits"));
+  // The down projection with a grid row per pick, in decode steps (the prompt's keeps moe_down.gemv).
+  names = families("moe_down_split=1");
+  EXPECT_TRUE(names.count("moe_down.split"));
+  EXPECT_TRUE(names.count("moe_down.gemv"));
   // The split router whose last block per token picks: no routing kernel.
   names = families("moe_router_split=2");
   EXPECT_TRUE(names.count("moe_router.logits"));
@@ -107,7 +111,8 @@ TEST(FastMoe, FP8ExpertsAndSlidingWindowsKeepTheLibraryRoute) {
 }
 
 // Every kernel a sparse layer loads compiles for sm_90 without spilling: the expert GEMVs at each
-// point, both router forms, the picks, the expert count and the grouped prompt's passes.
+// point, the decode down projection per pick, every router form, the picks, the expert count and
+// the grouped prompt's passes.
 TEST(FastMoe, ExpertGemvPointsCompile) {
   std::set<std::string> done;
   for (DType wt : {DType::BF16, DType::F16})
@@ -117,6 +122,7 @@ TEST(FastMoe, ExpertGemvPointsCompile) {
         cfg.moe_block = block;
         cfg.moe_rows = rows;
         cfg.moe_router_split = rows == 2 ? 0 : rows == 4 ? 2 : 1;
+        cfg.moe_down_split = 1;
         cfg.moe_prefill_grouped = 1;
         for (const Variant& v : moe_variants(cfg, wt, "sm_90")) {
           if (!done.insert(v.name()).second) continue;

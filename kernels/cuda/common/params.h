@@ -180,6 +180,8 @@ struct MoeGemvParams {
   float* act;                // [n * top_k, inter]: silu(gate x) * (up x), written by gate_up, read by down
   float* out;                // down: [n, hidden] f32 rows, added to: out += sum_j weights_j (down_j act_j)
   long long n, top_k, experts, hidden, inter;
+  float* part;               // moe_down.split: [n * top_k, hidden] each pick's products
+  int* done;                 // moe_down.split: [n * blocks] zeros: a token's blocks done per output block
 };
 
 struct ArgmaxParams {

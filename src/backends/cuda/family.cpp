@@ -166,6 +166,14 @@ std::vector<Family> build_families() {
     f.type_domain = {DType::BF16, DType::F16};
     v.push_back(std::move(f));
   }
+  {
+    Family f = ref("moe_down", "moe/down_split.cuh", "MoeGemvParams", "moe_down_split", {"W"}, {{"ROWS", {1, 2, 4}}},
+                   "a decode step's down projection with a grid row per pick (ROWS outputs per warp of one expert); the "
+                   "last of a token's blocks adds the picks' products into the residual in expert order");
+    f.name = "split";
+    f.type_domain = {DType::BF16, DType::F16};
+    v.push_back(std::move(f));
+  }
   v.push_back(ref("argmax_finish", "sampling/argmax.cuh", "ArgmaxFinishParams", "argmax_finish", {}, {},
                   "the token of each row from an argmax GEMV's published (logit, row) keys; one block, after it"));
   v.push_back(ref("read_probe", "probe/read.cuh", "ReadProbeParams", "read_probe", {}, {},

@@ -193,6 +193,10 @@ struct FastConfig {
   // The expert GEMVs read their input rows through L1 (moe/gemv.cuh DIRECT) instead of staging
   // them in shared memory before the first weight load.
   int moe_direct = 1;
+  // Decode steps run the down projection with a grid row per pick (moe_down.split: each warp one
+  // expert's rows, the last block per outputs adds the picks in order; the same bits), 1; or
+  // moe_down.gemv, whose warps walk the picks in turn, 0. Not yet run on a GPU, so off.
+  int moe_down_split = 0;
   // The router: one block per token for the norm, the logits and the picks (moe_router.fused, 0),
   // or the logits over blocks of eight experts then the picks by a warp per token
   // (moe_router.logits, moe_route.warp: 1), or the picks by the last of each token's blocks to

@@ -243,6 +243,9 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
                        .described("a sparse layer's expert GEMVs read their input rows through L1 instead of staging them "
                                   "in shared memory (1)"),
                    &FastConfig::moe_direct));
+  k.push_back(bind(Knob("moe_down_split").range(0, 1).read_by({"moe_down.gemv", "moe_down.split"})
+                       .described("decode steps run a sparse layer's down projection with a grid row per pick (1)"),
+                   &FastConfig::moe_down_split));
   k.push_back(bind(Knob("moe_router_split").range(0, 2).read_by({"moe_router.fused", "moe_router.logits", "moe_route.warp"})
                        .described("a sparse layer's router in one block per token (0) or over blocks of experts, then the "
                                   "picks (1), or with the picks by each token's last block (2)"),

@@ -57,6 +57,11 @@ FastExecutor::FastExecutor(const Graph& g, const ExecutorLimits& lim, const Fast
     // moe_router.logits PICK 1's count of each token's finished blocks: zero between launches.
     moe_done_ = DeviceBuffer(size_t(nt) * 4);
     CU_CHECK(drv().cuMemsetD32Async(moe_done_.ptr(), 0, size_t(nt), s_));
+    if (cfg_.moe_down_split) {  // decode steps only: at most kMaxBatch rows, at most hidden output blocks each
+      moe_part_ = f32(kMaxBatch * k * c.hidden_size);
+      moe_down_done_ = DeviceBuffer(size_t(kMaxBatch * c.hidden_size) * 4);
+      CU_CHECK(drv().cuMemsetD32Async(moe_down_done_.ptr(), 0, size_t(kMaxBatch * c.hidden_size), s_));
+    }
   }
   mlp_counters_ = DeviceBuffer(8);
   CU_CHECK(drv().cuMemsetD32Async(mlp_counters_.ptr(), 0, 2, s_));

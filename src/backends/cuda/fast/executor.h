@@ -165,6 +165,7 @@ class FastExecutor final : public Executor {
   DeviceBuffer pl_layers_, pl_counters_, pl_part_o_, pl_part_ml_;
   DeviceBuffer moe_logits_, moe_ids_, moe_weights_, moe_act_;  // sparse layers: [rows, E], [rows, k] x 2, [rows * k, F]
   DeviceBuffer moe_done_;                                      // [rows] int: moe_router.logits PICK 1's counts
+  DeviceBuffer moe_part_, moe_down_done_;  // moe_down.split: [kMaxBatch * k, hidden] products, [kMaxBatch * hidden] counts
   // The grouped expert GEMMs' buffers for a chunk of prompt tokens (made on first use): the sorted
   // rows (16-bit), gate and up outputs and their SwiGLU (16-bit), the down outputs (f32), the
   // sorted picks and their positions, the GEMMs' pointer arrays.

@@ -25,6 +25,10 @@ std::vector<Variant> moe_gemv_variants(const FastConfig& cfg, DType wt, const st
                              {wt}, arch));
   return v;
 }
+// moe_down.split at the same block and rows (decode steps, moe_down_split).
+Variant moe_down_split_variant(const FastConfig& cfg, DType wt, const std::string& arch) {
+  return make_variant(find_family("moe_down", "split"), {{"BLOCK", cfg.moe_block}, {"ROWS", cfg.moe_rows}}, {wt}, arch);
+}
 
 // One block of 16 warps per token, or eight experts per block (moe/router.cuh), which pick the
 // experts themselves at moe_router_split 2; four tokens per block of the routing (moe/route.cuh).
@@ -57,6 +61,7 @@ std::vector<Variant> moe_variants(const FastConfig& cfg, DType wt, const std::st
   std::vector<Variant> v = moe_gemv_variants(cfg, wt, arch);
   v.push_back(moe_router_variant(cfg, wt, arch));
   if (cfg.moe_router_split == 1) v.push_back(moe_route_variant(arch));
+  if (cfg.moe_down_split) v.push_back(moe_down_split_variant(cfg, wt, arch));
   v.push_back(moe_count_variant(arch));  // while counting the experts decode steps read
   if (cfg.moe_prefill_grouped) {
     v.push_back(moe_gather_variant(wt, arch));
@@ -132,8 +137,15 @@ void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n, bool de
     launch(load_kernel(v[0]), Dim3{unsigned((F + per_block - 1) / per_block), unsigned(rows * k)}, unsigned(cfg_.moe_block),
            cfg_.moe_direct ? 0 : size_t(H) * 4, &part, pdl);
     mark("moe_gate_up", double(rows * k * 2 * F * H) * es);
-    launch(load_kernel(v[1]), Dim3{unsigned((H + per_block - 1) / per_block), unsigned(rows)}, unsigned(cfg_.moe_block),
-           cfg_.moe_direct ? 0 : size_t(k * F) * 4, &part, pdl);
+    if (decode && cfg_.moe_down_split) {  // a grid row per pick; decode steps have at most kMaxBatch rows
+      part.part = moe_part_.as<float>();
+      part.done = moe_down_done_.as<int>();
+      launch(load_kernel(moe_down_split_variant(cfg_, wt_, arch_)),
+             Dim3{unsigned((H + per_block - 1) / per_block), unsigned(rows * k)}, unsigned(cfg_.moe_block), 0, &part, pdl);
+    } else {
+      launch(load_kernel(v[1]), Dim3{unsigned((H + per_block - 1) / per_block), unsigned(rows)}, unsigned(cfg_.moe_block),
+             cfg_.moe_direct ? 0 : size_t(k * F) * 4, &part, pdl);
+    }
     mark("moe_down", double(rows * k * F * H) * es);
   }
 }
