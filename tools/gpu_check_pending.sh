@@ -7,7 +7,8 @@
 #           SWEEP_FAMILY=gemm); W3 time to first token with prefill_wgmma=1 and with
 #           prefill_flash_in_order=1 (the old block order), each against the defaults, interleaved.
 #   part 2: Qwen3-30B-A3B's first 8 layers, W2 with moe_pdl=1, moe_router_split=2 (the picks in the
-#           router's last block) and moe_prefill_grouped=1 against the defaults (profiled); W3 TTFT with
+#           router's last block), moe_down_split=1 and moe_prefill_grouped=1 against the defaults
+#           (profiled); W3 TTFT with
 #           attn_prefill.qs at MT 1 and 2 against the defaults; gemv.mma_fp8's points at batch 8
 #           (kernel_sweep SWEEP_FAMILY=fp8_mma SWEEP_BATCH=8) on Qwen3-1.7B's shapes.
 #   tools/gpu_check_pending.sh 1|2 -> $OUT/pending-<part>.log, $OUT/gemm_sweep.jsonl or fp8_mma_sweep.jsonl, $OUT/runs/
@@ -28,7 +29,7 @@ source tools/gpu_common.sh
     done
   else
     echo "== Qwen3-30B-A3B, 8 layers: moe_pdl, the picks in the router's last block, the grouped prompt"
-    CONFIGS=';moe_pdl=1;moe_router_split=2;moe_pdl=1,moe_router_split=2;moe_prefill_grouped=1' ROUNDS=${ROUNDS:-2} timeout 330 tools/gpu_moe_ab.sh |
+    CONFIGS=';moe_pdl=1;moe_router_split=2;moe_down_split=1;moe_pdl=1,moe_router_split=2,moe_down_split=1;moe_prefill_grouped=1' ROUNDS=${ROUNDS:-2} timeout 330 tools/gpu_moe_ab.sh |
       grep -E "decode .* ms/token|FAILED|moe_(router|route|gate_up|down|gemm)"
     for cfg in prefill_flash_qs=1,prefill_flash_bk=32 prefill_flash_qs=2,prefill_flash_bk=16; do
       echo "== W3 TTFT: $cfg (attn_prefill.qs; the A/B's old side) against the defaults"
