@@ -11,14 +11,26 @@
 #           (profiled); W3 TTFT with
 #           attn_prefill.qs at MT 1 and 2 against the defaults; gemv.mma_fp8's points at batch 8
 #           (kernel_sweep SWEEP_FAMILY=fp8_mma SWEEP_BATCH=8) on Qwen3-1.7B's shapes.
-#   tools/gpu_check_pending.sh 1|2 -> $OUT/pending-<part>.log, $OUT/gemm_sweep.jsonl or fp8_mma_sweep.jsonl, $OUT/runs/
+#   short: one call for a lease too short for both (under ten minutes): the GPU tests of the new
+#           kernels (router picks, down per pick, attn_prefill.qs), the 8-layer MoE A/B once, and
+#           the W3 TTFT A/B of attn_prefill.qs.
+#   tools/gpu_check_pending.sh 1|2|short -> $OUT/pending-<part>.log, $OUT/gemm_sweep.jsonl or fp8_mma_sweep.jsonl, $OUT/runs/
 set -uo pipefail
 part=${1:-}
-case "$part" in 1|2) ;; *) echo "usage: tools/gpu_check_pending.sh 1|2" >&2; exit 2;; esac
+case "$part" in 1|2|short) ;; *) echo "usage: tools/gpu_check_pending.sh 1|2|short" >&2; exit 2;; esac
 source tools/gpu_common.sh
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; echo "build-device: $(cat build-device/COMMIT)"
-  if [ "$part" = 1 ]; then
+  if [ "$part" = short ]; then
+    TEST_TIMEOUT=150 gpu_tests 'CudaMoeRouter.*:CudaMoeGemv.*:CudaFastMoe.MatchesCpuReference:Steps/CudaPrefillFlash.*:Presets/CudaPrefillFlashPreset.LogitsMatchTheCpuReference/*'
+    echo "== Qwen3-30B-A3B, 8 layers: moe_pdl, the router's picks, the down per pick"
+    CONFIGS=';moe_pdl=1;moe_router_split=2;moe_down_split=1;moe_pdl=1,moe_router_split=2,moe_down_split=1' ROUNDS=1 timeout 150 tools/gpu_moe_ab.sh |
+      grep -E "decode .* ms/token|FAILED|moe_(router|route|gate_up|down)"
+    for cfg in prefill_flash_qs=1,prefill_flash_bk=32 prefill_flash_qs=2,prefill_flash_bk=16; do
+      echo "== W3 TTFT: $cfg (attn_prefill.qs; the A/B's old side) against the defaults"
+      OLD_BIN=$bin AB_CONFIG=$cfg SKIP_PEERS=1 PRESETS="${PRESETS:-qwen3-1.7b llama-3.2-1b}" timeout 120 tools/gpu_ttft_bench.sh 1 | grep "A/B"
+    done
+  elif [ "$part" = 1 ]; then
     TEST_TIMEOUT=${TEST_TIMEOUT:-200} gpu_tests 'CudaMoeRouter.*:CudaFastMoe.*:Presets/CudaPrefillFlashPreset.*:Steps/CudaPrefillFlash.*:CudaCompile.*'
     echo "== gemm.wgmma against cuBLAS, 2048-row prompt GEMMs"
     SWEEP_FAMILY=gemm timeout 150 build-device/kernel_sweep ${GEMM_MODELS:-qwen3-1.7b llama-3.2-1b} > "$out/gemm_sweep.jsonl" 2> "$out/runs/gemm_sweep.err"
