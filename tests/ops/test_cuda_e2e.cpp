@@ -74,9 +74,11 @@ std::vector<int32_t> random_prompt(int n, int64_t vocab, uint64_t seed) {
 
 // A short CUDA compile of `model` (the end-to-end check on 8 tokens, small shape points), its plan
 // folder written under `tmp` and loaded back as `generate --plan` does.
-Plan compile_small_cuda_plan(const Model& model, const fs::path& tmp, double budget_s) {
+Plan compile_small_cuda_plan(const Model& model, const fs::path& tmp, double budget_s, int max_batch = 1) {
   CompileOptions o;
   o.backend = "cuda";
+  o.max_batch = max_batch;
+  fs::create_directories(tmp);
   o.db_path = tmp / "t.db";
   o.budget_s = budget_s;
   o.e2e_tokens = 8;
@@ -249,7 +251,8 @@ INSTANTIATE_TEST_SUITE_P(Models, CudaGenericRoute,
 // region) generating the same tokens; 128x128 blocks need q and k/v rows in whole blocks, so they
 // run on Qwen3-1.7B's shapes (AGENTCOMPILE_GPU_LARGE), against the library route (the same f32
 // weights on cuBLAS). "+head": the lm_head quantized too (gemv.fp8 with the argmax epilogue in decode
-// steps, the prompt's logit rows through gemv.fp8's store epilogue eight at a time).
+// steps, the prompt's logit rows through gemv.fp8's store epilogue eight at a time). On the tiny
+// presets a plan compiled for batch 8 too (gemv.mma_fp8's points searched) decodes a batch.
 class CudaFastFp8 : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaFastFp8, MatchesTheQuantizedReference) {
@@ -302,6 +305,19 @@ TEST_P(CudaFastFp8, MatchesTheQuantizedReference) {
   auto pex = make_plan_executor(plan, g, lim);
   const auto pr = generate(*pex, model->config, prompt, go, nullptr);
   expect_reference_greedy(*ref, v, prompt, pr.tokens, spec + " (plan)");
+  // For batch 8 the projections' regions search gemv.mma_fp8 (what the executor runs there), each
+  // point checked against the dequantized weights' f32 answer; its plan decodes a batch.
+  const Plan plan8 = compile_small_cuda_plan(*model, tmp.path() / "b8", 20, 8);
+  size_t mma_routes = 0;
+  for (const PlanRoute& rt : plan8.routes) mma_routes += rt.family == "cuda:gemv.mma_fp8";
+  EXPECT_GE(mma_routes, 1u) << spec;
+  std::printf("[ fp8 ] %s: the batch-8 plan has %zu gemv.mma_fp8 routes\n", spec.c_str(), mma_routes);
+  auto bex = make_plan_executor(plan8, g, ExecutorLimits{4, seq, 4 * seq, 4 * seq});
+  std::vector<std::vector<int32_t>> prompts;
+  for (size_t r = 0; r < 3; ++r) prompts.emplace_back(prompt.begin() + std::ptrdiff_t(r), prompt.end());
+  const bench::RunOut out = bench::run_greedy(*bex, model->config, prompts, 8);
+  ASSERT_EQ(out.tokens.size(), 3u);
+  for (size_t r = 0; r < 3; ++r) expect_reference_greedy(*ref, v, prompts[r], out.tokens[r], spec + " (batch-8 plan) row " + std::to_string(r));
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CudaFastFp8,

@@ -232,9 +232,10 @@ TEST(CudaSearch, CudaFastFromRoutes) {
   EXPECT_EQ(h8.lm_head.block, def.lm_head.block);
 }
 
-// An FP8 model's decode regions: the four projections search gemv.fp8 (SCALE bound to the
-// weights' layout; points whose K slice does not fit the shared memory left out), the 16-bit
-// lm_head gemv.fused, the attention as for a 16-bit model. No GPU: the space is built from the
+// An FP8 model's decode regions: the four projections search gemv.fp8 at batch 1 (SCALE bound to
+// the weights' layout; points whose K slice does not fit the shared memory left out) and
+// gemv.mma_fp8 at batch 8, as the executor runs them; the 16-bit lm_head gemv.fused, the attention
+// as for a 16-bit model. No GPU: the space is built from the
 // graph and the target's architecture.
 // A prompt step's attention region is searched over attn_prefill.pipe's BLOCK and BK and QS (pipe,
 // or attn_prefill.qs at MT 1 or 2; every point fits at the tiny model's head dim), its four projections over the ranks of
@@ -381,8 +382,16 @@ TEST(CudaSearch, Fp8ProjectionsSearchGemvFp8) {
       if (sum.kind == RegionKind::Head)  // 16-bit: gemv.fused at batch 1, the tensor-core GEMV from batch 2 on
         EXPECT_EQ(fs[0].id, batch == 1 ? "cuda:gemv.fused" : "cuda:gemv.mma");
       if (batch == 1) family[sum.kind] = fs[0].id;
-      else if (sum.kind != RegionKind::Head && sum.kind != RegionKind::Attention)
-        EXPECT_EQ(fs[0].id, "cuda:gemv.fp8") << "batch " << batch;
+      else if (sum.kind != RegionKind::Head && sum.kind != RegionKind::Attention) {
+        // What the executor runs at batch 8 (fp8_batched_mma): gemv.mma_fp8 at the slot's gemv.mma point.
+        EXPECT_EQ(fs[0].id, "cuda:gemv.mma_fp8") << "batch " << batch;
+        std::set<std::string> names;
+        for (const SpaceParam& p : fs[0].params) names.insert(p.name);
+        EXPECT_EQ(names, (std::set<std::string>{"BLOCK", "MT", "UNROLL", "SPLITK"}));
+        const ParamPoint split = {{"BLOCK", 128}, {"MT", 1}, {"UNROLL", 1}, {"SPLITK", 2}};
+        EXPECT_EQ(fs[0].constraint(split).empty(), sum.kind == RegionKind::AttnOut || sum.kind == RegionKind::MlpOut)
+            << region_kind_name(sum.kind);
+      }
       if (fs[0].id != "cuda:gemv.fp8") continue;
       std::set<std::string> names;
       for (const SpaceParam& p : fs[0].params) names.insert(p.name);
@@ -399,6 +408,12 @@ TEST(CudaSearch, Fp8ProjectionsSearchGemvFp8) {
   EXPECT_EQ(family[RegionKind::Head], "cuda:gemv.fused");
   EXPECT_TRUE(family.count(RegionKind::Attention));
   EXPECT_EQ(cuda->generic_route_reason(g), "");
+  // A batch-8 route of gemv.mma_fp8 sets the slot's gemv.mma point, which the executor runs it at.
+  const cuda::FastConfig picked = fast_config_of(cuda_fast_from_routes(
+      {test::plan_route("mlp_out", "decode", "cuda:gemv.mma_fp8", {{"BLOCK", 256}, {"MT", 2}, {"UNROLL", 1}, {"SPLITK", 4}})}));
+  EXPECT_EQ(picked.down_mma.block, 256);
+  EXPECT_EQ(picked.down_mma.mt, 2);
+  EXPECT_EQ(picked.down_mma.splitk, 4);
   // The step tuning leaves out the settings whose kernels read 16-bit projections.
   Plan plan;
   plan.cuda_fast = plan_fast_of(cuda::FastConfig{});
@@ -409,7 +424,8 @@ TEST(CudaSearch, Fp8ProjectionsSearchGemvFp8) {
     EXPECT_NE(why.find("FP8"), std::string::npos) << why;
   }
   EXPECT_TRUE(cuda->with_step_setting(g, plan, "smem_carveout", 40, nullptr, nullptr));
-  // With the lm_head quantized too (compile --lm-head fp8), its region searches gemv.fp8 at every batch.
+  // With the lm_head quantized too (compile --lm-head fp8), its region searches gemv.fp8 at batch 1
+  // and gemv.mma_fp8 at batch 8.
   auto mh = synth_model_in_memory(SynthOptions{"tiny-llama", {}, 5, DType::BF16, {}, true});
   quantize_model_fp8(*mh, false, true);
   const Graph gh = build_decoder_graph(mh->config, mh->weights);
@@ -423,8 +439,10 @@ TEST(CudaSearch, Fp8ProjectionsSearchGemvFp8) {
       std::vector<std::string> notes;
       const std::vector<FamilySpace> fs = cuda->families(gh, ph, sum, t, &notes);
       ASSERT_EQ(fs.size(), 1u);
-      EXPECT_EQ(fs[0].id, "cuda:gemv.fp8") << "batch " << batch;
-      EXPECT_NE(fs[0].constraint({{"BLOCK", 256}, {"ROWS", 1}, {"UNROLL", 2}, {"SPLITK", 2}}), "");  // argmax: no split-K
+      EXPECT_EQ(fs[0].id, batch == 1 ? "cuda:gemv.fp8" : "cuda:gemv.mma_fp8") << "batch " << batch;
+      const ParamPoint split = batch == 1 ? ParamPoint{{"BLOCK", 256}, {"ROWS", 1}, {"UNROLL", 2}, {"SPLITK", 2}}
+                                          : ParamPoint{{"BLOCK", 128}, {"MT", 1}, {"UNROLL", 1}, {"SPLITK", 2}};
+      EXPECT_NE(fs[0].constraint(split), "");  // argmax: no split-K
       ++heads;
     }
   EXPECT_EQ(heads, 2);

@@ -74,6 +74,7 @@ void gemv_knobs(std::vector<K>& out, const GemvSlotField& s, const FamilyDomain&
                            .override_as(slot + "_mma", f.mma_part)
                            .read_by({"gemv.mma", "gemv.mma_fp8"})
                            .picked_by(picked_as(domain, "gemv", "mma", f.mma_param, s.region))
+                           .picked_by(picked_as(domain, "gemv", "mma_fp8", f.mma_param, s.region))
                            .described(slot + " projection's gemv.mma " + f.mma_param + " (batches from mma_min_batch on)"),
                        s.mma, f.mma));
   if (s.fp8) fused_shaped("gemv_fp8.", slot + "_fp8", kWithParent, {"gemv.fp8"}, "fp8", "FP8 weights, every batch", s.fp8);

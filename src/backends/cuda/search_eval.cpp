@@ -141,8 +141,8 @@ TimingResult time_graph(int launches, int warmup, int repeats, const std::functi
 class GemvEvaluator final : public Evaluator {
  public:
   // mma: the region runs gemv.mma at this batch (the executor's choice), so its points are searched.
-  // fp8: the region's weights are FP8 with this scale layout (gemv.fp8's points are searched, over
-  // e4m3 codes and scales; the answer from their dequantized values).
+  // fp8: the region's weights are FP8 with this scale layout (gemv.fp8's points are searched, or
+  // with mma gemv.mma_fp8's, over e4m3 codes and scales; the answer from their dequantized values).
   GemvEvaluator(const Slot& slot, long long N, long long K, int batch, DType wt, bool mma, Fp8Scales fp8)
       : slot_(slot), N_(N), K_(K), batch_(batch), wt_(wt), mma_(mma), fp8_(fp8) {}
   std::string backend() const override { return "cuda"; }
@@ -220,6 +220,13 @@ class GemvEvaluator final : public Evaluator {
   Variant variant(const Candidate& c) const {  // as the executor launches it
     const int tmpl = batch_template(batch_);
     const GemvSlotField& field = gemv_slot(slot_.name);
+    if (fp8_ != Fp8Scales::None && mma_) {  // gemv.mma_fp8 at the slot's gemv.mma point
+      MmaChoice ch = FastConfig{}.*field.mma;
+      if (!c.params.empty()) ch = MmaChoice{c.params.at("BLOCK"), c.params.at("MT"), c.params.at("UNROLL"), c.params.at("SPLITK")};
+      const std::optional<Variant> v = fast_mma_fp8_variant(ch, FastConfig{}.mma_terms, slot_.epi, tmpl, K_, fp8_, wt_, arch_);
+      if (!v) throw_internal("gemv search", "gemv.mma_fp8 cannot run this region");
+      return *v;
+    }
     if (fp8_ != Fp8Scales::None) {
       GemvChoice ch = FastConfig{}.*field.fp8;
       if (!c.params.empty()) ch = GemvChoice{c.params.at("BLOCK"), c.params.at("ROWS"), c.params.at("UNROLL"), c.params.at("SPLITK")};
@@ -1049,13 +1056,36 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
   const Fp8Scales fp8 = fast_fp8_scales(g);
   if (const Slot* slot = slot_of(s.kind);
       slot && fp8 != Fp8Scales::None && (s.kind != RegionKind::Head || fast_fp8_head(g))) {
-    // FP8 projections (and an FP8 lm_head) run gemv.fp8 at every batch: its tuning parameters are
-    // the space; BATCH, EPI and SCALE (the weights' layout) are bound.
+    const int epi = slot->epi, tmpl = batch_template(batch);
+    const long long N = gemv_shape(c, s.kind).first, K = gemv_shape(c, s.kind).second;
+    // From mma_min_batch on, FP8 projections run gemv.mma_fp8 where they can (fp8_batched_mma), at
+    // the slot's gemv.mma point (gemv_mma.<slot>): its tuning parameters are the space, BATCH, EPI,
+    // TERMS and SCALE bound, each point checked as the executor binds it.
+    const FastConfig defaults;
+    const GemvSlotField& field = gemv_slot(slot->name);
+    if (fast_fp8_decode_gemv(defaults, defaults.*field.fp8, defaults.*field.mma, epi, tmpl, K, fp8, wt, arch).family->name ==
+        "mma_fp8") {
+      std::vector<SpaceParam> params;
+      for (const auto& d : find_family("gemv", "mma_fp8").params)
+        if (d.name != "BATCH" && d.name != "EPI" && d.name != "TERMS" && d.name != "SCALE") params.push_back({d.name, d.values});
+      auto constraint = [epi, tmpl, fp8, wt, arch, K](const ParamPoint& p) -> std::string {
+        if (p.at("SPLITK") > 1 && epi != kEpiResidual) return "split-K needs the residual epilogue";
+        try {
+          const MmaChoice ch{p.at("BLOCK"), p.at("MT"), p.at("UNROLL"), p.at("SPLITK")};
+          if (!fast_mma_fp8_variant(ch, FastConfig{}.mma_terms, epi, tmpl, K, fp8, wt, arch))
+            return "gemv.mma_fp8 cannot run this point here";
+        } catch (const Error& e) {
+          return e.reason();
+        }
+        return "";
+      };
+      return {fast_family(s, "cuda:gemv.mma_fp8", params, constraint)};
+    }
+    // Otherwise (batch 1, or a projection gemv.mma_fp8 cannot take) gemv.fp8: its tuning
+    // parameters are the space; BATCH, EPI and SCALE (the weights' layout) are bound.
     std::vector<SpaceParam> params;
     for (const auto& d : find_family("gemv", "fp8").params)
       if (d.name != "BATCH" && d.name != "EPI" && d.name != "SCALE") params.push_back({d.name, d.values});
-    const int epi = slot->epi, tmpl = batch_template(batch);
-    const long long N = gemv_shape(c, s.kind).first, K = gemv_shape(c, s.kind).second;
     auto constraint = [epi, tmpl, fp8, wt, arch, N, K](const ParamPoint& p) -> std::string {
       if (p.at("SPLITK") > 1 && epi != kEpiResidual) return "split-K needs the residual epilogue";
       try {  // the point as the executor binds it at this batch (rows and unroll may shrink)
@@ -1160,8 +1190,9 @@ std::unique_ptr<Evaluator> cuda_fast_evaluator(const Graph& g, const RegionTask&
   const int batch = int(t.summary.point.batch);
   if (const Slot* slot = slot_of(t.summary.kind)) {
     const auto [N, K] = gemv_shape(c, t.summary.kind);
-    const bool mma = t.space.find("cuda:gemv.mma") != nullptr;
-    const Fp8Scales fp8 = t.space.find("cuda:gemv.fp8") != nullptr ? fast_fp8_scales(g) : Fp8Scales::None;
+    const bool mma_fp8 = t.space.find("cuda:gemv.mma_fp8") != nullptr;
+    const bool mma = mma_fp8 || t.space.find("cuda:gemv.mma") != nullptr;
+    const Fp8Scales fp8 = mma_fp8 || t.space.find("cuda:gemv.fp8") != nullptr ? fast_fp8_scales(g) : Fp8Scales::None;
     return std::make_unique<GemvEvaluator>(*slot, N, K, batch, g.ops.front().weights.at(0)->dtype, mma, fp8);
   }
   if (t.summary.kind == RegionKind::Attention)
