@@ -22,7 +22,7 @@ source tools/gpu_common.sh
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; echo "build-device: $(cat build-device/COMMIT)"
   if [ "$part" = short ]; then
-    TEST_TIMEOUT=150 gpu_tests 'CudaMoeRouter.*:CudaMoeGemv.*:CudaFastMoe.MatchesCpuReference:Steps/CudaPrefillFlash.*:Presets/CudaPrefillFlashPreset.LogitsMatchTheCpuReference/*'
+    TEST_TIMEOUT=200 gpu_tests 'CudaMoeRouter.*:CudaMoeGemv.*:CudaFastMoe.MatchesCpuReference:Steps/CudaPrefillFlash.*:Presets/CudaPrefillFlashPreset.LogitsMatchTheCpuReference/*:Models/CudaFastFp8.MatchesTheQuantizedReference/1'
     echo "== Qwen3-30B-A3B, 8 layers: moe_pdl, the router's picks, the down per pick"
     CONFIGS=';moe_pdl=1;moe_router_split=2;moe_down_split=1;moe_pdl=1,moe_router_split=2,moe_down_split=1' ROUNDS=1 timeout 150 tools/gpu_moe_ab.sh |
       grep -E "decode .* ms/token|FAILED|moe_(router|route|gate_up|down)"
