@@ -41,24 +41,24 @@ TEST(FastMoe, SixteenBitExpertsTakeTheFastPath) {
       out.insert(v.family->op + "." + v.family->name);
     return out;
   };
-  // By default the split router: the logits over blocks of experts, then the picks.
+  // By default the split router whose last block per token picks (no routing kernel), and the
+  // decode down projection per pick (the prompt's keeps moe_down.gemv).
   std::set<std::string> names = families("");
-  for (const char* k : {"moe_gate_up.gemv", "moe_down.gemv", "moe_router.logits", "moe_route.warp"})
-    EXPECT_TRUE(names.count(k)) << k;
+  for (const char* k : {"moe_gate_up.gemv", "moe_down.gemv", "moe_down.split", "moe_router.logits"}) EXPECT_TRUE(names.count(k)) << k;
   EXPECT_FALSE(names.count("moe_router.fused"));
+  EXPECT_FALSE(names.count("moe_route.warp"));
+  // The split router with the routing kernel.
+  names = families("moe_router_split=1");
+  EXPECT_TRUE(names.count("moe_route.warp"));
   // The fused router: one block per token for the norm, the logits and the picks.
   names = families("moe_router_split=0");
   EXPECT_TRUE(names.count("moe_router.fused"));
   EXPECT_FALSE(names.count("moe_route.warp"));
   EXPECT_FALSE(names.count("moe_router.logits"));
-  // The down projection with a grid row per pick, in decode steps (the prompt's keeps moe_down.gemv).
-  names = families("moe_down_split=1");
-  EXPECT_TRUE(names.count("moe_down.split"));
+  // moe_down.gemv alone.
+  names = families("moe_down_split=0");
+  EXPECT_FALSE(names.count("moe_down.split"));
   EXPECT_TRUE(names.count("moe_down.gemv"));
-  // The split router whose last block per token picks: no routing kernel.
-  names = families("moe_router_split=2");
-  EXPECT_TRUE(names.count("moe_router.logits"));
-  EXPECT_FALSE(names.count("moe_route.warp"));
   // The grouped prompt path: the gather and combine passes around cuBLAS's grouped GEMMs.
   names = families("moe_prefill_grouped=1");
   EXPECT_TRUE(names.count("moe_gather.rows"));
