@@ -71,8 +71,13 @@ std::string ChatTemplate::render(const ChatRequest& request) const {
   if (!has_template()) throw_input(config_subject_, missing_reason());
   const std::string text = hf_chat_template(config_, !request.tools.is_null(), config_subject_);
   const OrderedJson context = this->context(request);
-  auto& parsed = parsed_[text];
-  if (!parsed) parsed = std::make_unique<jinja::Template>(jinja::Template::parse(text, template_subject_, options_));
+  const jinja::Template* parsed = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(*parsed_mu_);
+    auto& slot = parsed_[text];
+    if (!slot) slot = std::make_unique<jinja::Template>(jinja::Template::parse(text, template_subject_, options_));
+    parsed = slot.get();
+  }
   return parsed->render_ordered(context);
 }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "agentcompile/chat/chat_template.h"
 #include "agentcompile/core/error.h"
@@ -73,6 +75,29 @@ TEST(ChatTemplateFolder, NamedTemplatesFollowTools) {
   chat::ChatRequest r = kHi;
   r.tools = OrderedJson::array({{{"type", "function"}}});
   EXPECT_EQ(t.render(r), "T1");
+}
+
+// The server renders one ChatTemplate from many connection threads at once, while its cache of
+// parsed templates is still being filled (the first request of each named template parses it):
+// every render gives its template's text. Unguarded, this crashed the server under load.
+TEST(ChatTemplateFolder, ConcurrentRendersShareTheCache) {
+  TempDir tmp;
+  write(tmp.path() / "tokenizer_config.json",
+        R"({"chat_template": [{"name": "default", "template": "{% for m in messages %}{{ m.role }}:{{ m.content }}{% endfor %}"},)"
+        R"( {"name": "tool_use", "template": "T{{ tools | length }}"}]})");
+  chat::ChatRequest with_tools = kHi;
+  with_tools.tools = OrderedJson::array({{{"type", "function"}}});
+  for (int round = 0; round < 20; ++round) {
+    const chat::ChatTemplate t = chat::ChatTemplate::load(tmp.path());  // an empty cache each round
+    std::vector<std::string> got(16);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < got.size(); ++i)
+      threads.emplace_back([&, i] {
+        for (int k = 0; k < 20; ++k) got[i] = t.render(i % 2 ? with_tools : kHi);
+      });
+    for (std::thread& th : threads) th.join();
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], i % 2 ? "T1" : "user:Hi") << "round " << round << ", thread " << i;
+  }
 }
 
 TEST(ChatTemplateFolder, Errors) {

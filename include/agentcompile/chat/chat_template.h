@@ -6,6 +6,7 @@
 // without adding special tokens (the template writes them), as apply_chat_template does.
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -61,8 +62,11 @@ class ChatTemplate {
   std::string template_subject_;  // "<path>/tokenizer_config.json: chat_template" or "<path>/chat_template.jinja"
   bool have_config_ = false;
   jinja::Options options_;
-  // Each template text parsed once (named templates may give two).
+  // Each template text parsed once (named templates may give two). The server renders from many
+  // connection threads at once: the cache is looked up and filled under the lock; a parsed
+  // template is never replaced or erased, and rendering it only reads it.
   mutable std::map<std::string, std::unique_ptr<jinja::Template>> parsed_;
+  mutable std::unique_ptr<std::mutex> parsed_mu_ = std::make_unique<std::mutex>();
 };
 
 // `messages` must be a list of objects; BadInput naming `subject` otherwise.
