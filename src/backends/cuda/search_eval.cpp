@@ -220,24 +220,20 @@ class GemvEvaluator final : public Evaluator {
   Variant variant(const Candidate& c) const {  // as the executor launches it
     const int tmpl = batch_template(batch_);
     const GemvSlotField& field = gemv_slot(slot_.name);
-    if (fp8_ != Fp8Scales::None && mma_) {  // gemv.mma_fp8 at the slot's gemv.mma point
+    if (mma_) {  // gemv.mma, or gemv.mma_fp8 over FP8 weights, at the slot's gemv.mma point
       MmaChoice ch = FastConfig{}.*field.mma;
       if (!c.params.empty()) ch = MmaChoice{c.params.at("BLOCK"), c.params.at("MT"), c.params.at("UNROLL"), c.params.at("SPLITK")};
-      const std::optional<Variant> v = fast_mma_fp8_variant(ch, FastConfig{}.mma_terms, slot_.epi, tmpl, K_, fp8_, wt_, arch_);
-      if (!v) throw_internal("gemv search", "gemv.mma_fp8 cannot run this region");
+      const int terms = FastConfig{}.mma_terms;
+      const std::optional<Variant> v = fp8_ != Fp8Scales::None
+                                           ? fast_mma_fp8_variant(ch, terms, slot_.epi, tmpl, K_, fp8_, wt_, arch_)
+                                           : fast_mma_variant(ch, terms, slot_.epi, tmpl, K_, wt_, arch_);
+      if (!v) throw_internal("gemv search", "the tensor-core GEMV cannot run this region");
       return *v;
     }
     if (fp8_ != Fp8Scales::None) {
       GemvChoice ch = FastConfig{}.*field.fp8;
       if (!c.params.empty()) ch = GemvChoice{c.params.at("BLOCK"), c.params.at("ROWS"), c.params.at("UNROLL"), c.params.at("SPLITK")};
       return fast_fp8_gemv_variant(ch, slot_.epi, tmpl, fp8_, wt_, arch_);
-    }
-    if (mma_) {
-      MmaChoice ch = FastConfig{}.*field.mma;
-      if (!c.params.empty()) ch = MmaChoice{c.params.at("BLOCK"), c.params.at("MT"), c.params.at("UNROLL"), c.params.at("SPLITK")};
-      const std::optional<Variant> v = fast_mma_variant(ch, FastConfig{}.mma_terms, slot_.epi, tmpl, K_, wt_, arch_);
-      if (!v) throw_internal("gemv search", "gemv.mma cannot run this region");
-      return *v;
     }
     GemvChoice ch = FastConfig{}.*field.gemv;
     if (!c.params.empty()) ch = GemvChoice{c.params.at("BLOCK"), c.params.at("ROWS"), c.params.at("UNROLL"), c.params.at("SPLITK")};
