@@ -9,7 +9,8 @@
 # part 1 the peer (its record comes back in $OUT), part 2 ours (PEER_IN=the record's folder in the
 # working tree, when the machine was not kept warm). ROUTE: ours's --cuda-route (default fast: the
 # expert GEMVs). REFERENCE=cpu|peer (cpu). CONFIGS='a=1;b=2': part 2 runs ours once per override
-# (files moe30b.json, moe30b-1.json, ...); PROFILE=1 prints each run's kernel profile too.
+# (files moe30b.json, moe30b-1.json, ...); PROFILE=1 prints each run's kernel profile too (its decode
+# steps then run eagerly, with an event between kernels: that ms/token is not the CUDA graph's).
 #   [WORKLOADS=W2] [REPEATS=3] [ROUTE=fast] [CONFIGS=...] [PROFILE=1] tools/gpu_moe_bench.sh 1|2
 set -uo pipefail
 part=${1:-}

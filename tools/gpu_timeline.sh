@@ -25,5 +25,7 @@ bin=${BIN:-$bin}  # BIN: another build's binary (e.g. build-device-head/agentcom
   done
   date -u
 } 2>&1 | tee -a "$out/timeline.log"
-python3 tools/timeline_summary.py "$out/timeline-qwen3-1.7b.csv" --per-launch > "$out/timeline-qwen3-1.7b-launches.txt" 2>&1
+for preset in ${PRESETS:-qwen3-1.7b}; do  # every launch of the step, for the presets asked for (default Qwen3-1.7B's)
+  [ -f "$out/timeline-$preset.csv" ] && python3 tools/timeline_summary.py "$out/timeline-$preset.csv" --per-launch > "$out/timeline-$preset-launches.txt" 2>&1
+done
 rm -rf "$out/runs"

@@ -1,6 +1,6 @@
 // moe_gate_up.gemv and moe_down.gemv (kernels/cuda/moe/gemv.cuh) against a double-precision
 // computation here from the same bf16 experts: every (BLOCK, ROWS, ILP, DIRECT) point, and
-// moe_down.split at each (BLOCK, ROWS) bit for bit against moe_down.gemv, on a small case whose
+// moe_down.split at each (BLOCK, ROWS, ILP) bit for bit against moe_down.gemv (ILP 0), on a small case whose
 // widths leave partial warps of rows, with tokens that pick the same expert, and the Qwen3-30B-A3B
 // shapes (hidden 2048, 128 experts of width 768, 8 per token) at the default point. The down GEMV
 // adds into a residual row that is already there. Skipped, with the reason, where there is no GPU.
@@ -79,7 +79,8 @@ void check_moe(const MoeCase& c) {
     }
 
   auto dx = to_device(x), dids = to_device(ids), dwts = to_device(wts), dtable = to_device(table);
-  for (auto [block, rows] : c.points)
+  for (auto [block, rows] : c.points) {
+    std::vector<float> gemv_out;  // moe_down.gemv's output at ILP 0 (ILP 1 adds in another order)
     for (int ilp : {0, 1})
     for (int direct : {0, 1}) {
       auto dact = poisoned(act.size());
@@ -99,12 +100,13 @@ void check_moe(const MoeCase& c) {
       cuda::launch_kernel(cuda::load_kernel(dn), cuda::Dim3{unsigned((H + per_block - 1) / per_block), unsigned(n)},
                           unsigned(block), direct ? 0 : size_t(k * F) * 4, stream(), &p);
       EXPECT_LE(rel_l2(to_host<float>(dout, out.size()), out), 1e-5) << dn.name();
-      if (ilp || !direct) continue;
-      // moe_down.split (a grid row per pick, the last block per outputs adding them in order):
-      // moe_down.gemv's bits, twice (the second launch needs the first's reset of the counts).
-      const std::vector<float> gemv_out = to_host<float>(dout, out.size());
-      const cuda::Variant sp =
-          cuda::make_variant(cuda::find_family("moe_down", "split"), {{"BLOCK", block}, {"ROWS", rows}}, {DType::BF16}, arch());
+      if (!direct) continue;
+      // moe_down.split (a grid row per pick, the last block per outputs adding them in order) at
+      // this ILP: moe_down.gemv's bits, twice (the second launch needs the first's reset of the
+      // counts), the second asking L2 for its rows first (p.early; its PDL trigger is a no-op here).
+      if (ilp == 0) gemv_out = to_host<float>(dout, out.size());
+      const cuda::Variant sp = cuda::make_variant(cuda::find_family("moe_down", "split"),
+                                                  {{"BLOCK", block}, {"ROWS", rows}, {"ILP", ilp}}, {DType::BF16}, arch());
       const unsigned blocks = unsigned((H + per_block - 1) / per_block);
       auto dpart = poisoned(size_t(n * k * H));
       std::vector<int32_t> zeros(size_t(n) * blocks, 0);
@@ -114,11 +116,13 @@ void check_moe(const MoeCase& c) {
       for (int launch = 0; launch < 2; ++launch) {
         auto sout = to_device(resid);
         p.out = sout.as<float>();
+        p.early = launch;
         cuda::launch_kernel(cuda::load_kernel(sp), cuda::Dim3{blocks, unsigned(n * k)}, unsigned(block), 0, stream(), &p);
         EXPECT_EQ(to_host<float>(sout, out.size()), gemv_out) << sp.name() << " launch " << launch;
         EXPECT_EQ(to_host<int32_t>(ddone, zeros.size()), zeros) << sp.name() << ": the counts are reset";
       }
     }
+  }
 }
 
 TEST(CudaMoeGemv, EveryPointMatchesDoublePrecision) {
@@ -191,23 +195,25 @@ TEST(CudaMoeRouter, BothFormsMatchTheCpuReference) {
       // so the second launch needs the first's reset), each with and without the L2 prefetch.
       for (int form = 0; form < 6; ++form) {
         const int split = form % 3, prefetch = form / 3;
+        const int ilp = split == 1 ? 1 : 2 * prefetch;  // every ILP of the split router: its row loads in flight
         SCOPED_TRACE(std::string(split == 1 ? "moe_router.logits + moe_route.warp" : split == 2 ? "moe_router.logits PICK 1"
                                                                                                  : "moe_router.fused") +
-                     (prefetch ? ", prefetch" : ""));
+                     (prefetch ? ", prefetch" : "") + (split ? ", ILP " + std::to_string(ilp) : std::string()));
         auto dh = poisoned(size_t(n * H)), dl = poisoned(size_t(n * E)), dids = poisoned(size_t(n * k)), dwt = poisoned(size_t(n * k));
         MoeRouterParams lp{dx.as<float>(), reinterpret_cast<const void*>(dg.ptr()), reinterpret_cast<const void*>(dw.ptr()),
                            dh.as<float>(), dl.as<float>(), dids.as<int>(), dwt.as<float>(), n, H, E, k, eps, renorm, prefetch,
-                           ddone.as<int>()};
+                           ddone.as<int>(), prefetch};
         if (split == 2) {
-          const cuda::Variant lv = cuda::make_variant(cuda::find_family("moe_router", "logits"), {{"BLOCK", 256}, {"PICK", 1}},
-                                                      {DType::BF16}, arch());
+          const cuda::Variant lv = cuda::make_variant(cuda::find_family("moe_router", "logits"),
+                                                      {{"BLOCK", 256}, {"PICK", 1}, {"ILP", ilp}}, {DType::BF16}, arch());
           for (int launch = 0; launch < 2; ++launch)
             cuda::launch_kernel(cuda::load_kernel(lv), cuda::Dim3{unsigned((E + 7) / 8), unsigned(n)}, 256u, size_t(H + E) * 4,
                                 stream(), &lp);
           EXPECT_EQ(to_host<int32_t>(ddone, size_t(n)), zeros) << "the counts are reset";
         } else if (split) {
           const cuda::Variant lv =
-              cuda::make_variant(cuda::find_family("moe_router", "logits"), {{"BLOCK", 256}, {"PICK", 0}}, {DType::BF16}, arch());
+              cuda::make_variant(cuda::find_family("moe_router", "logits"), {{"BLOCK", 256}, {"PICK", 0}, {"ILP", ilp}},
+                                 {DType::BF16}, arch());
           cuda::launch_kernel(cuda::load_kernel(lv), cuda::Dim3{unsigned((E + 7) / 8), unsigned(n)}, 256u, size_t(H) * 4, stream(),
                               &lp);
           MoeRouteParams rp{dl.as<float>(), dids.as<int>(), dwt.as<float>(), n, E, k, renorm};

@@ -122,6 +122,8 @@ TEST(FastMoe, ExpertGemvPointsCompile) {
         cfg.moe_block = block;
         cfg.moe_rows = rows;
         cfg.moe_router_split = rows == 2 ? 0 : rows == 4 ? 2 : 1;
+        cfg.moe_router_ilp = block == 128 ? rows / 2 : 2;  // every ILP of the split router (0, 2 at rows 1, 4; 2)
+        cfg.moe_ilp = block == 256 ? 1 : 0;                 // and of the expert GEMVs and the split down projection
         cfg.moe_down_split = 1;
         cfg.moe_prefill_grouped = 1;
         for (const Variant& v : moe_variants(cfg, wt, "sm_90")) {

@@ -140,6 +140,7 @@ struct MoeRouterParams {
   int renormalise;
   int prefetch;  // 1: ask L2 for the router rows before pdl_wait (only worth it under PDL)
   int* done;     // [n] zeros (moe_router.logits PICK 1): blocks of each token done so far
+  int early;     // 1 (decode under PDL): the next kernel (the gate/up GEMV) may launch at once
 };
 
 struct MoeCountParams {
@@ -182,6 +183,8 @@ struct MoeGemvParams {
   long long n, top_k, experts, hidden, inter;
   float* part;               // moe_down.split: [n * top_k, hidden] each pick's products
   int* done;                 // moe_down.split: [n * blocks] zeros: a token's blocks done per output block
+  int early;                 // 1 (decode under PDL): gate_up lets the down projection launch once it has
+                             // waited; moe_down.split asks L2 for its rows, then lets the next kernel launch
 };
 
 struct ArgmaxParams {

@@ -21,19 +21,29 @@
 // block then streams. Dynamic shared memory: none.
 // Both wait for the kernel before them (pdl_wait) first: their rows follow that kernel's picks, so
 // nothing can be loaded earlier; under programmatic dependent launch (moe_pdl) their launch
-// overlaps its end.
+// overlaps its end. With p.early, moe_gate_up_gemv lets the next kernel (the down projection)
+// launch once it has waited: the router has finished then, so that kernel may read the picks
+// before its own wait (moe/down_split.cuh).
 #pragma once
 #include "common/params.h"
 #include "common/pdl.cuh"
 #include "common/reduce.cuh"
 #include "common/types.cuh"
 
+// Asks L2 for `bytes` bytes from `base`, one 128-byte line per thread and step (thread `i` of
+// `threads`).
+__device__ __forceinline__ void moe_prefetch_l2(const void* base, long long bytes, long long i, long long threads) {
+  const char* b = static_cast<const char*>(base);
+  for (long long off = 128 * i; off < bytes; off += 128 * threads) asm volatile("prefetch.global.L2 [%0];" ::"l"(b + off));
+}
+
 // The dot product of one row of W (16-bit) with xs (shared f32) over `len` values, this lane's
 // share: 8 values per lane and load, lanes 8 values apart.
+// ILP 2 unrolls eight chunks deep: a 2048-value row's eight loads per lane all in flight at once.
 template <typename W, int ILP = 0>
 __device__ __forceinline__ float moe_row_dot(const W* row, const float* xs, long long len, int lane) {
   float acc = 0.0f;
-#pragma unroll(ILP ? 4 : 1)
+#pragma unroll(ILP ? 4 * ILP : 1)
   for (long long i = 8LL * lane; i < len; i += 256) {
     const uint4 v = *reinterpret_cast<const uint4*>(row + i);
     const float4 xa = *reinterpret_cast<const float4*>(xs + i), xb = *reinterpret_cast<const float4*>(xs + i + 4);
@@ -65,6 +75,7 @@ template <int BLOCK, int ROWS, int ILP, int DIRECT, typename W>
 __device__ void moe_gate_up_gemv(const MoeGemvParams& p) {
   static_assert(BLOCK % 32 == 0, "whole warps");
   pdl_wait();
+  if (p.early) pdl_launch_dependents();
   const long long pick = blockIdx.y, t = pick / p.top_k;
   const float* xs = moe_stage_input<BLOCK, DIRECT>(p.x + t * p.hidden, p.hidden);
   const int e = p.ids[pick], lane = threadIdx.x % 32;

@@ -13,9 +13,14 @@
 //   p.done, and the last one resets the count for the next launch).
 //   Grid: (ceil(experts / (BLOCK / 32)), n); dynamic shared memory: hidden (+ experts, PICK 1)
 //   floats.
+// ILP (moe_router.logits): how many of a warp's loads of its expert's row are in flight (moe_row_dot:
+//   0 one at a time, 1 four, 2 eight). A token's router is only BLOCK / 32 warps per 8 experts, so
+//   each warp's chain of loads is the kernel's length; the adds keep their order (the same bits).
 // Under programmatic dependent launch (moe_pdl, p.prefetch 1) both ask L2 for their router rows
 // before waiting for the kernel before them (pdl_wait): the weights do not depend on it, and the
 // fetch overlaps the output projection's end. Without PDL nothing overlaps it, so they do not.
+// With p.early (moe_early) they then let the gate/up GEMV launch: its blocks wait resident for the
+// picks instead of being launched after the router's last block ends.
 #pragma once
 #include "common/params.h"
 #include "common/pdl.cuh"
@@ -25,17 +30,10 @@
 #include "moe/route.cuh"
 #include "rms_norm/reference.cuh"
 
-// Asks L2 for `bytes` bytes from `base`, one 128-byte line per thread and step (thread `i` of
-// `threads`).
-__device__ __forceinline__ void moe_prefetch_l2(const void* base, long long bytes, long long i, long long threads) {
-  const char* b = static_cast<const char*>(base);
-  for (long long off = 128 * i; off < bytes; off += 128 * threads) asm volatile("prefetch.global.L2 [%0];" ::"l"(b + off));
-}
-
 // Logit of expert e: the warp's dot product of its router row with xs (every lane gets it).
-template <typename W>
+template <typename W, int ILP = 0>
 __device__ __forceinline__ float moe_router_dot(const W* row, const float* xs, long long hidden, int lane) {
-  return warp_sum(moe_row_dot(row, xs, hidden, lane));
+  return warp_sum(moe_row_dot<W, ILP>(row, xs, hidden, lane));
 }
 
 // Token t's residual row normalised into xs (shared), and into h where `write`; the block waits.
@@ -59,6 +57,7 @@ __device__ void moe_router_fused(const MoeRouterParams& p) {
   float* logits = router_smem + p.hidden;  // [experts]
   const long long t = blockIdx.x;
   if (p.prefetch) moe_prefetch_l2(p.w, p.experts * p.hidden * (long long)sizeof(W), threadIdx.x, BLOCK);
+  if (p.early) pdl_launch_dependents();
   pdl_wait();
   moe_norm_row<BLOCK, W>(p, t, xs, true);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -71,7 +70,7 @@ __device__ void moe_router_fused(const MoeRouterParams& p) {
     moe_pick_warp(logits, p.experts, p.top_k, p.renormalise, p.ids + t * p.top_k, p.weights + t * p.top_k, lane);
 }
 
-template <int BLOCK, int PICK, typename W>
+template <int BLOCK, int PICK, int ILP, typename W>
 __device__ void moe_router_logits(const MoeRouterParams& p) {
   extern __shared__ __align__(16) float router_smem[];
   float* xs = router_smem;  // [hidden] the normalised row
@@ -79,10 +78,11 @@ __device__ void moe_router_logits(const MoeRouterParams& p) {
   const int lane = threadIdx.x % 32;
   const long long e = (long long)blockIdx.x * (BLOCK / 32) + threadIdx.x / 32;
   if (p.prefetch && e < p.experts) moe_prefetch_l2(static_cast<const W*>(p.w) + e * p.hidden, p.hidden * (long long)sizeof(W), lane, 32);
+  if (p.early) pdl_launch_dependents();
   pdl_wait();
   moe_norm_row<BLOCK, W>(p, t, xs, blockIdx.x == 0);
   if (e < p.experts) {
-    const float acc = moe_router_dot(static_cast<const W*>(p.w) + e * p.hidden, xs, p.hidden, lane);
+    const float acc = moe_router_dot<W, ILP>(static_cast<const W*>(p.w) + e * p.hidden, xs, p.hidden, lane);
     if (lane == 0) p.logits[t * p.experts + e] = acc;
   }
   if constexpr (PICK) {

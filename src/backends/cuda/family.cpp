@@ -124,9 +124,11 @@ std::vector<Family> build_families() {
     v.push_back(std::move(fused));
     Family r = ref("moe_router", "moe/router.cuh", "MoeRouterParams", "moe_router_logits", {"W"}, {},
                    "the post-attention RMSNorm of a token's row and its router logits, a warp per expert (16-byte loads), "
-                   "BLOCK / 32 experts per block; PICK 1: the last of a token's blocks picks its experts");
+                   "BLOCK / 32 experts per block; PICK 1: the last of a token's blocks picks its experts; ILP: a "
+                   "warp's row loads in flight (1, 4 or 8)");
     r.name = "logits";
     r.params.push_back({"PICK", {0, 1}});
+    r.params.push_back({"ILP", {0, 1, 2}});
     r.type_domain = {DType::BF16, DType::F16};
     v.push_back(std::move(r));
     Family f = ref("moe_route", "moe/route.cuh", "MoeRouteParams", "moe_route_warp", {}, {},
@@ -167,9 +169,11 @@ std::vector<Family> build_families() {
     v.push_back(std::move(f));
   }
   {
-    Family f = ref("moe_down", "moe/down_split.cuh", "MoeGemvParams", "moe_down_split", {"W"}, {{"ROWS", {1, 2, 4}}},
-                   "a decode step's down projection with a grid row per pick (ROWS outputs per warp of one expert); the "
-                   "last of a token's blocks adds the picks' products into the residual in expert order");
+    Family f = ref("moe_down", "moe/down_split.cuh", "MoeGemvParams", "moe_down_split", {"W"},
+                   {{"ROWS", {1, 2, 4}}, {"ILP", {0, 1}}},
+                   "a decode step's down projection with a grid row per pick (ROWS outputs per warp of one expert, ILP: "
+                   "a row's loads in flight); the last of a token's blocks adds the picks' products into the residual in "
+                   "expert order");
     f.name = "split";
     f.type_domain = {DType::BF16, DType::F16};
     v.push_back(std::move(f));

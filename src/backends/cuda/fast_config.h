@@ -205,12 +205,24 @@ struct FastConfig {
   // finish (moe_router.logits PICK 1, 2: one launch fewer per layer; router and picks 0.160 ->
   // 0.142 ms per step on the H200's 8-layer cut).
   int moe_router_split = 2;
+  // The split router's loads of an expert's row in flight per lane (moe_router.logits ILP): 0 one,
+  // 1 four, 2 eight (all of a 2048-wide row's). On an H100, Qwen3-30B-A3B's first 8 layers (W2,
+  // CUDA graphs): 0.788 -> 0.780 ms/token alone, 0.775 -> 0.768 with moe_early
+  // (bench/results/2026-12-07-h100-moe-early/).
+  int moe_router_ilp = 2;
   // Decode steps launch the router, the picks and the expert GEMVs with programmatic dependent
   // launch (with pdl): each waits for the kernel before it in the kernel, the router after asking
   // L2 for its weights, so launches overlap the previous kernel's end as the dense GEMVs' do.
   // 0: ordinary launches. With the two above, the 8-layer cut's W2 decode went from 0.897-0.914
   // to 0.821-0.828 ms/token on an H200 (three rounds, the same tokens); moe_pdl alone 0.905.
   int moe_pdl = 1;
+  // Under moe_pdl, the MoE kernels let the next one launch early (pdl_launch_dependents): the router
+  // at once, the gate/up GEMV once it has waited, the decode down projection after asking L2 for
+  // its picked rows (it reads the picks before waiting), so the next layer's QKV GEMV streams its
+  // weights during the down projection's end. 0: each launches when the one before has ended (the
+  // timeline of an H100 showed 2-3.6 us from one's end to the next's first wait return there; with
+  // it the QKV GEMV's 3.4 us became 0.75). The same 8 layers: 0.788 -> 0.775 ms/token.
+  int moe_early = 1;
   // Prompt steps of at least 64 tokens run a sparse layer's experts as cuBLAS grouped GEMMs over
   // the tokens each expert was picked by (each expert's weights read once per step instead of once
   // per token), 1; or the expert GEMVs, 0. Its first GPU run stopped at cuBLAS (no f32 output

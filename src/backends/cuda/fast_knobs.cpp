@@ -236,7 +236,7 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
                        .tried_per_step({1, 2, 4})
                        .described("rows per warp of a sparse layer's expert GEMVs"),
                    &FastConfig::moe_rows));
-  k.push_back(bind(Knob("moe_ilp").range(0, 1).read_by({"moe_gate_up.gemv", "moe_down.gemv"})
+  k.push_back(bind(Knob("moe_ilp").range(0, 1).read_by({"moe_gate_up.gemv", "moe_down.gemv", "moe_down.split"})
                        .described("a sparse layer's expert GEMVs with more loads in flight and the down projection's "
                                   "picks reduced once (1)"),
                    &FastConfig::moe_ilp));
@@ -251,10 +251,18 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
                        .described("a sparse layer's router in one block per token (0) or over blocks of experts, then the "
                                   "picks (1), or with the picks by each token's last block (2)"),
                    &FastConfig::moe_router_split));
+  k.push_back(bind(Knob("moe_router_ilp").range(0, 2).read_by({"moe_router.logits"})
+                       .described("the split router's loads of an expert's row in flight per lane: one (0), four (1), "
+                                  "eight (2)"),
+                   &FastConfig::moe_router_ilp));
   k.push_back(bind(Knob("moe_pdl").range(0, 1).read_by({"moe_router.fused", "moe_router.logits", "moe_route.warp",
                                                       "moe_gate_up.gemv", "moe_down.gemv"})
                        .described("decode steps launch a sparse layer's kernels with programmatic dependent launch (1)"),
                    &FastConfig::moe_pdl));
+  k.push_back(bind(Knob("moe_early").range(0, 1).read_by({"moe_router.fused", "moe_router.logits", "moe_gate_up.gemv", "moe_down.split"})
+                       .described("under moe_pdl, a sparse layer's kernels let the next one launch early and the down "
+                                  "projection asks L2 for its rows before waiting (1)"),
+                   &FastConfig::moe_early));
   k.push_back(bind(Knob("moe_prefill_grouped").range(0, 1).read_by({"moe_gather.rows", "swiglu.w16", "moe_combine.rows"})
                        .described("prompt steps of at least 64 tokens run a sparse layer's experts as grouped GEMMs (1) "
                                   "instead of the expert GEMVs (0)"),

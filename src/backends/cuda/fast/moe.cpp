@@ -27,14 +27,16 @@ std::vector<Variant> moe_gemv_variants(const FastConfig& cfg, DType wt, const st
 }
 // moe_down.split at the same block and rows (decode steps, moe_down_split).
 Variant moe_down_split_variant(const FastConfig& cfg, DType wt, const std::string& arch) {
-  return make_variant(find_family("moe_down", "split"), {{"BLOCK", cfg.moe_block}, {"ROWS", cfg.moe_rows}}, {wt}, arch);
+  return make_variant(find_family("moe_down", "split"), {{"BLOCK", cfg.moe_block}, {"ROWS", cfg.moe_rows}, {"ILP", cfg.moe_ilp}},
+                      {wt}, arch);
 }
 
 // One block of 16 warps per token, or eight experts per block (moe/router.cuh), which pick the
 // experts themselves at moe_router_split 2; four tokens per block of the routing (moe/route.cuh).
 Variant moe_router_variant(const FastConfig& cfg, DType wt, const std::string& arch) {
   return cfg.moe_router_split
-             ? make_variant(find_family("moe_router", "logits"), {{"BLOCK", 256}, {"PICK", int(cfg.moe_router_split == 2)}}, {wt}, arch)
+             ? make_variant(find_family("moe_router", "logits"),
+                            {{"BLOCK", 256}, {"PICK", int(cfg.moe_router_split == 2)}, {"ILP", cfg.moe_router_ilp}}, {wt}, arch)
              : make_variant(find_family("moe_router", "fused"), {{"BLOCK", 512}}, {wt}, arch);
 }
 Variant moe_route_variant(const std::string& arch) {
@@ -91,7 +93,7 @@ void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n, bool de
   const bool pdl = decode && cfg_.pdl && cfg_.moe_pdl;
   MoeRouterParams lp{resid_.as<float>(), wptr(L.post_norm, 0), wptr(L.moe, 0), h_.as<float>(), moe_logits_.as<float>(),
                      moe_ids_.as<int>(), moe_weights_.as<float>(), n, H, E, k, float(c.rms_norm_eps), op.norm_topk ? 1 : 0,
-                     pdl ? 1 : 0, moe_done_.as<int>()};
+                     pdl ? 1 : 0, moe_done_.as<int>(), pdl && cfg_.moe_early ? 1 : 0};
   // fused: one block per token, the logits in shared memory too; split: blocks of experts per token
   // (which pick, the logits in shared memory too, at moe_router_split 2).
   const bool split = cfg_.moe_router_split != 0, picks = cfg_.moe_router_split != 1;
@@ -120,7 +122,7 @@ void FastExecutor::moe_mlp(const LayerOps& L, size_t layer, long long n, bool de
   const unsigned per_block = unsigned(cfg_.moe_block / 32 * cfg_.moe_rows);
   MoeGemvParams mp{h_.as<float>(), moe_ids_.as<int>(), moe_weights_.as<float>(),
                    reinterpret_cast<const void* const*>(fw_->moe_table.at(layer).ptr()), moe_act_.as<float>(), resid_.as<float>(),
-                   n, k, E, H, F};
+                   n, k, E, H, F, nullptr, nullptr, pdl && cfg_.moe_early ? 1 : 0};
   // The gate/up GEMV has one grid row per (token, pick): a long prompt's tokens go in launches of
   // at most 65535 / k of them (the grid's y limit), each chunk's down GEMV after its gate/up.
   const long long chunk = 65535 / k;
