@@ -507,7 +507,7 @@ TEST(CudaFastMoe, MatchesCpuReference) {
   EXPECT_LE(rel_l2(a, b), 1e-2) << "prefill logits";
 }
 
-// A prompt through the grouped expert GEMMs (moe_prefill_grouped=1): one step of 1100 tokens (a
+// A prompt through the grouped expert GEMMs (moe_prefill_grouped, the default): one step of 1100 tokens (a
 // full chunk of 1024 and a partial one; experts with many tokens, and with none in a chunk) gives
 // the last rows' logits of the CPU reference and of the expert GEMVs within the bf16 bound; and a
 // 40-token prompt (under the grouped path's 64) the GEMVs' logits exactly.
@@ -533,9 +533,9 @@ TEST(CudaFastMoe, GroupedPromptMatchesTheGemvs) {
     };
     auto cpu = make_executor("cpu", g, lim);
     const std::vector<float> want = rows(*cpu);
-    auto gemv = cuda::make_fast_executor(g, lim, {});
+    auto gemv = cuda::make_fast_executor(g, lim, cuda::apply_fast_config_override({}, "moe_prefill_grouped=0"));
     const std::vector<float> by_gemv = rows(*gemv);
-    auto grouped = cuda::make_fast_executor(g, lim, cuda::apply_fast_config_override({}, "moe_prefill_grouped=1"));
+    auto grouped = cuda::make_fast_executor(g, lim, {});
     const std::vector<float> got = rows(*grouped);
     EXPECT_LE(rel_l2(by_gemv, want), 1e-2) << n;
     EXPECT_LE(rel_l2(got, want), 1e-2) << n;

@@ -59,10 +59,14 @@ TEST(FastMoe, SixteenBitExpertsTakeTheFastPath) {
   names = families("moe_down_split=0");
   EXPECT_FALSE(names.count("moe_down.split"));
   EXPECT_TRUE(names.count("moe_down.gemv"));
-  // The grouped prompt path: the gather and combine passes around cuBLAS's grouped GEMMs.
-  names = families("moe_prefill_grouped=1");
+  // The grouped prompt path (the default): the gather and combine passes around cuBLAS's grouped
+  // GEMMs; without it the prompt runs the expert GEMVs alone.
+  names = families("");
   EXPECT_TRUE(names.count("moe_gather.rows"));
   EXPECT_TRUE(names.count("moe_combine.rows"));
+  names = families("moe_prefill_grouped=0");
+  EXPECT_FALSE(names.count("moe_gather.rows"));
+  EXPECT_FALSE(names.count("moe_combine.rows"));
   // The persistent kernel runs dense MLPs only.
   EXPECT_FALSE(persistent_plan(m->config, apply_fast_config_override({}, "persistent=1"), DType::BF16, "sm_90", false));
   // A dense model lists no expert kernels.
