@@ -484,7 +484,8 @@ TEST(CudaFastMoe, MatchesCpuReference) {
   for (const char* spec : {"", "moe_rows=1", "moe_rows=4,moe_block=128", "moe_pdl=0", "moe_pdl=1,moe_router_split=0",
                            "moe_router_split=1", "moe_pdl=0,moe_router_split=1", "moe_down_split=0",
                            "moe_pdl=0,moe_router_split=1,moe_down_split=0", "moe_router_ilp=0", "moe_router_split=1,moe_router_ilp=1", "moe_early=0,moe_router_ilp=0",
-                           "moe_early=1,moe_ilp=1,moe_router_ilp=1", "moe_early=1,moe_router_split=0"}) {
+                           "moe_early=1,moe_ilp=1,moe_router_ilp=1", "moe_early=1,moe_router_split=0",
+                           "moe_pick_redux=1,moe_router_norm=1"}) {
     auto ex = cuda::make_fast_executor(g, lim, cuda::apply_fast_config_override({}, spec));
     const auto r = generate(*ex, model->config, prompt, go, nullptr);
     ASSERT_EQ(r.tokens.size(), size_t(steps)) << spec;

@@ -150,7 +150,8 @@ TEST(CudaMoeRouter, BothFormsMatchTheCpuReference) {
   struct Case {
     long long hidden, experts, top_k;
   };
-  for (const Case c : {Case{64, 8, 2}, Case{256, 60, 4}, Case{2048, 128, 8}, Case{128, 40, 32}}) {
+  // (4352 is past the 8 values per thread that NORM 1 keeps in registers: its row takes moe_norm_row.)
+  for (const Case c : {Case{64, 8, 2}, Case{256, 60, 4}, Case{2048, 128, 8}, Case{128, 40, 32}, Case{4352, 16, 2}}) {
     for (int renorm : {0, 1}) {
       SCOPED_TRACE(std::to_string(c.experts) + " experts, top " + std::to_string(c.top_k) + ", renorm " + std::to_string(renorm));
       const long long n = 5, H = c.hidden, E = c.experts, k = c.top_k;
@@ -196,24 +197,29 @@ TEST(CudaMoeRouter, BothFormsMatchTheCpuReference) {
       for (int form = 0; form < 6; ++form) {
         const int split = form % 3, prefetch = form / 3;
         const int ilp = split == 1 ? 1 : 2 * prefetch;  // every ILP of the split router: its row loads in flight
-        SCOPED_TRACE(std::string(split == 1 ? "moe_router.logits + moe_route.warp" : split == 2 ? "moe_router.logits PICK 1"
+        // PICK 2 (the probabilities once, redux.sync) and NORM 1 (gamma before the wait) with the prefetch;
+        // NORM 1 also before moe_route.warp without it.
+        const int pick = split == 2 ? 1 + prefetch : 0, norm = split == 2 ? prefetch : split == 1 ? 1 - prefetch : 0;
+        SCOPED_TRACE(std::string(split == 1 ? "moe_router.logits + moe_route.warp" : split == 2 ? "moe_router.logits PICK " + std::to_string(pick)
                                                                                                  : "moe_router.fused") +
-                     (prefetch ? ", prefetch" : "") + (split ? ", ILP " + std::to_string(ilp) : std::string()));
+                     (prefetch ? ", prefetch" : "") +
+                     (split ? ", ILP " + std::to_string(ilp) + ", NORM " + std::to_string(norm) : std::string()));
         auto dh = poisoned(size_t(n * H)), dl = poisoned(size_t(n * E)), dids = poisoned(size_t(n * k)), dwt = poisoned(size_t(n * k));
         MoeRouterParams lp{dx.as<float>(), reinterpret_cast<const void*>(dg.ptr()), reinterpret_cast<const void*>(dw.ptr()),
                            dh.as<float>(), dl.as<float>(), dids.as<int>(), dwt.as<float>(), n, H, E, k, eps, renorm, prefetch,
                            ddone.as<int>(), prefetch};
         if (split == 2) {
           const cuda::Variant lv = cuda::make_variant(cuda::find_family("moe_router", "logits"),
-                                                      {{"BLOCK", 256}, {"PICK", 1}, {"ILP", ilp}}, {DType::BF16}, arch());
+                                                      {{"BLOCK", 256}, {"PICK", pick}, {"ILP", ilp}, {"NORM", norm}},
+                                                      {DType::BF16}, arch());
           for (int launch = 0; launch < 2; ++launch)
             cuda::launch_kernel(cuda::load_kernel(lv), cuda::Dim3{unsigned((E + 7) / 8), unsigned(n)}, 256u, size_t(H + E) * 4,
                                 stream(), &lp);
           EXPECT_EQ(to_host<int32_t>(ddone, size_t(n)), zeros) << "the counts are reset";
         } else if (split) {
           const cuda::Variant lv =
-              cuda::make_variant(cuda::find_family("moe_router", "logits"), {{"BLOCK", 256}, {"PICK", 0}, {"ILP", ilp}},
-                                 {DType::BF16}, arch());
+              cuda::make_variant(cuda::find_family("moe_router", "logits"),
+                                 {{"BLOCK", 256}, {"PICK", 0}, {"ILP", ilp}, {"NORM", norm}}, {DType::BF16}, arch());
           cuda::launch_kernel(cuda::load_kernel(lv), cuda::Dim3{unsigned((E + 7) / 8), unsigned(n)}, 256u, size_t(H) * 4, stream(),
                               &lp);
           MoeRouteParams rp{dl.as<float>(), dids.as<int>(), dwt.as<float>(), n, E, k, renorm};

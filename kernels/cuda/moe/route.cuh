@@ -14,16 +14,25 @@
 #include "common/reduce.cuh"
 #include "common/types.cuh"
 
-// The picks of one token from its `experts` logits l (global or shared memory), by the whole warp;
-// ids and weights: the token's top_k outputs.
-__device__ __forceinline__ void moe_pick_warp(const float* l, long long experts, long long top_k, int renormalise, int* ids,
-                                              float* weights, int lane) {
+// The picks of one token from its `experts` logits l, by the whole warp; ids and weights: the
+// token's top_k outputs. PROBS 0 (moe_pick_warp; l in global or shared memory): each round
+// recomputes every candidate's probability and reduces the warp's best by five rounds of paired
+// shuffles. PROBS 1 (moe_pick_warp_probs; l in shared memory, overwritten with the probabilities):
+// each probability is computed once (the same expression, so the same bits), and each round's best
+// (highest probability, then lowest index) is taken by two warp-wide integer reductions (redux.sync
+// on sm_80+: the bits of a non-negative float order as the float); the same picks and weights. A
+// lane only reads and writes its own experts. NaN probabilities are never picked.
+template <int PROBS, typename L>
+__device__ __forceinline__ void moe_pick_warp_as(L* l, long long experts, long long top_k, int renormalise, int* ids,
+                                                 float* weights, int lane) {
   float mx = AC_NEG_INF;
   for (long long e = lane; e < experts; e += 32) mx = fmaxf(mx, l[e]);
   mx = warp_max(mx);
   float sum = 0.0f;
   for (long long e = lane; e < experts; e += 32) sum += expf(l[e] - mx);
   sum = warp_sum(sum);
+  if constexpr (PROBS)
+    for (long long e = lane; e < experts; e += 32) l[e] = expf(l[e] - mx) / sum;
   unsigned taken = 0;  // bit i: expert lane + 32 i is picked
   int my_id = -1;
   float my_w = 0.0f, picked = 0.0f;
@@ -33,14 +42,32 @@ __device__ __forceinline__ void moe_pick_warp(const float* l, long long experts,
     int i = 0;
     for (long long e = lane; e < experts; e += 32, ++i) {  // increasing index: strictly greater wins
       if (taken >> i & 1u) continue;
-      const float pe = expf(l[e] - mx) / sum;
+      const float pe = PROBS ? l[e] : expf(l[e] - mx) / sum;
       if (pe > bp) bp = pe, be = int(e);
     }
+    if constexpr (PROBS) {
+      // A lane without a candidate offers key 0 and index INT_MAX: any candidate (even p = 0) wins.
+      const unsigned key = be == 0x7fffffff ? 0u : __float_as_uint(bp);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+      const unsigned kmax = __reduce_max_sync(0xffffffffu, key);
+      be = int(__reduce_min_sync(0xffffffffu, key == kmax ? unsigned(be) : 0xffffffffu));
+#else
+      unsigned kmax = key;
 #pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-      const float op = __shfl_xor_sync(0xffffffffu, bp, off);
-      const int oe = __shfl_xor_sync(0xffffffffu, be, off);
-      if (op > bp || (op == bp && oe < be)) bp = op, be = oe;
+      for (int off = 16; off > 0; off >>= 1) kmax = max(kmax, __shfl_xor_sync(0xffffffffu, kmax, off));
+      unsigned em = key == kmax ? unsigned(be) : 0xffffffffu;
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) em = min(em, __shfl_xor_sync(0xffffffffu, em, off));
+      be = int(em);
+#endif
+      bp = __uint_as_float(kmax);
+    } else {
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) {
+        const float op = __shfl_xor_sync(0xffffffffu, bp, off);
+        const int oe = __shfl_xor_sync(0xffffffffu, be, off);
+        if (op > bp || (op == bp && oe < be)) bp = op, be = oe;
+      }
     }
     if (lane == be % 32) taken |= 1u << (be / 32);
     if (lane == j) my_id = be, my_w = bp;
@@ -56,6 +83,15 @@ __device__ __forceinline__ void moe_pick_warp(const float* l, long long experts,
     ids[rank] = my_id;
     weights[rank] = my_w;
   }
+}
+
+__device__ __forceinline__ void moe_pick_warp(const float* l, long long experts, long long top_k, int renormalise, int* ids,
+                                              float* weights, int lane) {
+  moe_pick_warp_as<0>(l, experts, top_k, renormalise, ids, weights, lane);
+}
+__device__ __forceinline__ void moe_pick_warp_probs(float* l, long long experts, long long top_k, int renormalise, int* ids,
+                                                    float* weights, int lane) {
+  moe_pick_warp_as<1>(l, experts, top_k, renormalise, ids, weights, lane);
 }
 
 // Grid: (ceil(n / (BLOCK / 32))).

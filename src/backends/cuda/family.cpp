@@ -124,11 +124,13 @@ std::vector<Family> build_families() {
     v.push_back(std::move(fused));
     Family r = ref("moe_router", "moe/router.cuh", "MoeRouterParams", "moe_router_logits", {"W"}, {},
                    "the post-attention RMSNorm of a token's row and its router logits, a warp per expert (16-byte loads), "
-                   "BLOCK / 32 experts per block; PICK 1: the last of a token's blocks picks its experts; ILP: a "
-                   "warp's row loads in flight (1, 4 or 8)");
+                   "BLOCK / 32 experts per block; PICK 1: the last of a token's blocks picks its experts (2: each "
+                   "probability once, each round's best by warp-wide integer reductions); ILP: a warp's row loads in "
+                   "flight (1, 4 or 8); NORM 1: gamma in registers before the wait, the row read once");
     r.name = "logits";
-    r.params.push_back({"PICK", {0, 1}});
+    r.params.push_back({"PICK", {0, 1, 2}});
     r.params.push_back({"ILP", {0, 1, 2}});
+    r.params.push_back({"NORM", {0, 1}});
     r.type_domain = {DType::BF16, DType::F16};
     v.push_back(std::move(r));
     Family f = ref("moe_route", "moe/route.cuh", "MoeRouteParams", "moe_route_warp", {}, {},

@@ -210,6 +210,11 @@ struct FastConfig {
   // CUDA graphs): 0.788 -> 0.780 ms/token alone, 0.775 -> 0.768 with moe_early
   // (bench/results/2026-12-07-h100-moe-early/).
   int moe_router_ilp = 2;
+  // At moe_router_split 2: the last block's picks with each probability computed once and each
+  // round's best by warp-wide integer reductions (moe_router.logits PICK 2; the same picks), 1;
+  // or recomputed and reduced by shuffles each round (PICK 1), 0. And the router's gamma loaded
+  // before its wait, the residual row read once (NORM), 1. Neither has run on a GPU yet, so off.
+  int moe_pick_redux = 0, moe_router_norm = 0;
   // Decode steps launch the router, the picks and the expert GEMVs with programmatic dependent
   // launch (with pdl): each waits for the kernel before it in the kernel, the router after asking
   // L2 for its weights, so launches overlap the previous kernel's end as the dense GEMVs' do.

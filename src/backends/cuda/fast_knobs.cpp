@@ -255,6 +255,13 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
                        .described("the split router's loads of an expert's row in flight per lane: one (0), four (1), "
                                   "eight (2)"),
                    &FastConfig::moe_router_ilp));
+  k.push_back(bind(Knob("moe_pick_redux").range(0, 1).read_by({"moe_router.logits"})
+                       .described("at moe_router_split 2, the picks from probabilities computed once, each round by "
+                                  "warp-wide integer reductions (1)"),
+                   &FastConfig::moe_pick_redux));
+  k.push_back(bind(Knob("moe_router_norm").range(0, 1).read_by({"moe_router.logits"})
+                       .described("the split router loads its gamma before waiting and reads the residual row once (1)"),
+                   &FastConfig::moe_router_norm));
   k.push_back(bind(Knob("moe_pdl").range(0, 1).read_by({"moe_router.fused", "moe_router.logits", "moe_route.warp",
                                                       "moe_gate_up.gemv", "moe_down.gemv"})
                        .described("decode steps launch a sparse layer's kernels with programmatic dependent launch (1)"),

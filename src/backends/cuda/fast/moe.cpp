@@ -36,7 +36,11 @@ Variant moe_down_split_variant(const FastConfig& cfg, DType wt, const std::strin
 Variant moe_router_variant(const FastConfig& cfg, DType wt, const std::string& arch) {
   return cfg.moe_router_split
              ? make_variant(find_family("moe_router", "logits"),
-                            {{"BLOCK", 256}, {"PICK", int(cfg.moe_router_split == 2)}, {"ILP", cfg.moe_router_ilp}}, {wt}, arch)
+                            {{"BLOCK", 256},
+                             {"PICK", cfg.moe_router_split == 2 ? 1 + cfg.moe_pick_redux : 0},
+                             {"ILP", cfg.moe_router_ilp},
+                             {"NORM", cfg.moe_router_norm}},
+                            {wt}, arch)
              : make_variant(find_family("moe_router", "fused"), {{"BLOCK", 512}}, {wt}, arch);
 }
 Variant moe_route_variant(const std::string& arch) {
