@@ -88,7 +88,8 @@ void check_moe(const MoeCase& c) {
       MoeGemvParams p{dx.as<float>(), dids.as<int>(), dwts.as<float>(), reinterpret_cast<const void* const*>(dtable.ptr()),
                       dact.as<float>(), dout.as<float>(), n, k, E, H, F};
       const cuda::Variant gu = cuda::make_variant(cuda::find_family("moe_gate_up", "gemv"),
-                                                  {{"BLOCK", block}, {"ROWS", rows}, {"ILP", ilp}, {"DIRECT", direct}},
+                                                  {{"BLOCK", block}, {"ROWS", rows}, {"ILP", ilp}, {"DIRECT", direct},
+                                                   {"OCC", direct && !ilp && rows == 1}},
                                                   {DType::BF16}, arch());
       const cuda::Variant dn = cuda::make_variant(cuda::find_family("moe_down", "gemv"),
                                                   {{"BLOCK", block}, {"ROWS", rows}, {"ILP", ilp}, {"DIRECT", direct}},

@@ -129,6 +129,7 @@ TEST(FastMoe, ExpertGemvPointsCompile) {
         cfg.moe_router_ilp = block == 128 ? rows / 2 : 2;  // every ILP of the split router (0, 2 at rows 1, 4; 2)
         cfg.moe_ilp = block == 256 ? 1 : 0;                 // and of the expert GEMVs and the split down projection
         cfg.moe_pick_redux = cfg.moe_router_norm = block == 256 ? 1 : 0;  // PICK 2 and NORM 1 at rows 4
+        cfg.moe_gate_up_occ = 1;  // the gate/up GEMV's register bound (at ILP 0: block 128)
         cfg.moe_down_split = 1;
         cfg.moe_prefill_grouped = 1;
         for (const Variant& v : moe_variants(cfg, wt, "sm_90")) {

@@ -71,7 +71,8 @@ __device__ __forceinline__ const float* moe_stage_input(const float* src, long l
   }
 }
 
-template <int BLOCK, int ROWS, int ILP, int DIRECT, typename W>
+// OCC: the generated kernel's register bound (__launch_bounds__ for a full SM of blocks), nothing here.
+template <int BLOCK, int ROWS, int ILP, int DIRECT, int OCC, typename W>
 __device__ void moe_gate_up_gemv(const MoeGemvParams& p) {
   static_assert(BLOCK % 32 == 0, "whole warps");
   pdl_wait();

@@ -11,6 +11,7 @@
 #include "agentcompile/ir/decoder_layers.h"
 #include "agentcompile/ir/graph.h"
 #include "agentcompile/tuning/backend.h"
+#include "backends/cuda/fast/variants.h"
 #include "backends/cuda/fast_executor.h"
 #include "backends/cuda/fast_knobs.h"
 #include "backends/cuda/plan_config.h"
@@ -186,10 +187,7 @@ class CudaBackend final : public Backend {
       }
       (name == "moe_block" ? on.moe_block : on.moe_rows) = value;
       try {  // the expert GEMVs at that point (the family's domain and constraint)
-        const cuda::Variant v = cuda::make_variant(cuda::find_family("moe_gate_up", "gemv"),
-                                                   {{"BLOCK", on.moe_block}, {"ROWS", on.moe_rows}, {"ILP", on.moe_ilp},
-                                                    {"DIRECT", on.moe_direct}},
-                                                   {wt}, arch);
+        const cuda::Variant v = cuda::moe_gate_up_variant(on, wt, arch);
         if (variant) *variant = v.name();
       } catch (const Error& e) {
         if (why_not) *why_not = "not applicable: " + e.reason();

@@ -168,6 +168,16 @@ std::vector<Family> build_families() {
                         "outputs per warp, 16-byte weight loads; the activations staged or (DIRECT) read through L1");
     f.name = "gemv";
     f.type_domain = {DType::BF16, DType::F16};
+    if (gu) {  // OCC 1: registers bounded for a full SM of blocks (32 at BLOCK 128), so with moe_early
+               // the down projection's blocks find room to wait beside the gate/up GEMV's
+      f.params.push_back({"OCC", {0, 1}});
+      f.min_blocks = [](const std::map<std::string, int>& p) { return p.at("OCC") ? 2048 / p.at("BLOCK") : 0; };
+      f.constraint = [](const std::map<std::string, int>& p) -> std::string {
+        return p.at("OCC") && (p.at("ILP") || p.at("ROWS") > 1)
+                   ? "OCC 1 bounds registers at 2048 threads per SM: only ROWS 1 at ILP 0 fits without spilling"
+                   : "";
+      };
+    }
     v.push_back(std::move(f));
   }
   {

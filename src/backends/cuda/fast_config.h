@@ -215,6 +215,11 @@ struct FastConfig {
   // or recomputed and reduced by shuffles each round (PICK 1), 0. And the router's gamma loaded
   // before its wait, the residual row read once (NORM), 1. Neither has run on a GPU yet, so off.
   int moe_pick_redux = 0, moe_router_norm = 0;
+  // The gate/up GEMV's registers bounded for a full SM of its blocks (moe_gate_up.gemv OCC 1: 32
+  // at BLOCK 128 instead of 34), so with moe_early the down projection's blocks can wait beside it
+  // (the H100 timeline: its 1536 blocks at 12 per SM left no room). Only at moe_rows 1 and
+  // moe_ilp 0 (the other points would spill under the bound). Not run on a GPU yet, so off.
+  int moe_gate_up_occ = 0;
   // Decode steps launch the router, the picks and the expert GEMVs with programmatic dependent
   // launch (with pdl): each waits for the kernel before it in the kernel, the router after asking
   // L2 for its weights, so launches overlap the previous kernel's end as the dense GEMVs' do.

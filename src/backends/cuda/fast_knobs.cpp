@@ -262,6 +262,9 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("moe_router_norm").range(0, 1).read_by({"moe_router.logits"})
                        .described("the split router loads its gamma before waiting and reads the residual row once (1)"),
                    &FastConfig::moe_router_norm));
+  k.push_back(bind(Knob("moe_gate_up_occ").range(0, 1).read_by({"moe_gate_up.gemv"})
+                       .described("a sparse layer's gate/up GEMV with registers bounded for a full SM of its blocks (1)"),
+                   &FastConfig::moe_gate_up_occ));
   k.push_back(bind(Knob("moe_pdl").range(0, 1).read_by({"moe_router.fused", "moe_router.logits", "moe_route.warp",
                                                       "moe_gate_up.gemv", "moe_down.gemv"})
                        .described("decode steps launch a sparse layer's kernels with programmatic dependent launch (1)"),

@@ -32,6 +32,8 @@ std::optional<Variant> prefill_qkv_post_variant(const ModelConfig& c, DType wt, 
 // norm, router and routing reference kernels before them; why a mixture of experts cannot run
 // (its dimensions), "" when it can or the model is dense.
 std::vector<Variant> moe_variants(const FastConfig& cfg, DType wt, const std::string& arch);
+// moe_gate_up.gemv at cfg's point (the register bound moe_gate_up_occ only where it fits: ROWS 1, ILP 0).
+Variant moe_gate_up_variant(const FastConfig& cfg, DType wt, const std::string& arch);
 std::string moe_unsupported(const ModelConfig& c);
 // gemm.wgmma at cfg's prompt point (prefill_wgmma) with store `epi` (0 16-bit, 1 f32, 2 added into
 // f32), for sm_90 GPUs (compiled for sm_90a); none when off or on other GPUs.
