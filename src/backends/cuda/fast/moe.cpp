@@ -20,16 +20,6 @@ std::map<std::string, int> moe_gemv_point(const FastConfig& cfg) {
   return {{"BLOCK", cfg.moe_block}, {"ROWS", cfg.moe_rows}, {"ILP", cfg.moe_ilp}, {"DIRECT", cfg.moe_direct}};
 }
 
-}  // namespace
-
-Variant moe_gate_up_variant(const FastConfig& cfg, DType wt, const std::string& arch) {
-  std::map<std::string, int> point = moe_gemv_point(cfg);
-  point["OCC"] = cfg.moe_gate_up_occ && !cfg.moe_ilp && cfg.moe_rows == 1;  // other points spill under the bound
-  return make_variant(find_family("moe_gate_up", "gemv"), point, {wt}, arch);
-}
-
-namespace {
-
 // moe_gate_up.gemv, then moe_down.gemv, at cfg's point.
 std::vector<Variant> moe_gemv_variants(const FastConfig& cfg, DType wt, const std::string& arch) {
   return {moe_gate_up_variant(cfg, wt, arch), make_variant(find_family("moe_down", "gemv"), moe_gemv_point(cfg), {wt}, arch)};
@@ -71,6 +61,12 @@ Variant moe_combine_variant(DType wt, const std::string& arch) {
 }
 
 }  // namespace
+
+Variant moe_gate_up_variant(const FastConfig& cfg, DType wt, const std::string& arch) {
+  std::map<std::string, int> point = moe_gemv_point(cfg);
+  point["OCC"] = cfg.moe_gate_up_occ && !cfg.moe_ilp && cfg.moe_rows == 1;  // other points spill under the bound
+  return make_variant(find_family("moe_gate_up", "gemv"), point, {wt}, arch);
+}
 
 std::vector<Variant> moe_variants(const FastConfig& cfg, DType wt, const std::string& arch) {
   std::vector<Variant> v = moe_gemv_variants(cfg, wt, arch);
