@@ -59,7 +59,7 @@ PY
     echo "== Qwen3-30B-A3B, all 48 layers: the defaults and '${best}'"
     rm -rf /tmp/ac-qwen3-30b-a3b-8l  # host memory for the whole model
     peer_in=""; nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H100 && peer_in=bench/results/2026-12-06-moe30b-fast
-    PEER_IN=$peer_in CONFIGS=";$best" timeout 330 tools/gpu_moe_bench.sh 2 > /dev/null 2>&1  # not profiled: CUDA graphs
+    PEER_IN=$peer_in CONFIGS="${best:+;$best}" timeout 330 tools/gpu_moe_bench.sh 2 > /dev/null 2>&1  # not profiled: CUDA graphs
     grep -E "^== ours|bench e2e:|^\| qwen3-30b-a3b|ceilings" "$out/moe_bench-part2.log"
   elif [ "$part" = 1 ]; then
     TEST_TIMEOUT=${TEST_TIMEOUT:-200} gpu_tests 'CudaFastMoe.*:Presets/CudaPrefillFlashPreset.*:CudaCompile.*:Models/CudaFastFp8.MatchesTheQuantizedReference/0:Models/CudaFastFp8.MatchesTheQuantizedReference/1:Models/CudaFastFp8.MatchesTheQuantizedReference/2'
