@@ -213,13 +213,16 @@ struct FastConfig {
   // At moe_router_split 2: the last block's picks with each probability computed once and each
   // round's best by warp-wide integer reductions (moe_router.logits PICK 2; the same picks), 1;
   // or recomputed and reduced by shuffles each round (PICK 1), 0. And the router's gamma loaded
-  // before its wait, the residual row read once (NORM), 1. Neither has run on a GPU yet, so off.
-  int moe_pick_redux = 0, moe_router_norm = 0;
+  // before its wait, the residual row read once (NORM), 1. On an H100, Qwen3-30B-A3B's first 8
+  // layers (W2, CUDA graphs, two rounds): 0.760 -> 0.734 ms/token with PICK 2, 0.747 with NORM 1
+  // (bench/results/2026-12-07-h100-moe-router/).
+  int moe_pick_redux = 1, moe_router_norm = 1;
   // The gate/up GEMV's registers bounded for a full SM of its blocks (moe_gate_up.gemv OCC 1: 32
-  // at BLOCK 128 instead of 34), so with moe_early the down projection's blocks can wait beside it
-  // (the H100 timeline: its 1536 blocks at 12 per SM left no room). Only at moe_rows 1 and
-  // moe_ilp 0 (the other points would spill under the bound). Not run on a GPU yet, so off.
-  int moe_gate_up_occ = 0;
+  // at BLOCK 128 instead of 34), so with moe_early the down projection's blocks can wait beside it.
+  // Only at moe_rows 1 and moe_ilp 0 (the other points would spill under the bound). Alone 0.760
+  // -> 0.762 ms/token on the 8-layer cut; with the two above 0.728, the fastest measured, and the
+  // whole model's 3.525 -> 3.329 ms/token (without it, with the two above: not measured yet).
+  int moe_gate_up_occ = 1;
   // Decode steps launch the router, the picks and the expert GEMVs with programmatic dependent
   // launch (with pdl): each waits for the kernel before it in the kernel, the router after asking
   // L2 for its weights, so launches overlap the previous kernel's end as the dense GEMVs' do.
