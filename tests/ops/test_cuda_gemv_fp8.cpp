@@ -7,6 +7,9 @@
 // GPU, with the reason.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+
 #include "agentcompile/core/fp8.h"
 #include "agentcompile/model/fp8_quantize.h"
 #include "agentcompile/runtime/sampler.h"
@@ -29,10 +32,11 @@ struct Fp8Case {
   long long B, N, K;
   bool norm, bias;
   int terms = 0;
+  int cvt = 0;  // how the codes are widened: 0 cvt, 1 bit moves (the families' CVT)
 };
 
 std::string describe(const Fp8Case& c) {
-  return std::string(c.terms ? "mma terms" + std::to_string(c.terms) + " " : "") +
+  return std::string(c.terms ? "mma terms" + std::to_string(c.terms) + " " : "") + (c.cvt ? "cvt1 " : "") +
          std::string(c.scale ? "block-scaled" : "row-scaled") + " block" + std::to_string(c.block) + " rows" +
          std::to_string(c.rows) + " unroll" + std::to_string(c.unroll) + " splitk" + std::to_string(c.splitk) + " batch" +
          std::to_string(c.batch_tmpl) + " epi" + std::to_string(c.epi) + " B" + std::to_string(c.B) + " N" +
@@ -82,11 +86,12 @@ TEST_P(CudaGemvFp8, MatchesTheDequantizedWeightsOnCpu) {
   const auto v = c.terms ? cuda::make_variant(cuda::find_family("gemv", "mma_fp8"),
                                                {{"BLOCK", c.block}, {"MT", c.rows}, {"UNROLL", c.unroll},
                                                 {"SPLITK", c.splitk}, {"TERMS", c.terms}, {"BATCH", c.batch_tmpl},
-                                                {"EPI", c.epi}, {"SCALE", c.scale}},
+                                                {"EPI", c.epi}, {"SCALE", c.scale}, {"CVT", c.cvt}},
                                                {}, arch())
                         : cuda::make_variant(cuda::find_family("gemv", "fp8"),
                                              {{"BLOCK", c.block}, {"ROWS", c.rows}, {"UNROLL", c.unroll}, {"SPLITK", c.splitk},
-                                              {"BATCH", c.batch_tmpl}, {"EPI", c.epi}, {"SCALE", c.scale}},
+                                              {"BATCH", c.batch_tmpl}, {"EPI", c.epi}, {"SCALE", c.scale},
+                                              {"CVT", c.cvt}},
                                              {DType::BF16}, arch());
   const cuda::LaunchShape ls = cuda::gemv_launch_shape(v, c.N, c.K);
   cuda::DeviceBuffer best(64), tok(32);
@@ -133,9 +138,25 @@ INSTANTIATE_TEST_SUITE_P(
         Fp8Case{256, 1, 2, 1, 8, 2, 1, 5, 3000, 2048, true, false, 2}, Fp8Case{512, 2, 1, 1, 2, 2, 0, 2, 100, 256, true, false, 2},
         Fp8Case{256, 1, 4, 1, 8, 3, 1, 8, 151936, 2048, true, false, 2}, Fp8Case{128, 2, 2, 1, 8, 3, 0, 5, 32001, 512, true, false, 3}));
 
-// The e4m3 conversion the GPU runs (cvt on sm_89+, the bit move into an f16 below) is exact: every
-// one of the 254 finite codes (NaN codes excluded), one per row of a row-scaled GEMV (scale 1, x all
-// ones): each row's output is its code's value.
+// CVT 1 (the codes widened by bit moves): the same checks at points of both families, split-K
+// and every epilogue among them.
+INSTANTIATE_TEST_SUITE_P(
+    Bits, CudaGemvFp8,
+    ::testing::Values(Fp8Case{256, 2, 2, 1, 1, 0, 1, 1, 1000, 2048, true, true, 0, 1},
+                      Fp8Case{128, 1, 2, 1, 4, 0, 0, 3, 333, 2064, true, false, 0, 1},
+                      Fp8Case{128, 2, 2, 8, 2, 1, 1, 2, 64, 9728, false, false, 0, 1},
+                      Fp8Case{256, 1, 2, 1, 1, 2, 1, 1, 3000, 2048, true, false, 0, 1},
+                      Fp8Case{128, 1, 1, 1, 8, 3, 0, 5, 32001, 512, true, false, 0, 1},
+                      Fp8Case{256, 1, 2, 1, 8, 0, 1, 8, 1000, 2048, true, true, 2, 1},
+                      Fp8Case{128, 1, 2, 2, 8, 1, 0, 8, 64, 9728, false, true, 2, 1},
+                      Fp8Case{256, 1, 2, 1, 8, 2, 1, 5, 3000, 2048, true, false, 2, 1},
+                      Fp8Case{128, 2, 2, 1, 8, 3, 0, 5, 32001, 512, true, false, 3, 1}));
+
+// The e4m3 conversions the GPU runs are exact: every one of the 254 finite codes (NaN codes
+// excluded), one per row of a row-scaled GEMV (scale 1, x all ones): each row's output is its
+// code's value. gemv.fp8 with cvt (CVT 0: cvt on sm_89+, the bit move into an f16 below) and with
+// bit moves (CVT 1: the subnormal codes through bf16 subnormals), and gemv.mma_fp8 (batch 2, both
+// rows of x ones) with each.
 TEST(CudaGemvFp8Codes, EveryFiniteCodeConvertsExactly) {
   AC_REQUIRE_GPU();
   const long long N = 256, K = 256;
@@ -147,18 +168,82 @@ TEST(CudaGemvFp8Codes, EveryFiniteCodeConvertsExactly) {
     q[size_t(r * K + (r * 7) % K)] = nan ? 0 : code;  // one weight per row, the others zero
     want[size_t(r)] = nan ? 0.0f : fp8_e4m3_to_f32(code);
   }
-  std::vector<float> x(size_t(K), 1.0f), scales(size_t(N), 1.0f);
+  std::vector<float> x(size_t(2 * K), 1.0f), scales(size_t(N), 1.0f);
   auto dx = to_device(x), dq = to_device(q), ds = to_device(scales);
-  cuda::DeviceBuffer out = poisoned(size_t(N));
-  const auto v = cuda::make_variant(cuda::find_family("gemv", "fp8"),
-                                    {{"BLOCK", 128}, {"ROWS", 1}, {"UNROLL", 1}, {"SPLITK", 1}, {"BATCH", 1}, {"EPI", 0}, {"SCALE", 0}},
-                                    {DType::BF16}, arch());
-  const cuda::LaunchShape ls = cuda::gemv_launch_shape(v, N, K);
-  GemvParams p{dx.as<float>(), nullptr, 1e-6f, dq.as<void>(), nullptr, nullptr, out.as<float>(), nullptr, 1, N, K};
-  p.w_scale = ds.as<float>();
-  cuda::launch_kernel(cuda::load_kernel(v), cuda::Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, stream(), &p);
-  const auto got = to_host<float>(out, size_t(N));
-  for (long long r = 0; r < N; ++r) EXPECT_EQ(got[size_t(r)], want[size_t(r)]) << "code 0x" << std::hex << r;
+  for (int mma = 0; mma < 2; ++mma)
+    for (int cvt = 0; cvt < 2; ++cvt) {
+      SCOPED_TRACE(std::string(mma ? "gemv.mma_fp8" : "gemv.fp8") + " CVT " + std::to_string(cvt));
+      const long long B = mma ? 2 : 1;
+      cuda::DeviceBuffer out = poisoned(size_t(B * N));
+      const auto v = mma ? cuda::make_variant(cuda::find_family("gemv", "mma_fp8"),
+                                              {{"BLOCK", 128}, {"MT", 1}, {"UNROLL", 1}, {"SPLITK", 1}, {"TERMS", 2},
+                                               {"BATCH", 2}, {"EPI", 0}, {"SCALE", 0}, {"CVT", cvt}},
+                                              {}, arch())
+                         : cuda::make_variant(cuda::find_family("gemv", "fp8"),
+                                              {{"BLOCK", 128}, {"ROWS", 1}, {"UNROLL", 1}, {"SPLITK", 1}, {"BATCH", 1},
+                                               {"EPI", 0}, {"SCALE", 0}, {"CVT", cvt}},
+                                              {DType::BF16}, arch());
+      const cuda::LaunchShape ls = cuda::gemv_launch_shape(v, N, K);
+      GemvParams p{dx.as<float>(), nullptr, 1e-6f, dq.as<void>(), nullptr, nullptr, out.as<float>(), nullptr, B, N, K};
+      p.w_scale = ds.as<float>();
+      cuda::launch_kernel(cuda::load_kernel(v), cuda::Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, stream(), &p);
+      const auto got = to_host<float>(out, size_t(B * N));
+      for (long long b = 0; b < B; ++b)
+        for (long long r = 0; r < N; ++r)
+          EXPECT_EQ(got[size_t(b * N + r)], want[size_t(r)]) << "code 0x" << std::hex << r << std::dec << ", row " << b;
+    }
+}
+
+// CVT 1 (bit moves) gives gemv.fp8's and gemv.mma_fp8's outputs bit for bit as CVT 0 (cvt): the
+// same widened values in the same order of operations. Points of the target models' shapes, both
+// scale layouts, every epilogue but argmax (its token is checked by the cases above).
+TEST(CudaGemvFp8Codes, BitMovesGiveTheCvtOutputsBitForBit) {
+  AC_REQUIRE_GPU();
+  struct Point {
+    bool mma;
+    int block, rows, unroll, splitk, batch, epi, scale;
+    long long B, N, K;
+  };
+  // Split-K 1 throughout: split-K's atomic adds make no order of the sums twice.
+  for (const Point& c : {Point{false, 256, 2, 2, 1, 1, 0, 1, 1, 4096, 2048}, Point{false, 128, 2, 1, 1, 1, 1, 0, 1, 2048, 6144},
+                         Point{false, 256, 1, 1, 1, 4, 2, 1, 3, 3000, 2048}, Point{true, 512, 2, 1, 1, 8, 0, 1, 8, 4096, 2048},
+                         Point{true, 128, 2, 1, 1, 8, 1, 0, 5, 2048, 6144}, Point{true, 128, 1, 1, 1, 8, 2, 1, 8, 6144, 2048}}) {
+    SCOPED_TRACE(std::string(c.mma ? "gemv.mma_fp8" : "gemv.fp8") + " N" + std::to_string(c.N) + " K" + std::to_string(c.K) +
+                 " epi" + std::to_string(c.epi));
+    const bool swiglu = c.epi == 2;
+    std::vector<float> x = random_vec(size_t(c.B * c.K), 41, 2.0f), g_r;
+    const Fp8Weight w = fp8_weight(c.N, c.K, c.scale == 1, 42), w2 = fp8_weight(c.N, c.K, c.scale == 1, 43);
+    std::vector<float> g = random_vec(size_t(c.K), 44, 0.2f);
+    for (auto& v : g) v += 1.0f;
+    auto gamma = store_as(g, DType::BF16, g_r);
+    const std::vector<float> resid = random_vec(size_t(c.B * c.N), 46);
+    auto dx = to_device(x), dw = to_device(w.q), dw2 = to_device(w2.q), ds = to_device(w.scales), ds2 = to_device(w2.scales),
+         dg = to_device(gamma);
+    std::vector<std::vector<float>> outs;
+    for (int cvt = 0; cvt < 2; ++cvt) {
+      const auto v = c.mma ? cuda::make_variant(cuda::find_family("gemv", "mma_fp8"),
+                                                {{"BLOCK", c.block}, {"MT", c.rows}, {"UNROLL", c.unroll}, {"SPLITK", c.splitk},
+                                                 {"TERMS", 2}, {"BATCH", c.batch}, {"EPI", c.epi}, {"SCALE", c.scale}, {"CVT", cvt}},
+                                                {}, arch())
+                           : cuda::make_variant(cuda::find_family("gemv", "fp8"),
+                                                {{"BLOCK", c.block}, {"ROWS", c.rows}, {"UNROLL", c.unroll}, {"SPLITK", c.splitk},
+                                                 {"BATCH", c.batch}, {"EPI", c.epi}, {"SCALE", c.scale}, {"CVT", cvt}},
+                                                {DType::BF16}, arch());
+      const cuda::LaunchShape ls = cuda::gemv_launch_shape(v, c.N, c.K);
+      const size_t n = size_t(c.B * c.N);
+      cuda::DeviceBuffer out = c.epi == 1 ? to_device(resid) : poisoned(n);
+      GemvParams p{dx.as<float>(), c.epi == 1 ? nullptr : dg.as<void>(), 1e-6f, dw.as<void>(), swiglu ? dw2.as<void>() : nullptr,
+                   nullptr, out.as<float>(), nullptr, c.B, c.N, c.K};
+      p.w_scale = ds.as<float>();
+      p.w2_scale = swiglu ? ds2.as<float>() : nullptr;
+      cuda::launch_kernel(cuda::load_kernel(v), cuda::Dim3{ls.grid_x, ls.grid_y}, ls.threads, ls.smem, stream(), &p);
+      outs.push_back(to_host<float>(out, n));
+    }
+    size_t differ = 0;
+    for (size_t i = 0; i < outs[0].size(); ++i) differ += std::memcmp(&outs[0][i], &outs[1][i], 4) != 0;
+    EXPECT_EQ(differ, 0u) << "outputs whose bits differ between CVT 0 and CVT 1";
+    EXPECT_FALSE(std::isnan(outs[1][0]));
+  }
 }
 
 // fp8_dequant.rows (the prefill GEMMs' view of an FP8 projection): every element equal to the CPU's

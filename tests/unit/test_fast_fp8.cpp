@@ -144,14 +144,19 @@ TEST(FastFp8, BatchedMmaVariantsCompile) {
   FastConfig cfg;
   cfg.fp8_batched_mma = true;
   std::set<std::string> compiled;
+  // The codes widened by cvt (fp8_cvt 0) for the three models, by bit moves (1) for one of them.
+  for (const int cvt : {0, 1})
   for (const char* preset : {"qwen3-1.7b", "llama-3.2-1b", "qwen3-4b"})
     for (Fp8Scales sc : {Fp8Scales::Block, Fp8Scales::Row}) {
+      if (cvt == 1 && std::string(preset) != "qwen3-1.7b") continue;
+      cfg.fp8_cvt = cvt;
       const ModelConfig c = parse_model_config(find_synth_preset(preset)->config, preset);
       int mma = 0;
       for (const Variant& v : fast_path_variants(c, DType::BF16, cfg, "sm_90", sc, true)) {
         if (v.family->op != "gemv") continue;
         if (v.param("BATCH") == 1) EXPECT_EQ(v.family->name, "fp8") << v.name();
         else EXPECT_EQ(v.family->name, "mma_fp8") << v.name();
+        EXPECT_EQ(v.param("CVT"), cvt) << v.name();
         if (v.family->name != "mma_fp8") continue;
         ++mma;
         EXPECT_EQ(v.param("SCALE"), int(sc)) << v.name();
@@ -162,6 +167,7 @@ TEST(FastFp8, BatchedMmaVariantsCompile) {
       }
       EXPECT_EQ(mma, 3 * 6) << preset;  // batches 2, 4, 8 x (four projections, the head's argmax and store)
     }
+  cfg.fp8_cvt = 0;
   EXPECT_FALSE(fast_mma_fp8_variant(FastConfig{}.qkv_mma, 2, kEpiStore, 8, 2080, Fp8Scales::Row, DType::BF16, "sm_90"));
   EXPECT_FALSE(fast_mma_fp8_variant(FastConfig{}.qkv_mma, 2, kEpiStore, 8, 2048, Fp8Scales::Row, DType::F16, "sm_90"));
   EXPECT_EQ(fast_fp8_decode_gemv(cfg, cfg.qkv, cfg.qkv_mma, kEpiStore, 8, 2080, Fp8Scales::Row, DType::BF16, "sm_90").family->name,

@@ -172,6 +172,7 @@ TEST(KernelJit, Fp8GemvAtTheDefaultPointsCompiles) {
         for (int scale : {0, 1}) {
           std::map<std::string, int> values = base.values;
           values["SCALE"] = scale;
+          values["CVT"] = (scale + batch / 8) % 2;  // both widenings at each point, across its scales
           const Variant v = make_variant(find_family("gemv", "fp8"), values, {DType::BF16}, arch);
           const JitResult r = jit_compile(JitRequest{v.name(), v.source(), arch, {}});
           const JitResult b = jit_compile(JitRequest{base.name(), base.source(), arch, {}});

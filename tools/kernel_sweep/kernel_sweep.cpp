@@ -9,7 +9,8 @@
 // sweeps gemv.fp8 instead over the four projections (not the 16-bit lm_head): random weights
 // quantized to e4m3 with amax scales per 128 x 128 block (SWEEP_SCALE=1, default) or per row
 // (SWEEP_SCALE=0), checked against their dequantized f32 weights; at SWEEP_BATCH above 1 it sweeps
-// gemv.mma_fp8 too (the tensor-core form FP8 batches run), SWEEP_FAMILY=fp8_mma only that. SWEEP_FAMILY=gemm times the
+// gemv.mma_fp8 too (the tensor-core form FP8 batches run), SWEEP_FAMILY=fp8_mma only that; FP8
+// points run with both widenings of the codes (CVT 0 and 1) unless SWEEP_CVT=0|1. SWEEP_FAMILY=gemm times the
 // prompt's projection GEMMs instead: cuBLAS against every gemm.wgmma point (gemm_sweep.h).
 #include <algorithm>
 #include <cmath>
@@ -86,6 +87,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kernel_sweep: SWEEP_SCALE must be 0 (per row) or 1 (128 x 128 blocks)\n");
     return 2;
   }
+  // FP8: each point with both widenings of the codes (CVT 0 cvt, 1 bit moves), or only SWEEP_CVT's.
+  std::vector<int> cvts{0};
+  if (fp8) cvts = std::getenv("SWEEP_CVT") ? std::vector<int>{std::atoi(std::getenv("SWEEP_CVT")) != 0} : std::vector<int>{0, 1};
   Json best = Json::object();
   for (const auto& model : models) {
     const ModelConfig c = parse_model_config(find_synth_preset(model)->config, model);
@@ -156,13 +160,15 @@ int main(int argc, char** argv) {
           for (int unroll : gf.params[2].values)
             for (int splitk : gf.params[3].values) {
               if (splitk > 1 && R.epi != 1) continue;
-              std::map<std::string, int> vals{{"BLOCK", block}, {"ROWS", rows}, {"UNROLL", unroll},
-                                              {"SPLITK", splitk}, {"BATCH", tmpl}, {"EPI", R.epi}};
-              if (fp8) vals["SCALE"] = scale;
-              if (!gf.constraint(vals).empty()) continue;
-              const Variant v = make_variant(gf, vals, {DType::BF16}, arch);
-              if (gemv_launch_shape(v, R.N, R.K).smem > 160 * 1024) continue;  // x' of the K slice
-              points.push_back(v);
+              for (int cvt : cvts) {
+                std::map<std::string, int> vals{{"BLOCK", block}, {"ROWS", rows}, {"UNROLL", unroll},
+                                                {"SPLITK", splitk}, {"BATCH", tmpl}, {"EPI", R.epi}};
+                if (fp8) vals["SCALE"] = scale, vals["CVT"] = cvt;
+                if (!gf.constraint(vals).empty()) continue;
+                const Variant v = make_variant(gf, vals, {DType::BF16}, arch);
+                if (gemv_launch_shape(v, R.N, R.K).smem > 160 * 1024) continue;  // x' of the K slice
+                points.push_back(v);
+              }
             }
       // gemv.mma, or gemv.mma_fp8 (the same parameters and SCALE) for FP8 batches.
       const Family& mf = fp8 ? mma_fp8 : mma;
@@ -170,15 +176,16 @@ int main(int argc, char** argv) {
         for (int block : mma.params[0].values)
           for (int mt : mma.params[1].values)
             for (int unroll : mma.params[2].values)
-              for (int splitk : mma.params[3].values) {
-                if (splitk > 1 && R.epi != 1) continue;
-                std::map<std::string, int> vals{{"BLOCK", block}, {"MT", mt},       {"UNROLL", unroll}, {"SPLITK", splitk},
-                                                {"TERMS", 2},     {"BATCH", tmpl}, {"EPI", R.epi}};
-                if (fp8) vals["SCALE"] = scale;
-                if (!mf.constraint(vals).empty()) continue;
-                const Variant v = make_variant(mf, vals, {}, arch);
-                points.push_back(v);
-              }
+              for (int splitk : mma.params[3].values)
+                for (int cvt : cvts) {
+                  if (splitk > 1 && R.epi != 1) continue;
+                  std::map<std::string, int> vals{{"BLOCK", block}, {"MT", mt},       {"UNROLL", unroll}, {"SPLITK", splitk},
+                                                  {"TERMS", 2},     {"BATCH", tmpl}, {"EPI", R.epi}};
+                  if (fp8) vals["SCALE"] = scale, vals["CVT"] = cvt;
+                  if (!mf.constraint(vals).empty()) continue;
+                  const Variant v = make_variant(mf, vals, {}, arch);
+                  points.push_back(v);
+                }
       parallel_for(points.size(), 1, [&](size_t b, size_t e) {  // compile in parallel, load serially
         for (size_t i = b; i < e; ++i) jit_compile(JitRequest{points[i].name(), points[i].source(), arch, {}});
       });

@@ -50,3 +50,29 @@ __device__ __forceinline__ void unpack_fp8x4(unsigned w, float* f) {
   }
 #endif
 }
+
+// Four e4m3 codes (one 32-bit word, code i in byte i) as two bf16 pairs (lo = codes 0, 1; hi = 2,
+// 3; the lower code in the lower half) by moving bits instead of converting: each code's sign to
+// bit 15 and its exponent and mantissa to bf16's bits 4-10, which reads as the code's value times
+// 2^-120 (codes with a zero exponent land on bf16 subnormals the same way), then one bf16x2
+// multiply by 2^120 (0x7b80), exact: a power of two, and every e4m3 value is a normal bf16 (bf16
+// arithmetic keeps subnormal inputs). Integer and bf16x2 instructions instead of the conversion
+// unit's cvt, which the other path needs three of per pair (e4m3 -> f16, f16 -> f32, f32 -> bf16).
+__device__ __forceinline__ void fp8x4_to_bf16x2_bits(unsigned w, unsigned& lo, unsigned& hi) {
+  const unsigned a = __byte_perm(w, 0u, 0x1404);  // codes 0, 1 in bytes 1, 3; bytes 0, 2 zero
+  const unsigned b = __byte_perm(w, 0u, 0x3424);  // codes 2, 3 likewise
+  const unsigned la = (a & 0x80008000u) | ((a >> 4) & 0x07f007f0u);
+  const unsigned lb = (b & 0x80008000u) | ((b >> 4) & 0x07f007f0u);
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(lo) : "r"(la), "r"(0x7b807b80u), "r"(0x80008000u));
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(hi) : "r"(lb), "r"(0x7b807b80u), "r"(0x80008000u));
+}
+
+// unpack_fp8x4 by fp8x4_to_bf16x2_bits (sm_80+): the same floats (bf16 widens to f32 exactly).
+__device__ __forceinline__ void unpack_fp8x4_bits(unsigned w, float* f) {
+  unsigned lo, hi;
+  fp8x4_to_bf16x2_bits(w, lo, hi);
+  f[0] = __uint_as_float(lo << 16);
+  f[1] = __uint_as_float(lo & 0xffff0000u);
+  f[2] = __uint_as_float(hi << 16);
+  f[3] = __uint_as_float(hi & 0xffff0000u);
+}

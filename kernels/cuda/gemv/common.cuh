@@ -15,6 +15,11 @@
 #define WFMT_16 0
 #define WFMT_FP8_CHANNEL 1
 #define WFMT_FP8_BLOCK 2
+// A flag on the FP8 formats: the codes widened by bit moves and a bf16x2 multiply
+// (fp8x4_to_bf16x2_bits, the families' CVT 1) instead of the cvt instructions (CVT 0).
+#define WFMT_FP8_BITS 4
+// FMT's storage layout, the flag left out.
+__host__ __device__ constexpr int wfmt_layout(int fmt) { return fmt & 3; }
 
 // h[i .. i+1] += (a, b), h[i .. i+3] += v: one vector reduction (sm_90 has them for f32; 8- and
 // 16-byte aligned), else one atomic add per value. Nothing waits for their results.

@@ -248,14 +248,19 @@ __device__ __forceinline__ void gemv_fma_fp8(float (&acc)[MATS][ROWS][BATCH], co
       for (int m = 0; m < MATS; ++m)
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
-          unpack_fp8x4(h == 0 ? wv[u][m][r].a : wv[u][m][r].c, f[m][r]);
-          unpack_fp8x4(h == 0 ? wv[u][m][r].b : wv[u][m][r].d, f[m][r] + 4);
+          if constexpr ((FMT & WFMT_FP8_BITS) != 0) {
+            unpack_fp8x4_bits(h == 0 ? wv[u][m][r].a : wv[u][m][r].c, f[m][r]);
+            unpack_fp8x4_bits(h == 0 ? wv[u][m][r].b : wv[u][m][r].d, f[m][r] + 4);
+          } else {
+            unpack_fp8x4(h == 0 ? wv[u][m][r].a : wv[u][m][r].c, f[m][r]);
+            unpack_fp8x4(h == 0 ? wv[u][m][r].b : wv[u][m][r].d, f[m][r] + 4);
+          }
         }
       gemv_dot8<ROWS, MATS, BATCH>(part, f, xs, kchunk, 16 * c + 8 * h);
     }
 #pragma unroll
     for (int m = 0; m < MATS; ++m) {
-      const float s = FMT == WFMT_FP8_BLOCK ? sc[m * sk + (k0 + 16 * c) / 128] : 1.0f;
+      const float s = wfmt_layout(FMT) == WFMT_FP8_BLOCK ? sc[m * sk + (k0 + 16 * c) / 128] : 1.0f;
 #pragma unroll
       for (int r = 0; r < ROWS; ++r)
 #pragma unroll
@@ -349,7 +354,7 @@ __device__ void gemv(const GemvParams& p) {
   // FP8 block scales of the block's 128-row block, after x' (the staging below ends with a barrier).
   float* sc = nullptr;
   long long sk = 0;
-  if constexpr (FMT == WFMT_FP8_BLOCK) {
+  if constexpr (wfmt_layout(FMT) == WFMT_FP8_BLOCK) {
     sc = xs + BATCH * kchunk;
     sk = (K + 127) / 128;
     const long long rb = (long long)blockIdx.x * WARPS * ROWS / 128;
@@ -375,7 +380,7 @@ __device__ void gemv(const GemvParams& p) {
     for (int r = 0; r < ROWS; ++r)
 #pragma unroll
       for (int b = 0; b < BATCH; ++b) vs[b][r] = warp_sum(acc[0][r][b]);
-    if constexpr (FMT == WFMT_FP8_CHANNEL)  // the rows' scales (per-row FP8 weights)
+    if constexpr (wfmt_layout(FMT) == WFMT_FP8_CHANNEL)  // the rows' scales (per-row FP8 weights)
 #pragma unroll
       for (int r = 0; r < ROWS; ++r)
 #pragma unroll
@@ -409,7 +414,7 @@ __device__ void gemv(const GemvParams& p) {
       float u = MATS == 2 ? warp_sum(acc[MATS - 1][r][b]) : 0.0f;
       const long long row = row0 + r;
       if (lane != 0) continue;
-      if constexpr (FMT == WFMT_FP8_CHANNEL) {  // the row's scale (per-row FP8 weights)
+      if constexpr (wfmt_layout(FMT) == WFMT_FP8_CHANNEL) {  // the row's scale (per-row FP8 weights)
         if (row < N) {
           v *= p.w_scale[row];
           if (MATS == 2) u *= p.w2_scale[row];
@@ -435,8 +440,10 @@ __device__ void gemv_merged(const GemvParams& p) {
 }
 
 // gemv.fp8: gemv.fused over FP8 e4m3 weights with f32 scales, SCALE 0 per output row, 1 per
-// 128 x 128 block (see the top of this file); W is the 16-bit type of gamma and the bias.
-template <int BLOCK, int ROWS, int UNROLL, int SPLITK, int BATCH, int EPI, int SCALE, typename W>
+// 128 x 128 block (see the top of this file), the codes widened by cvt (CVT 0) or by bit moves
+// (CVT 1, the same floats); W is the 16-bit type of gamma and the bias.
+template <int BLOCK, int ROWS, int UNROLL, int SPLITK, int BATCH, int EPI, int SCALE, int CVT, typename W>
 __device__ void gemv_fp8(const GemvParams& p) {
-  gemv<BLOCK, ROWS, UNROLL, SPLITK, BATCH, EPI, W, 0, SCALE == 0 ? WFMT_FP8_CHANNEL : WFMT_FP8_BLOCK>(p);
+  constexpr int FMT = (SCALE == 0 ? WFMT_FP8_CHANNEL : WFMT_FP8_BLOCK) | (CVT == 1 ? WFMT_FP8_BITS : 0);
+  gemv<BLOCK, ROWS, UNROLL, SPLITK, BATCH, EPI, W, 0, FMT>(p);
 }

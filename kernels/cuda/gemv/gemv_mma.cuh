@@ -187,12 +187,12 @@ __device__ __forceinline__ void mma_step_fp8(float (&acc)[MATS][MT][4], float& s
       }
     }
     // One set of x terms for all matrices (row scales), or one per matrix (its block's scale).
-    constexpr int XS = FMT == WFMT_FP8_BLOCK ? MATS : 1;
+    constexpr int XS = wfmt_layout(FMT) == WFMT_FP8_BLOCK ? MATS : 1;
     unsigned b[XS][TERMS][8];
 #pragma unroll
     for (int m = 0; m < XS; ++m) {
       float s = 1.0f;
-      if (FMT == WFMT_FP8_BLOCK) {
+      if (wfmt_layout(FMT) == WFMT_FP8_BLOCK) {
         const long long sk = (p.K + 127) / 128;
         s = (m == 0 ? p.w_scale : p.w2_scale)[(row0 / 128) * sk + (k0 + 64 * c) / 128];
       }
@@ -207,9 +207,14 @@ __device__ __forceinline__ void mma_step_fp8(float (&acc)[MATS][MT][4], float& s
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
           unsigned a0, a2, a1, a3;
-          fp8x4_to_bf16x2(r0[q], a0, a2);
-          fp8x4_to_bf16x2(r1[q], a1, a3);
-          const int xm = FMT == WFMT_FP8_BLOCK ? m : 0;
+          if constexpr ((FMT & WFMT_FP8_BITS) != 0) {
+            fp8x4_to_bf16x2_bits(r0[q], a0, a2);
+            fp8x4_to_bf16x2_bits(r1[q], a1, a3);
+          } else {
+            fp8x4_to_bf16x2(r0[q], a0, a2);
+            fp8x4_to_bf16x2(r1[q], a1, a3);
+          }
+          const int xm = wfmt_layout(FMT) == WFMT_FP8_BLOCK ? m : 0;
 #pragma unroll
           for (int term = 0; term < TERMS; ++term)
             mma_bf16_16816(acc[m][mt], a0, a1, a2, a3, b[xm][term][2 * q], b[xm][term][2 * q + 1]);
@@ -293,7 +298,7 @@ __device__ void gemv_mma(const GemvParams& p) {
   constexpr int MATS = EPI == EPI_SWIGLU ? 2 : 1;
   constexpr int RT = 16 * MT;  // rows per block
   constexpr int CK = FMT == WFMT_16 ? 32 : 64;  // k per chunk: 16 bytes of weights per lane and row
-  static_assert(FMT != WFMT_FP8_BLOCK || 128 % RT == 0, "a block's rows must lie in one 128-row scale block");
+  static_assert(wfmt_layout(FMT) != WFMT_FP8_BLOCK || 128 % RT == 0, "a block's rows must lie in one 128-row scale block");
   extern __shared__ float4 smem_raw[];
   float* red = reinterpret_cast<float*>(smem_raw);  // [WARPS][MATS][MT][16][8] partial tiles
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -340,13 +345,15 @@ __device__ void gemv_mma(const GemvParams& p) {
     step(wb, xb, j0 + UNROLL, acc, ss);
   }
 
-  const bool rows_scaled = FMT == WFMT_FP8_CHANNEL;
+  const bool rows_scaled = wfmt_layout(FMT) == WFMT_FP8_CHANNEL;
   mma_finish<BLOCK, MT, MATS, SPLITK, BATCH, EPI>(p, acc, ss, red, row0, B, rows_scaled ? p.w_scale : nullptr,
                                                   rows_scaled ? p.w2_scale : nullptr);
 }
 
-// gemv.mma_fp8: gemv.mma over FP8 e4m3 weights, SCALE 0 per output row, 1 per 128 x 128 block.
-template <int BLOCK, int MT, int UNROLL, int SPLITK, int TERMS, int BATCH, int EPI, int SCALE>
+// gemv.mma_fp8: gemv.mma over FP8 e4m3 weights, SCALE 0 per output row, 1 per 128 x 128 block;
+// the codes widened to bf16 through cvt and f32 (CVT 0) or by bit moves (CVT 1, the same bits).
+template <int BLOCK, int MT, int UNROLL, int SPLITK, int TERMS, int BATCH, int EPI, int SCALE, int CVT>
 __device__ void gemv_mma_fp8(const GemvParams& p) {
-  gemv_mma<BLOCK, MT, UNROLL, SPLITK, TERMS, BATCH, EPI, SCALE == 0 ? WFMT_FP8_CHANNEL : WFMT_FP8_BLOCK>(p);
+  constexpr int FMT = (SCALE == 0 ? WFMT_FP8_CHANNEL : WFMT_FP8_BLOCK) | (CVT == 1 ? WFMT_FP8_BITS : 0);
+  gemv_mma<BLOCK, MT, UNROLL, SPLITK, TERMS, BATCH, EPI, FMT>(p);
 }

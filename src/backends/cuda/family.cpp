@@ -40,12 +40,14 @@ Family ref(const std::string& op, const std::string& header, const std::string& 
   return f;
 }
 
-// A GEMV family's form over FP8 e4m3 weights (W8A16): the same parameters and SCALE, the layout of
-// its f32 scales (0 one per output row, 1 one per 128 x 128 block), read by `fn`.
+// A GEMV family's form over FP8 e4m3 weights (W8A16): the same parameters, SCALE, the layout of
+// its f32 scales (0 one per output row, 1 one per 128 x 128 block), and CVT, how the codes are
+// widened (0 cvt instructions, 1 bit moves and a bf16x2 multiply: the same values), read by `fn`.
 Family over_fp8(Family f, const std::string& name, const std::string& fn, std::string description) {
   f.name = name;
   f.device_fn = fn;
   f.params.push_back({"SCALE", {0, 1}});
+  f.params.push_back({"CVT", {0, 1}});
   f.description = std::move(description);
   return f;
 }
@@ -237,7 +239,8 @@ std::vector<Family> build_families() {
   }
   v.push_back(over_fp8(v.back(), "fp8", "gemv_fp8",
                        "decode GEMV over FP8 e4m3 weights (one byte each, 16 per streaming load, converted exactly "
-                       "in registers: cvt e4m3x2 on sm_89+) with f32 scales per output row (SCALE 0) or per "
+                       "in registers: cvt e4m3x2 on sm_89+, CVT 0, or bit moves and a bf16x2 multiply, CVT 1, "
+                       "sm_80+) with f32 scales per output row (SCALE 0) or per "
                        "128 x 128 block (SCALE 1, staged in shared memory); gemv.fused's prologue, epilogues and "
                        "split-K; W is the 16-bit type of gamma and the bias"));
   {
@@ -278,7 +281,8 @@ std::vector<Family> build_families() {
   }
   v.push_back(over_fp8(v.back(), "mma_fp8", "gemv_mma_fp8",
                        "batched decode GEMV on the tensor cores over FP8 e4m3 weights: gemv.mma with each lane's 16 "
-                       "codes (one 16-byte load, 64-k chunks) converted exactly to bf16 in registers, f32 scales per "
+                       "codes (one 16-byte load, 64-k chunks) converted exactly to bf16 in registers (CVT 0 through "
+                       "cvt and f32, CVT 1 by bit moves and a bf16x2 multiply), f32 scales per "
                        "output row (SCALE 0, applied to the sums) or per 128 x 128 block (SCALE 1, folded into x per "
                        "chunk); K % 64 == 0, bf16 gamma and bias, sm_80+"));
   {

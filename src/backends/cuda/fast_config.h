@@ -67,6 +67,10 @@ struct FastConfig {
   // gemv.mma points) instead of gemv.fp8. On an H100, Qwen3-1.7B's W5 (batch 8) FP8 decode steps
   // took 1.61 ms with it and 7.78 ms with gemv.fp8, which reads every weight once per row.
   bool fp8_batched_mma = true;
+  // How gemv.fp8 and gemv.mma_fp8 widen the e4m3 codes (their CVT): 0 with cvt instructions (e4m3
+  // -> f16, then f32, and for the tensor cores f32 -> bf16), which run at a quarter of the integer
+  // rate; 1 by bit moves and one bf16x2 multiply (the same values). Not run on a GPU yet, so 0.
+  int fp8_cvt = 0;
   // Batch templates up to mlp_fused_batch (0: none) run a layer's MLP as one mlp.fused kernel
   // instead of the gate_up and down GEMVs (not yet measured on the GPU: off by default).
   int mlp_fused_batch = 0;

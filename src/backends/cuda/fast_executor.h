@@ -141,15 +141,17 @@ inline long long gemv_kchunk(long long K, long long splitk, long long per_chunk 
   return ((K + splitk - 1) / splitk + per_chunk - 1) / per_chunk * per_chunk;
 }
 
-// gemv.fp8 at a region's point for FP8 projections (`sc`: their scale layout): fast_gemv_variant's
-// adaptation to the batch, every batch (gemv.mma reads 16-bit weights).
-Variant fast_fp8_gemv_variant(const GemvChoice& ch, int epi, int batch, Fp8Scales sc, DType wt, const std::string& arch);
+// gemv.fp8 at a region's point for FP8 projections (`sc`: their scale layout; `cvt`: how the codes
+// are widened, FastConfig::fp8_cvt): fast_gemv_variant's adaptation to the batch, every batch
+// (gemv.mma reads 16-bit weights).
+Variant fast_fp8_gemv_variant(const GemvChoice& ch, int epi, int batch, Fp8Scales sc, DType wt, const std::string& arch,
+                              int cvt = 0);
 // gemv.mma_fp8 at a region's gemv.mma point for FP8 weights (fast_mma_variant's adaptation), or
 // none where it cannot run: K % 64 != 0, f16 gamma, below sm_80.
 std::optional<Variant> fast_mma_fp8_variant(const MmaChoice& ch, int terms, int epi, int batch, long long K, Fp8Scales sc,
-                                            DType wt, const std::string& arch);
+                                            DType wt, const std::string& arch, int cvt = 0);
 // What an FP8 GEMV launches at a batch template: gemv.mma_fp8 where cfg.fp8_batched_mma allows it
-// from cfg.mma_min_batch on, else gemv.fp8.
+// from cfg.mma_min_batch on, else gemv.fp8; either with cfg.fp8_cvt.
 Variant fast_fp8_decode_gemv(const FastConfig& cfg, const GemvChoice& gemv, const MmaChoice& mma, int epi, int batch,
                              long long K, Fp8Scales sc, DType wt, const std::string& arch);
 // The fast path's configuration for FP8 projections: the projections' slots take their FP8 points

@@ -205,6 +205,10 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
                        .read_by({"gemv.mma_fp8"})
                        .described("FP8 weights at batches from mma_min_batch on run gemv.mma_fp8 (1) instead of gemv.fp8 (0)"),
                    &FastConfig::fp8_batched_mma));
+  k.push_back(bind(Knob("fp8_cvt").range(0, 1).read_by({"gemv.fp8", "gemv.mma_fp8"})
+                       .described("FP8 GEMVs widen the e4m3 codes by cvt instructions (0) or by bit moves and a bf16x2 "
+                                  "multiply (1): the CVT of gemv.fp8 and gemv.mma_fp8"),
+                   &FastConfig::fp8_cvt));
   k.push_back(bind(Knob("prefill_flash").range(0, 1).read_by({"attn_prefill.pipe", "qkv_post.rows"})
                        .described("prefill steps run attn_prefill.pipe (1) instead of the decode attention per row (0)"),
                    &FastConfig::prefill_flash));

@@ -225,7 +225,8 @@ class GemvEvaluator final : public Evaluator {
       if (!c.params.empty()) ch = MmaChoice{c.params.at("BLOCK"), c.params.at("MT"), c.params.at("UNROLL"), c.params.at("SPLITK")};
       const int terms = FastConfig{}.mma_terms;
       const std::optional<Variant> v = fp8_ != Fp8Scales::None
-                                           ? fast_mma_fp8_variant(ch, terms, slot_.epi, tmpl, K_, fp8_, wt_, arch_)
+                                           ? fast_mma_fp8_variant(ch, terms, slot_.epi, tmpl, K_, fp8_, wt_, arch_,
+                                                                  FastConfig{}.fp8_cvt)
                                            : fast_mma_variant(ch, terms, slot_.epi, tmpl, K_, wt_, arch_);
       if (!v) throw_internal("gemv search", "the tensor-core GEMV cannot run this region");
       return *v;
@@ -233,7 +234,7 @@ class GemvEvaluator final : public Evaluator {
     if (fp8_ != Fp8Scales::None) {
       GemvChoice ch = FastConfig{}.*field.fp8;
       if (!c.params.empty()) ch = GemvChoice{c.params.at("BLOCK"), c.params.at("ROWS"), c.params.at("UNROLL"), c.params.at("SPLITK")};
-      return fast_fp8_gemv_variant(ch, slot_.epi, tmpl, fp8_, wt_, arch_);
+      return fast_fp8_gemv_variant(ch, slot_.epi, tmpl, fp8_, wt_, arch_, FastConfig{}.fp8_cvt);
     }
     GemvChoice ch = FastConfig{}.*field.gemv;
     if (!c.params.empty()) ch = GemvChoice{c.params.at("BLOCK"), c.params.at("ROWS"), c.params.at("UNROLL"), c.params.at("SPLITK")};
@@ -1056,14 +1057,15 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
     const long long N = gemv_shape(c, s.kind).first, K = gemv_shape(c, s.kind).second;
     // From mma_min_batch on, FP8 projections run gemv.mma_fp8 where they can (fp8_batched_mma), at
     // the slot's gemv.mma point (gemv_mma.<slot>): its tuning parameters are the space, BATCH, EPI,
-    // TERMS and SCALE bound, each point checked as the executor binds it.
+    // TERMS, SCALE and CVT (fp8_cvt) bound, each point checked as the executor binds it.
     const FastConfig defaults;
     const GemvSlotField& field = gemv_slot(slot->name);
     if (fast_fp8_decode_gemv(defaults, defaults.*field.fp8, defaults.*field.mma, epi, tmpl, K, fp8, wt, arch).family->name ==
         "mma_fp8") {
       std::vector<SpaceParam> params;
       for (const auto& d : find_family("gemv", "mma_fp8").params)
-        if (d.name != "BATCH" && d.name != "EPI" && d.name != "TERMS" && d.name != "SCALE") params.push_back({d.name, d.values});
+        if (d.name != "BATCH" && d.name != "EPI" && d.name != "TERMS" && d.name != "SCALE" && d.name != "CVT")
+          params.push_back({d.name, d.values});
       auto constraint = [epi, tmpl, fp8, wt, arch, K](const ParamPoint& p) -> std::string {
         if (p.at("SPLITK") > 1 && epi != kEpiResidual) return "split-K needs the residual epilogue";
         try {
@@ -1078,10 +1080,10 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
       return {fast_family(s, "cuda:gemv.mma_fp8", params, constraint)};
     }
     // Otherwise (batch 1, or a projection gemv.mma_fp8 cannot take) gemv.fp8: its tuning
-    // parameters are the space; BATCH, EPI and SCALE (the weights' layout) are bound.
+    // parameters are the space; BATCH, EPI, SCALE (the weights' layout) and CVT (fp8_cvt) are bound.
     std::vector<SpaceParam> params;
     for (const auto& d : find_family("gemv", "fp8").params)
-      if (d.name != "BATCH" && d.name != "EPI" && d.name != "SCALE") params.push_back({d.name, d.values});
+      if (d.name != "BATCH" && d.name != "EPI" && d.name != "SCALE" && d.name != "CVT") params.push_back({d.name, d.values});
     auto constraint = [epi, tmpl, fp8, wt, arch, N, K](const ParamPoint& p) -> std::string {
       if (p.at("SPLITK") > 1 && epi != kEpiResidual) return "split-K needs the residual epilogue";
       try {  // the point as the executor binds it at this batch (rows and unroll may shrink)

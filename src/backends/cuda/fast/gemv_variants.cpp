@@ -25,27 +25,30 @@ Variant fast_gemv_variant(const GemvChoice& ch, int epi, int batch, DType wt, co
                       {wt}, arch);
 }
 
-Variant fast_fp8_gemv_variant(const GemvChoice& ch, int epi, int batch, Fp8Scales sc, DType wt, const std::string& arch) {
+Variant fast_fp8_gemv_variant(const GemvChoice& ch, int epi, int batch, Fp8Scales sc, DType wt, const std::string& arch,
+                              int cvt) {
   std::map<std::string, int> values = fast_gemv_variant(ch, epi, batch, wt, arch).values;
   values["SCALE"] = int(sc);
+  values["CVT"] = cvt;
   return make_variant(find_family("gemv", "fp8"), values, {wt}, arch);
 }
 
 std::optional<Variant> fast_mma_fp8_variant(const MmaChoice& ch, int terms, int epi, int batch, long long K, Fp8Scales sc,
-                                            DType wt, const std::string& arch) {
+                                            DType wt, const std::string& arch, int cvt) {
   if (K % 64 != 0 || sc == Fp8Scales::None) return std::nullopt;
   const std::optional<Variant> m = fast_mma_variant(ch, terms, epi, batch, K, wt, arch);  // bf16, sm_80+
   if (!m) return std::nullopt;
   std::map<std::string, int> values = m->values;
   values["SCALE"] = int(sc);
+  values["CVT"] = cvt;
   return make_variant(find_family("gemv", "mma_fp8"), values, {}, arch);
 }
 
 Variant fast_fp8_decode_gemv(const FastConfig& cfg, const GemvChoice& gemv, const MmaChoice& mma, int epi, int batch,
                              long long K, Fp8Scales sc, DType wt, const std::string& arch) {
   if (cfg.fp8_batched_mma && batch > 1 && batch >= cfg.mma_min_batch)
-    if (auto v = fast_mma_fp8_variant(mma, cfg.mma_terms, epi, batch, K, sc, wt, arch)) return *v;
-  return fast_fp8_gemv_variant(gemv, epi, batch, sc, wt, arch);
+    if (auto v = fast_mma_fp8_variant(mma, cfg.mma_terms, epi, batch, K, sc, wt, arch, cfg.fp8_cvt)) return *v;
+  return fast_fp8_gemv_variant(gemv, epi, batch, sc, wt, arch, cfg.fp8_cvt);
 }
 
 Variant fp8_dequant_variant(DType wt, const std::string& arch) {
