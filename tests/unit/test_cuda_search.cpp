@@ -408,12 +408,19 @@ TEST(CudaSearch, Fp8ProjectionsSearchGemvFp8) {
   EXPECT_EQ(family[RegionKind::Head], "cuda:gemv.fused");
   EXPECT_TRUE(family.count(RegionKind::Attention));
   EXPECT_EQ(cuda->generic_route_reason(g), "");
-  // A batch-8 route of gemv.mma_fp8 sets the slot's gemv.mma point, which the executor runs it at.
+  // A batch-8 route of gemv.mma_fp8 sets the slot's gemv.mma_fp8 point, which the executor runs
+  // FP8 batches at (fp8_fast_config puts it in the slot's gemv.mma place), and leaves gemv.mma's.
   const cuda::FastConfig picked = fast_config_of(cuda_fast_from_routes(
-      {test::plan_route("mlp_out", "decode", "cuda:gemv.mma_fp8", {{"BLOCK", 256}, {"MT", 2}, {"UNROLL", 1}, {"SPLITK", 4}})}));
-  EXPECT_EQ(picked.down_mma.block, 256);
-  EXPECT_EQ(picked.down_mma.mt, 2);
-  EXPECT_EQ(picked.down_mma.splitk, 4);
+      {test::plan_route("mlp_out", "decode", "cuda:gemv.mma_fp8", {{"BLOCK", 256}, {"MT", 4}, {"UNROLL", 1}, {"SPLITK", 4}})}));
+  EXPECT_EQ(picked.down_mma_fp8.block, 256);
+  EXPECT_EQ(picked.down_mma_fp8.mt, 4);
+  EXPECT_EQ(picked.down_mma_fp8.splitk, 4);
+  EXPECT_EQ(picked.down_mma.mt, cuda::FastConfig{}.down_mma.mt);
+  const cuda::FastConfig run = cuda::fp8_fast_config(picked);
+  EXPECT_EQ(run.down_mma.block, 256);
+  EXPECT_EQ(run.down_mma.mt, 4);
+  EXPECT_EQ(run.down_mma.splitk, 4);
+  EXPECT_EQ(run.lm_head_mma.mt, cuda::FastConfig{}.lm_head_mma.mt);  // the 16-bit head keeps its point
   // The step tuning leaves out the settings whose kernels read 16-bit projections.
   Plan plan;
   plan.cuda_fast = plan_fast_of(cuda::FastConfig{});

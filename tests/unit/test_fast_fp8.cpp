@@ -114,8 +114,9 @@ TEST(FastFp8, FastPathVariantsCompile) {
   EXPECT_GE(names.size(), size_t(3 * 4 + 1));
 }
 
-// FP8 projections run their own points (qkv_fp8, ...), not gemv.fused's; the 16-bit lm_head keeps
-// its point, and a 16-bit model never reads the FP8 ones.
+// FP8 projections run their own points (qkv_fp8, ..., and o_mma_fp8, ... from mma_min_batch on),
+// not gemv.fused's or gemv.mma's; the 16-bit lm_head keeps its point, and a 16-bit model never
+// reads the FP8 ones.
 TEST(FastFp8, ProjectionsRunTheirOwnPoints) {
   FastConfig cfg;
   cfg.qkv_fp8 = {128, 2, 1, 1};
@@ -135,10 +136,24 @@ TEST(FastFp8, ProjectionsRunTheirOwnPoints) {
     if (v.family->op == "gemv" && v.family->name == "fused" && v.param("EPI") == kEpiStore) plain_blocks.insert(v.param("BLOCK"));
   EXPECT_EQ(fp8_blocks, std::set<int>{128});
   EXPECT_EQ(plain_blocks, std::set<int>{cfg.qkv.block});
+  // Likewise gemv.mma_fp8 at batch 8 runs the slots' FP8 tensor-core points, gemv.mma its own.
+  cfg.o_mma_fp8 = {256, 4, 1, 2};
+  cfg.o_mma = {512, 1, 1, 1};
+  std::set<std::string> fp8_o, plain_o;
+  for (const Variant& v : fast_path_variants(c, DType::BF16, cfg, "sm_90", Fp8Scales::Block))
+    if (v.family->name == "mma_fp8" && v.param("EPI") == kEpiResidual && v.param("BATCH") == 8)
+      fp8_o.insert(std::to_string(v.param("BLOCK")) + ":" + std::to_string(v.param("MT")) + ":" + std::to_string(v.param("SPLITK")));
+  for (const Variant& v : fast_path_variants(c, DType::BF16, cfg, "sm_90", Fp8Scales::None))
+    if (v.family->name == "mma" && v.param("EPI") == kEpiResidual && v.param("BATCH") == 8)
+      plain_o.insert(std::to_string(v.param("BLOCK")) + ":" + std::to_string(v.param("MT")) + ":" + std::to_string(v.param("SPLITK")));
+  // o's and down's (the residual epilogue's two projections), each at its own point
+  EXPECT_TRUE(fp8_o.count("256:4:2")) << testing::PrintToString(fp8_o);
+  EXPECT_FALSE(fp8_o.count("512:1:1")) << testing::PrintToString(fp8_o);
+  EXPECT_TRUE(plain_o.count("512:1:1")) << testing::PrintToString(plain_o);
 }
 
 // With fp8_batched_mma (on by default) batches from 2 on run gemv.mma_fp8 at
-// the slots' gemv.mma points, batch 1 gemv.fp8; every such kernel of the target models compiles for
+// the slots' gemv.mma_fp8 points, batch 1 gemv.fp8; every such kernel of the target models compiles for
 // sm_90 without spilling, in both scale layouts. K not a multiple of 64 keeps gemv.fp8.
 TEST(FastFp8, BatchedMmaVariantsCompile) {
   FastConfig cfg;

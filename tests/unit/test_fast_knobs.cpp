@@ -70,12 +70,12 @@ std::map<std::string, std::vector<PlanRoute>> fixture_routes() {
 }
 
 // What the engine wrote before the table, it writes the same now, and reads back unchanged. Knobs
-// declared since (the FP8 GEMV's points, the prompt attention's point, the expert GEMVs' point)
+// declared since (the FP8 GEMVs' points, the prompt attention's point, the expert GEMVs' point)
 // are written beside it; a block without them reads as their defaults.
 TEST(FastKnobs, PlanBlocksWrittenBeforeTheTableAreWrittenTheSame) {
   const Json blocks = fixture("cuda_fast_blocks.json");
   auto without_later = [](Json j) {
-    for (const char* later : {"gemv_fp8", "prefill_flash_block", "prefill_flash_bk", "moe_block", "moe_rows"}) {
+    for (const char* later : {"gemv_fp8", "gemv_mma_fp8", "prefill_flash_block", "prefill_flash_bk", "moe_block", "moe_rows"}) {
       EXPECT_TRUE(j.contains(later)) << later;
       j.erase(later);
     }

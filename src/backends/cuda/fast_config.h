@@ -63,8 +63,18 @@ struct FastConfig {
   // point, the argmax epilogue's. Not measured on a GPU yet: the 16-bit lm_head's block and rows,
   // which gate_up_fp8 (the widest projection) also nearly shares.
   GemvChoice lm_head_fp8{256, 4, 1, 1};
-  // FP8 weights at batches from mma_min_batch on run gemv.mma_fp8 (the tensor cores, the slots'
-  // gemv.mma points) instead of gemv.fp8. On an H100, Qwen3-1.7B's W5 (batch 8) FP8 decode steps
+  // gemv.mma_fp8's points (FP8 weights at batches from mma_min_batch on): it reads a byte per
+  // weight, so more 16-row tiles per block pay there. Defaults: the best points of the H100 batch-8
+  // sweep on Qwen3-1.7B's projections with block scales (bench/results/2026-12-07-h100-sweeps/:
+  // QKV 9.66 -> 6.80 us, o 5.43 -> 4.01, down 10.16 -> 7.26 against gemv.mma's points, gate/up the
+  // same). A plan searches them per model.
+  MmaChoice qkv_mma_fp8{512, 2, 1, 1};
+  MmaChoice o_mma_fp8{256, 4, 1, 4};
+  MmaChoice gate_up_mma_fp8{128, 1, 1, 1};
+  MmaChoice down_mma_fp8{128, 2, 1, 8};
+  MmaChoice lm_head_mma_fp8{128, 4, 1, 1};  // an FP8 lm_head's: not swept, lm_head_mma's
+  // FP8 weights at batches from mma_min_batch on run gemv.mma_fp8 (the tensor cores, at the
+  // points above) instead of gemv.fp8. On an H100, Qwen3-1.7B's W5 (batch 8) FP8 decode steps
   // took 1.61 ms with it and 7.78 ms with gemv.fp8, which reads every weight once per row.
   bool fp8_batched_mma = true;
   // How gemv.fp8 and gemv.mma_fp8 widen the e4m3 codes (their CVT): 0 with cvt instructions (e4m3
@@ -280,16 +290,20 @@ struct GemvSlotField {
   const char* region;  // the decode region (graph region kind) the slot runs: plan routes' region
   GemvChoice FastConfig::*gemv;
   MmaChoice FastConfig::*mma;
-  GemvChoice FastConfig::*fp8;  // gemv.fp8's point (the lm_head's only where it is FP8 itself)
+  GemvChoice FastConfig::*fp8;      // gemv.fp8's point (the lm_head's only where it is FP8 itself)
+  MmaChoice FastConfig::*mma_fp8;  // gemv.mma_fp8's point, likewise
   int FastConfig::*prefill_algo;  // the prompt step's GEMM algorithm; null: cublasGemmEx only (the lm_head)
 };
 inline constexpr GemvSlotField kGemvSlots[] = {
-    {"qkv", "attn_in", &FastConfig::qkv, &FastConfig::qkv_mma, &FastConfig::qkv_fp8, &FastConfig::prefill_algo_qkv},
-    {"o", "attn_out", &FastConfig::o, &FastConfig::o_mma, &FastConfig::o_fp8, &FastConfig::prefill_algo_o},
-    {"gate_up", "mlp_in", &FastConfig::gate_up, &FastConfig::gate_up_mma, &FastConfig::gate_up_fp8,
+    {"qkv", "attn_in", &FastConfig::qkv, &FastConfig::qkv_mma, &FastConfig::qkv_fp8, &FastConfig::qkv_mma_fp8,
+     &FastConfig::prefill_algo_qkv},
+    {"o", "attn_out", &FastConfig::o, &FastConfig::o_mma, &FastConfig::o_fp8, &FastConfig::o_mma_fp8, &FastConfig::prefill_algo_o},
+    {"gate_up", "mlp_in", &FastConfig::gate_up, &FastConfig::gate_up_mma, &FastConfig::gate_up_fp8, &FastConfig::gate_up_mma_fp8,
      &FastConfig::prefill_algo_gate_up},
-    {"down", "mlp_out", &FastConfig::down, &FastConfig::down_mma, &FastConfig::down_fp8, &FastConfig::prefill_algo_down},
-    {"lm_head", "head", &FastConfig::lm_head, &FastConfig::lm_head_mma, &FastConfig::lm_head_fp8, nullptr}};
+    {"down", "mlp_out", &FastConfig::down, &FastConfig::down_mma, &FastConfig::down_fp8, &FastConfig::down_mma_fp8,
+     &FastConfig::prefill_algo_down},
+    {"lm_head", "head", &FastConfig::lm_head, &FastConfig::lm_head_mma, &FastConfig::lm_head_fp8, &FastConfig::lm_head_mma_fp8,
+     nullptr}};
 // The one named `name`; throws Internal for any other name (the names are code, not input).
 const GemvSlotField& gemv_slot(const std::string& name);
 

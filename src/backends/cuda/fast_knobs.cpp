@@ -36,8 +36,10 @@ KnobSearch picked_as(const FamilyDomain& domain, const std::string& op, const st
 // plans, override <slot>=block:rows:unroll:splitk; gemv_mma.<slot>.*: gemv.mma's (batches from
 // mma_min_batch on; rows are its 16-row tiles, MT), absent from older plans, override
 // <slot>_mma=block:mt:unroll:splitk; gemv_fp8.<slot>.*: gemv.fp8's (FP8 projections at every batch;
-// not the lm_head), absent from older plans, override <slot>_fp8=block:rows:unroll:splitk. The
-// search picks each as its family's parameter in the slot's region.
+// the lm_head's only where it is FP8), absent from older plans, override <slot>_fp8=block:rows:unroll:splitk;
+// gemv_mma_fp8.<slot>.*: gemv.mma_fp8's (FP8 projections from mma_min_batch on), override
+// <slot>_mma_fp8=block:mt:unroll:splitk. The search picks each as its family's parameter in the
+// slot's region.
 void gemv_knobs(std::vector<K>& out, const GemvSlotField& s, const FamilyDomain& domain) {
   const std::string slot = s.name;
   std::vector<std::string> readers = {"gemv.fused"};
@@ -67,17 +69,22 @@ void gemv_knobs(std::vector<K>& out, const GemvSlotField& s, const FamilyDomain&
                          point, f.gemv));
   };
   fused_shaped("gemv.", slot, kRequired, readers, "fused", "batch 1", s.gemv);
-  for (const Field& f : fields)
-    out.push_back(bind(Knob("gemv_mma." + slot + "." + f.leaf)
-                           .range(f.lo, f.hi)
-                           .in_plan(kWithParent)
-                           .override_as(slot + "_mma", f.mma_part)
-                           .read_by({"gemv.mma", "gemv.mma_fp8"})
-                           .picked_by(picked_as(domain, "gemv", "mma", f.mma_param, s.region))
-                           .picked_by(picked_as(domain, "gemv", "mma_fp8", f.mma_param, s.region))
-                           .described(slot + " projection's gemv.mma " + f.mma_param + " (batches from mma_min_batch on)"),
-                       s.mma, f.mma));
+  // A gemv.mma-shaped point (block:mt:unroll:splitk) of family `fam`, at member `point`.
+  auto mma_shaped = [&](const std::string& prefix, const std::string& override_key, const char* fam, const std::string& when,
+                        MmaChoice FastConfig::*point) {
+    for (const Field& f : fields)
+      out.push_back(bind(Knob(prefix + slot + "." + f.leaf)
+                             .range(f.lo, f.hi)
+                             .in_plan(kWithParent)
+                             .override_as(override_key, f.mma_part)
+                             .read_by({std::string("gemv.") + fam})
+                             .picked_by(picked_as(domain, "gemv", fam, f.mma_param, s.region))
+                             .described(slot + " projection's gemv." + fam + " " + f.mma_param + " (" + when + ")"),
+                         point, f.mma));
+  };
+  mma_shaped("gemv_mma.", slot + "_mma", "mma", "batches from mma_min_batch on", s.mma);
   if (s.fp8) fused_shaped("gemv_fp8.", slot + "_fp8", kWithParent, {"gemv.fp8"}, "fp8", "FP8 weights, every batch", s.fp8);
+  if (s.mma_fp8) mma_shaped("gemv_mma_fp8.", slot + "_mma_fp8", "mma_fp8", "FP8 weights, batches from mma_min_batch on", s.mma_fp8);
   if (s.prefill_algo) {  // a library route: no kernel family reads it
     std::vector<int> ranks;
     for (int r = 0; r < kLtAlgorithms; ++r) ranks.push_back(r);

@@ -221,7 +221,7 @@ class GemvEvaluator final : public Evaluator {
     const int tmpl = batch_template(batch_);
     const GemvSlotField& field = gemv_slot(slot_.name);
     if (mma_) {  // gemv.mma, or gemv.mma_fp8 over FP8 weights, at the slot's gemv.mma point
-      MmaChoice ch = FastConfig{}.*field.mma;
+      MmaChoice ch = FastConfig{}.*(fp8_ != Fp8Scales::None ? field.mma_fp8 : field.mma);
       if (!c.params.empty()) ch = MmaChoice{c.params.at("BLOCK"), c.params.at("MT"), c.params.at("UNROLL"), c.params.at("SPLITK")};
       const int terms = FastConfig{}.mma_terms;
       const std::optional<Variant> v = fp8_ != Fp8Scales::None
@@ -1056,11 +1056,11 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
     const int epi = slot->epi, tmpl = batch_template(batch);
     const long long N = gemv_shape(c, s.kind).first, K = gemv_shape(c, s.kind).second;
     // From mma_min_batch on, FP8 projections run gemv.mma_fp8 where they can (fp8_batched_mma), at
-    // the slot's gemv.mma point (gemv_mma.<slot>): its tuning parameters are the space, BATCH, EPI,
+    // the slot's gemv.mma_fp8 point (gemv_mma_fp8.<slot>): its tuning parameters are the space, BATCH, EPI,
     // TERMS, SCALE and CVT (fp8_cvt) bound, each point checked as the executor binds it.
     const FastConfig defaults;
     const GemvSlotField& field = gemv_slot(slot->name);
-    if (fast_fp8_decode_gemv(defaults, defaults.*field.fp8, defaults.*field.mma, epi, tmpl, K, fp8, wt, arch).family->name ==
+    if (fast_fp8_decode_gemv(defaults, defaults.*field.fp8, defaults.*field.mma_fp8, epi, tmpl, K, fp8, wt, arch).family->name ==
         "mma_fp8") {
       std::vector<SpaceParam> params;
       for (const auto& d : find_family("gemv", "mma_fp8").params)

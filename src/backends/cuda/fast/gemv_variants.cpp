@@ -56,9 +56,12 @@ Variant fp8_dequant_variant(DType wt, const std::string& arch) {
 }
 
 FastConfig fp8_fast_config(FastConfig cfg, bool fp8_head) {
-  // The FP8 points take the slots' places (a 16-bit lm_head keeps its point).
+  // The FP8 points take the slots' places (a 16-bit lm_head keeps its points).
   for (const GemvSlotField& s : kGemvSlots)
-    if (s.fp8 && (fp8_head || s.fp8 != &FastConfig::lm_head_fp8)) cfg.*s.gemv = cfg.*s.fp8;
+    if (s.fp8 && (fp8_head || s.fp8 != &FastConfig::lm_head_fp8)) {
+      cfg.*s.gemv = cfg.*s.fp8;
+      cfg.*s.mma = cfg.*s.mma_fp8;
+    }
   cfg.mlp_fused_batch = 0;
   cfg.attn_o = 0;
   cfg.attn_merge_o = 0;
