@@ -9,11 +9,12 @@
 #      point at each (tools/fp8_cvt_summary.py);
 #   3. W2 decode of the fp8-block presets with fp8_cvt=0 and 1, ROUNDS rounds interleaved, the
 #      tokens compared by checksum (they must agree: the same values); then W5 (batch 8) of
-#      Qwen3-1.7B fp8-block through bench e2e with each, its semantic check against the CPU
-#      reference of the same quantized weights.
+#      Qwen3-1.7B fp8-block through bench e2e at gemv.mma's points (what FP8 batches ran before
+#      they had their own), at the defaults and with fp8_cvt=1, each with its semantic check
+#      against the CPU reference of the same quantized weights.
 # Needs build-device/ carried.
 #   [ROUNDS=2] [MODELS="llama-3.2-1b qwen3-1.7b"] tools/gpu_fp8_cvt.sh
-#     -> $OUT/fp8_cvt.log, $OUT/sweep-fp8-b1.jsonl, $OUT/sweep-fp8-b8.jsonl, $OUT/w5-qwen3-1.7b-cvt<0|1>.{json,md}
+#     -> $OUT/fp8_cvt.log, $OUT/sweep-fp8-b1.jsonl, $OUT/sweep-fp8-b8.jsonl, $OUT/w5-qwen3-1.7b-<mma-points|defaults|cvt1>.{json,md}
 set -uo pipefail
 source tools/gpu_common.sh
 log=$out/fp8_cvt.log
@@ -35,14 +36,16 @@ models=${MODELS:-llama-3.2-1b qwen3-1.7b}
       w2_decode "$m" "cvt1-$r" "fp8_cvt=1"
     done
   done
-  echo "== W5 (batch 8), Qwen3-1.7B fp8-block, fp8_cvt 0 and 1"
+  echo "== W5 (batch 8), Qwen3-1.7B fp8-block: gemv.mma's points (the old FP8 ones), the defaults, fp8_cvt=1"
   dir=/tmp/ac-qwen3-1.7b-fp8-block
-  for v in 0 1; do
-    AGENTCOMPILE_FAST_CONFIG=fp8_cvt=$v timeout 240 $bin bench e2e --model "$dir" --backend cuda --cuda-route fast \
-      --workloads W5 --repeats 3 --validate-tokens 8 --json-out "$out/w5-qwen3-1.7b-cvt$v.json" \
-      --md-out "$out/w5-qwen3-1.7b-cvt$v.md" --quiet 2>"$out/runs/w5.err" >/dev/null
-    echo "fp8_cvt=$v: exit $? $(tail -1 "$out/runs/w5.err")"
-    e2e_rows "$out/w5-qwen3-1.7b-cvt$v.json"
+  old_points=qkv_mma_fp8=512:1:1:1,o_mma_fp8=256:1:1:4,down_mma_fp8=128:1:1:8
+  for cfg in "mma-points:$old_points" "defaults:" "cvt1:fp8_cvt=1"; do
+    label=${cfg%%:*}
+    AGENTCOMPILE_FAST_CONFIG=${cfg#*:} timeout 200 $bin bench e2e --model "$dir" --backend cuda --cuda-route fast \
+      --workloads W5 --repeats 3 --validate-tokens 8 --json-out "$out/w5-qwen3-1.7b-$label.json" \
+      --md-out "$out/w5-qwen3-1.7b-$label.md" --quiet 2>"$out/runs/w5.err" >/dev/null
+    echo "$label (${cfg#*:}): exit $? $(tail -1 "$out/runs/w5.err")"
+    e2e_rows "$out/w5-qwen3-1.7b-$label.json"
   done
   date -u
 } 2>&1 | tee "$log"
