@@ -12,7 +12,7 @@
 #      Qwen3-1.7B fp8-block through bench e2e at gemv.mma's points (what FP8 batches ran before
 #      they had their own), at the defaults and with fp8_cvt=1, each with its semantic check
 #      against the CPU reference of the same quantized weights.
-# Needs build-device/ carried.
+# Needs build-device/ carried; about 9 minutes (one device call: the log is written as it goes).
 #   [ROUNDS=2] [MODELS="llama-3.2-1b qwen3-1.7b"] tools/gpu_fp8_cvt.sh
 #     -> $OUT/fp8_cvt.log, $OUT/sweep-fp8-b1.jsonl, $OUT/sweep-fp8-b8.jsonl, $OUT/w5-qwen3-1.7b-<mma-points|defaults|cvt1>.{json,md}
 set -uo pipefail
@@ -42,7 +42,7 @@ models=${MODELS:-llama-3.2-1b qwen3-1.7b}
   for cfg in "mma-points:$old_points" "defaults:" "cvt1:fp8_cvt=1"; do
     label=${cfg%%:*}
     AGENTCOMPILE_FAST_CONFIG=${cfg#*:} timeout 200 $bin bench e2e --model "$dir" --backend cuda --cuda-route fast \
-      --workloads W5 --repeats 3 --validate-tokens 8 --json-out "$out/w5-qwen3-1.7b-$label.json" \
+      --workloads W5 --repeats 2 --validate-tokens 8 --json-out "$out/w5-qwen3-1.7b-$label.json" \
       --md-out "$out/w5-qwen3-1.7b-$label.md" --quiet 2>"$out/runs/w5.err" >/dev/null
     echo "$label (${cfg#*:}): exit $? $(tail -1 "$out/runs/w5.err")"
     e2e_rows "$out/w5-qwen3-1.7b-$label.json"
