@@ -163,7 +163,10 @@ int main(int argc, char** argv) {
               for (int cvt : cvts) {
                 std::map<std::string, int> vals{{"BLOCK", block}, {"ROWS", rows}, {"UNROLL", unroll},
                                                 {"SPLITK", splitk}, {"BATCH", tmpl}, {"EPI", R.epi}};
-                if (fp8) vals["SCALE"] = scale, vals["CVT"] = cvt;
+                if (fp8) {
+                  vals["SCALE"] = scale;
+                  vals["CVT"] = cvt;
+                }
                 if (!gf.constraint(vals).empty()) continue;
                 const Variant v = make_variant(gf, vals, {DType::BF16}, arch);
                 if (gemv_launch_shape(v, R.N, R.K).smem > 160 * 1024) continue;  // x' of the K slice
@@ -181,7 +184,10 @@ int main(int argc, char** argv) {
                   if (splitk > 1 && R.epi != 1) continue;
                   std::map<std::string, int> vals{{"BLOCK", block}, {"MT", mt},       {"UNROLL", unroll}, {"SPLITK", splitk},
                                                   {"TERMS", 2},     {"BATCH", tmpl}, {"EPI", R.epi}};
-                  if (fp8) vals["SCALE"] = scale, vals["CVT"] = cvt;
+                  if (fp8) {
+                    vals["SCALE"] = scale;
+                    vals["CVT"] = cvt;
+                  }
                   if (!mf.constraint(vals).empty()) continue;
                   const Variant v = make_variant(mf, vals, {}, arch);
                   points.push_back(v);
