@@ -42,9 +42,10 @@ TEST(CudaGemmWgmma, EveryPointMatchesDoublePrecision) {
       auto da = to_device(a16), db = to_device(b16);
       for (int bn : {64, 128})
         for (int stages : {3, 4, 5})
-          for (int epi : {0, 1, 2}) {
-            const cuda::Variant v = cuda::make_variant(f, {{"BLOCK", 384}, {"BN", bn}, {"STAGES", stages}, {"EPI", epi}},
-                                                       {DType::BF16}, "sm_90a");
+          for (int epi : {0, 1, 2})
+          for (int pipe : {0, 1}) {
+            const cuda::Variant v = cuda::make_variant(
+                f, {{"BLOCK", 384}, {"BN", bn}, {"STAGES", stages}, {"EPI", epi}, {"PIPE", pipe}}, {DType::BF16}, "sm_90a");
             SCOPED_TRACE(v.name() + " m " + std::to_string(m) + " k " + std::to_string(k));
             auto dc = epi == 2 ? to_device(resid) : poisoned(size_t(m * ldc));  // NaN: in f32 and in both halves as bf16
             GemmW16Params p{da.as<void>(), db.as<void>(), dc.as<void>(), m, n, k, k, k, ldc};

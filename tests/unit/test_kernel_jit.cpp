@@ -277,7 +277,7 @@ TEST(KernelJit, PrefillQsCompiles) {
   EXPECT_EQ(refused, 2);
 }
 
-// gemm.wgmma (our own prompt GEMM on wgmma): every point of its space compiles for sm_90a within
+// gemm.wgmma (our own prompt GEMM on wgmma): every point of its space (both PIPEs) compiles for sm_90a within
 // its shared memory, without spilling, and its wgmma instructions are not serialised by ptxas; it
 // is refused on sm_90 (wgmma needs the sm_90a target). The registers are printed.
 TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
@@ -287,8 +287,10 @@ TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
   for (int bn : {64, 128})
     for (int stages : {3, 4, 5})
       for (int epi : {0, 1, 2})
-        for (DType wt : {DType::BF16, DType::F16}) {
-          const Variant v = make_variant(f, {{"BLOCK", 384}, {"BN", bn}, {"STAGES", stages}, {"EPI", epi}}, {wt}, "sm_90a");
+        for (DType wt : {DType::BF16, DType::F16})
+        for (int pipe : {0, 1}) {
+          const Variant v =
+              make_variant(f, {{"BLOCK", 384}, {"BN", bn}, {"STAGES", stages}, {"EPI", epi}, {"PIPE", pipe}}, {wt}, "sm_90a");
           EXPECT_LE(gemm_wgmma_smem(bn, stages), kMaxDynamicSmem);
           if (wt == DType::F16 && (bn != 128 || stages != 4)) continue;  // f16 differs in one instruction: one point
           const JitResult r = jit_compile(JitRequest{v.name(), v.source(), "sm_90a", {}});
@@ -298,17 +300,19 @@ TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
           std::printf("[ wgmma ] %s: %d registers\n", v.name().c_str(), r.registers);
           ++compiled;
         }
-  EXPECT_EQ(compiled, 2 * 3 * 3 + 3);
+  EXPECT_EQ(compiled, 2 * (2 * 3 * 3 + 3));  // both PIPEs
   // The prompt route (prefill_wgmma): its three stores at the configured point, on sm_90 only.
   FastConfig on;
   on.prefill_wgmma = 1;
   on.prefill_wgmma_bn = 64;
+  on.prefill_wgmma_pipe = 1;
   const ModelConfig c = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
   std::set<int> epis;
   for (const Variant& v : fast_path_variants(c, DType::BF16, on, "sm_90"))
     if (v.family == &f) {
       EXPECT_EQ(v.param("BN"), 64) << v.name();
       EXPECT_EQ(v.param("STAGES"), on.prefill_wgmma_stages) << v.name();
+      EXPECT_EQ(v.param("PIPE"), 1) << v.name();
       epis.insert(v.param("EPI"));
     }
   EXPECT_EQ(epis, (std::set<int>{0, 1, 2}));

@@ -95,11 +95,12 @@ int sweep_prompt_gemms(const std::vector<std::string>& models) {
       std::printf("%s\n", row.dump().c_str());
       std::vector<Variant> points;
       for (int bn : f.params[1].values)
-        for (int stages : f.params[2].values) {
-          const std::map<std::string, int> vals{{"BLOCK", 384}, {"BN", bn}, {"STAGES", stages}, {"EPI", G.epi}};
-          if (f.constraint && !f.constraint(vals).empty()) continue;
-          points.push_back(make_variant(f, vals, {DType::BF16}, "sm_90a"));
-        }
+        for (int stages : f.params[2].values)
+          for (int pipe : {0, 1}) {
+            const std::map<std::string, int> vals{{"BLOCK", 384}, {"BN", bn}, {"STAGES", stages}, {"EPI", G.epi}, {"PIPE", pipe}};
+            if (f.constraint && !f.constraint(vals).empty()) continue;
+            points.push_back(make_variant(f, vals, {DType::BF16}, "sm_90a"));
+          }
       parallel_for(points.size(), 1, [&](size_t lo, size_t hi) {  // compile in parallel, load serially
         for (size_t i = lo; i < hi; ++i) jit_compile(JitRequest{points[i].name(), points[i].source(), "sm_90a", {}});
       });

@@ -8,7 +8,10 @@
 //   chunk c of row r at chunk c ^ (r % 8)); once a stage has landed each thread fences it for the
 //   async proxy and arrives on the stage's "full" barrier.
 // - Warpgroups 1 and 2 consume 64 rows each: per stage, four wgmma m64nBNk16 from shared-memory
-//   descriptors, then they release the stage ("empty" barrier) for the producer to refill.
+//   descriptors, then they release the stage ("empty" barrier) for the producer to refill: at
+//   PIPE 0 once those wgmma have finished (each stage's tensor-core work alone in flight); at PIPE 1
+//   the stage before it, once that one's have (wgmma.wait_group 1), so one stage's wgmma run while
+//   the next stage's are issued.
 // - Epilogue from the accumulators: EPI 0 stores C in W, EPI 1 stores f32, EPI 2 adds into f32 C
 //   (the residual stream, as cuBLAS with beta 1).
 // Needs k % 64 == 0, lda and ldb multiples of 8 (16-byte rows), n % 8 == 0.
@@ -76,7 +79,7 @@ __device__ __forceinline__ void wgmma_m64k16<128, ac_f16>(float* d, unsigned lon
       : "l"(da), "l"(db), "r"(scale_d));
 }
 
-template <int BLOCK, int BN, int STAGES, int EPI, typename W>
+template <int BLOCK, int BN, int STAGES, int EPI, int PIPE, typename W>
 __device__ void gemm_wgmma(const GemmW16Params& p) {
   static_assert(BLOCK == 384, "one producer and two consumer warpgroups");
   static_assert(BN == 64 || BN == 128, "wgmma n of this family");
@@ -144,9 +147,15 @@ __device__ void gemm_wgmma(const GemmW16Params& p) {
     for (int kk = 0; kk < AC_WGMMA_BK / 16; ++kk)  // 16 values (32 bytes, 2 descriptor units) per step
       wgmma_m64k16<BN, W>(d, da + 2 * kk, db + 2 * kk, kt > 0 || kk > 0);
     wgmma_commit();
-    wgmma_wait<0>();
-    if (t == 0) mbar_arrive(&empty[s]);
+    if (PIPE == 0) {
+      wgmma_wait<0>();
+      if (t == 0) mbar_arrive(&empty[s]);
+    } else {
+      wgmma_wait<1>();  // the previous stage's wgmma have read their tiles
+      if (t == 0 && kt > 0) mbar_arrive(&empty[(kt - 1) % STAGES]);
+    }
   }
+  if (PIPE == 1) wgmma_wait<0>();  // the last stage is never refilled: no release
   // d[4j .. 4j + 3]: columns 8j + 2 (lane % 4) (+1) of rows 16 warp + lane / 4 and 8 below it.
   const int warp = t / 32, lane = t % 32;
   const long long r0 = m0 + 64 * c + 16 * warp + lane / 4;

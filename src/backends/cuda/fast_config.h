@@ -193,6 +193,9 @@ struct FastConfig {
   // or the plan's cuBLASLt rank (0): the GEMM whose epilogue the norms and SwiGLU could join. It
   // matches a double-precision GEMM on an H100; not yet timed against cuBLAS, so off.
   int prefill_wgmma = 0, prefill_wgmma_bn = 128, prefill_wgmma_stages = 4;
+  // gemm.wgmma's PIPE: its consumers keep one stage's wgmma in flight (1) instead of waiting for
+  // each stage's (0). Not run on a GPU yet, so 0.
+  int prefill_wgmma_pipe = 0;
   // A sparse (mixture-of-experts) layer's MLP: moe_gate_up.gemv and moe_down.gemv at this block
   // and rows per warp, for every step (decode and prompt). On an H100, Qwen3-30B-A3B's W2 decoded
   // at 5.39 ms/token with (128, 1) and 5.69 with (256, 2): the down GEMV's 2048 outputs make 512

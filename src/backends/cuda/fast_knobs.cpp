@@ -227,6 +227,9 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("prefill_wgmma_stages").one_of({3, 4, 5}).read_by({"gemm.wgmma"})
                        .described("gemm.wgmma's STAGES in prompt steps"),
                    &FastConfig::prefill_wgmma_stages));
+  k.push_back(bind(Knob("prefill_wgmma_pipe").range(0, 1).read_by({"gemm.wgmma"})
+                       .described("gemm.wgmma's consumers keep one stage's wgmma in flight (1) instead of waiting for each (0)"),
+                   &FastConfig::prefill_wgmma_pipe));
   k.push_back(bind(Knob("prefill_flash_in_order").range(0, 1).read_by({"attn_prefill.pipe"})
                        .described("attn_prefill.pipe's blocks in row order (1) instead of the last tiles of every head "
                                   "first (0)"),

@@ -261,7 +261,12 @@ Variant prefill_norm_variant(DType wt, const std::string& arch) {
 std::optional<Variant> prefill_wgmma_variant(const FastConfig& cfg, int epi, DType wt, const std::string& arch) {
   if (!cfg.prefill_wgmma || arch != "sm_90") return std::nullopt;
   return make_variant(find_family("gemm", "wgmma"),
-                      {{"BLOCK", 384}, {"BN", cfg.prefill_wgmma_bn}, {"STAGES", cfg.prefill_wgmma_stages}, {"EPI", epi}}, {wt},
+                      {{"BLOCK", 384},
+                       {"BN", cfg.prefill_wgmma_bn},
+                       {"STAGES", cfg.prefill_wgmma_stages},
+                       {"EPI", epi},
+                       {"PIPE", cfg.prefill_wgmma_pipe}},
+                      {wt},
                       "sm_90a");
 }
 
