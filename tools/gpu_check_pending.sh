@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine: the first GPU run of the prompt, MoE and FP8 code written without one, in
 # two calls of under ten minutes each. Needs build-device/ carried (tools/build_device.sh).
-#   part 1: the GPU tests still pending (the grouped MoE prompt's 16-bit outputs, the prompt
-#           projections on gemm.wgmma, the compile's region count); gemm.wgmma against cuBLAS on the
+#   part 1: the GPU tests still pending (gemm.wgmma at both PIPEs against double precision, the
+#           grouped MoE prompt's 16-bit outputs, the prompt projections on gemm.wgmma, the compile's
+#           region count); gemm.wgmma against cuBLAS on the
 #           target models' prompt GEMMs (kernel_sweep SWEEP_FAMILY=gemm); W3 time to first token with
 #           prefill_wgmma=1 and with prefill_flash_in_order=1 (the old block order), each against the
 #           defaults, interleaved.
@@ -62,8 +63,8 @@ PY
     PEER_IN=$peer_in CONFIGS="${best:+;$best}" timeout 330 tools/gpu_moe_bench.sh 2 > /dev/null 2>&1  # not profiled: CUDA graphs
     grep -E "^== ours|bench e2e:|^\| qwen3-30b-a3b|ceilings" "$out/moe_bench-part2.log"
   elif [ "$part" = 1 ]; then
-    TEST_TIMEOUT=${TEST_TIMEOUT:-200} gpu_tests 'CudaFastMoe.*:Presets/CudaPrefillFlashPreset.*:CudaCompile.*:Models/CudaFastFp8.MatchesTheQuantizedReference/0:Models/CudaFastFp8.MatchesTheQuantizedReference/1:Models/CudaFastFp8.MatchesTheQuantizedReference/2'
-    echo "== gemm.wgmma against cuBLAS, 2048-row prompt GEMMs"
+    TEST_TIMEOUT=${TEST_TIMEOUT:-200} gpu_tests 'CudaGemmWgmma.*:CudaFastMoe.*:Presets/CudaPrefillFlashPreset.*:CudaCompile.*:Models/CudaFastFp8.MatchesTheQuantizedReference/0:Models/CudaFastFp8.MatchesTheQuantizedReference/1:Models/CudaFastFp8.MatchesTheQuantizedReference/2'
+    echo "== gemm.wgmma (both PIPEs) against cuBLAS, 2048-row prompt GEMMs"
     SWEEP_FAMILY=gemm timeout 150 build-device/kernel_sweep ${GEMM_MODELS:-qwen3-1.7b llama-3.2-1b} > "$out/gemm_sweep.jsonl" 2> "$out/runs/gemm_sweep.err"
     echo "kernel_sweep exit $?"; grep -A20 "prompt GEMMs at" "$out/runs/gemm_sweep.err"
     for cfg in prefill_wgmma=1 prefill_flash_in_order=1; do
