@@ -76,3 +76,10 @@ __device__ __forceinline__ void unpack_fp8x4_bits(unsigned w, float* f) {
   f[2] = __uint_as_float(hi << 16);
   f[3] = __uint_as_float(hi & 0xffff0000u);
 }
+
+// unpack_fp8x4 (BITS false: cvt) or unpack_fp8x4_bits (true: bit moves), the GEMVs' CVT.
+template <bool BITS>
+__device__ __forceinline__ void unpack_fp8x4_as(unsigned w, float* f) {
+  if constexpr (BITS) unpack_fp8x4_bits(w, f);
+  else unpack_fp8x4(w, f);
+}

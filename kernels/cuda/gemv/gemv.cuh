@@ -248,13 +248,8 @@ __device__ __forceinline__ void gemv_fma_fp8(float (&acc)[MATS][ROWS][BATCH], co
       for (int m = 0; m < MATS; ++m)
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
-          if constexpr ((FMT & WFMT_FP8_BITS) != 0) {
-            unpack_fp8x4_bits(h == 0 ? wv[u][m][r].a : wv[u][m][r].c, f[m][r]);
-            unpack_fp8x4_bits(h == 0 ? wv[u][m][r].b : wv[u][m][r].d, f[m][r] + 4);
-          } else {
-            unpack_fp8x4(h == 0 ? wv[u][m][r].a : wv[u][m][r].c, f[m][r]);
-            unpack_fp8x4(h == 0 ? wv[u][m][r].b : wv[u][m][r].d, f[m][r] + 4);
-          }
+          unpack_fp8x4_as<(FMT & WFMT_FP8_BITS) != 0>(h == 0 ? wv[u][m][r].a : wv[u][m][r].c, f[m][r]);
+          unpack_fp8x4_as<(FMT & WFMT_FP8_BITS) != 0>(h == 0 ? wv[u][m][r].b : wv[u][m][r].d, f[m][r] + 4);
         }
       gemv_dot8<ROWS, MATS, BATCH>(part, f, xs, kchunk, 16 * c + 8 * h);
     }

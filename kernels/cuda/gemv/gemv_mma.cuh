@@ -140,6 +140,12 @@ __device__ __forceinline__ void fp8x4_to_bf16x2(unsigned w, unsigned& lo, unsign
   lo = pack_bf16x2(f[0], f[1]);  // exact: every e4m3 value is a bf16 value
   hi = pack_bf16x2(f[2], f[3]);
 }
+// fp8x4_to_bf16x2 (BITS false: cvt) or fp8x4_to_bf16x2_bits (true: bit moves, the same bits).
+template <bool BITS>
+__device__ __forceinline__ void fp8x4_to_bf16x2_as(unsigned w, unsigned& lo, unsigned& hi) {
+  if constexpr (BITS) fp8x4_to_bf16x2_bits(w, lo, hi);
+  else fp8x4_to_bf16x2(w, lo, hi);
+}
 
 // x'' (16 values, scaled by s) as TERMS bf16 pairs: b[term][i] holds physical k 16t + 2i, 16t + 2i + 1.
 template <int TERMS>
@@ -207,13 +213,8 @@ __device__ __forceinline__ void mma_step_fp8(float (&acc)[MATS][MT][4], float& s
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
           unsigned a0, a2, a1, a3;
-          if constexpr ((FMT & WFMT_FP8_BITS) != 0) {
-            fp8x4_to_bf16x2_bits(r0[q], a0, a2);
-            fp8x4_to_bf16x2_bits(r1[q], a1, a3);
-          } else {
-            fp8x4_to_bf16x2(r0[q], a0, a2);
-            fp8x4_to_bf16x2(r1[q], a1, a3);
-          }
+          fp8x4_to_bf16x2_as<(FMT & WFMT_FP8_BITS) != 0>(r0[q], a0, a2);
+          fp8x4_to_bf16x2_as<(FMT & WFMT_FP8_BITS) != 0>(r1[q], a1, a3);
           const int xm = wfmt_layout(FMT) == WFMT_FP8_BLOCK ? m : 0;
 #pragma unroll
           for (int term = 0; term < TERMS; ++term)

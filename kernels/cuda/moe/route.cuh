@@ -17,7 +17,7 @@
 // The picks of one token from its `experts` logits l, by the whole warp; ids and weights: the
 // token's top_k outputs. PROBS 0 (moe_pick_warp; l in global or shared memory): each round
 // recomputes every candidate's probability and reduces the warp's best by five rounds of paired
-// shuffles. PROBS 1 (moe_pick_warp_probs; l in shared memory, overwritten with the probabilities):
+// shuffles. PROBS 1 (l in shared memory, overwritten with the probabilities):
 // each probability is computed once (the same expression, so the same bits), and each round's best
 // (highest probability, then lowest index) is taken by two warp-wide integer reductions (redux.sync
 // on sm_80+: the bits of a non-negative float order as the float); the same picks and weights. A
@@ -88,10 +88,6 @@ __device__ __forceinline__ void moe_pick_warp_as(L* l, long long experts, long l
 __device__ __forceinline__ void moe_pick_warp(const float* l, long long experts, long long top_k, int renormalise, int* ids,
                                               float* weights, int lane) {
   moe_pick_warp_as<0>(l, experts, top_k, renormalise, ids, weights, lane);
-}
-__device__ __forceinline__ void moe_pick_warp_probs(float* l, long long experts, long long top_k, int renormalise, int* ids,
-                                                    float* weights, int lane) {
-  moe_pick_warp_as<1>(l, experts, top_k, renormalise, ids, weights, lane);
 }
 
 // Grid: (ceil(n / (BLOCK / 32))).

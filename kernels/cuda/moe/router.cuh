@@ -13,7 +13,7 @@
 //   p.done, and the last one resets the count for the next launch).
 //   Grid: (ceil(experts / (BLOCK / 32)), n); dynamic shared memory: hidden (+ experts, PICK 1, 2)
 //   floats.
-// PICK 2 (moe_router.logits): the last block picks with moe_pick_warp_probs (the same picks; each
+// PICK 2 (moe_router.logits): the last block picks with moe_pick_warp_as PROBS 1 (the same picks; each
 //   probability computed once, each round's best by two warp-wide integer reductions).
 // NORM 1 (moe_router.logits): each thread loads its gamma values into registers before waiting
 //   (weights: they do not depend on the kernel before) and reads its residual values once, keeping
@@ -144,12 +144,8 @@ __device__ void moe_router_logits(const MoeRouterParams& p) {
     float* ls = router_smem + p.hidden;
     for (long long i = threadIdx.x; i < p.experts; i += BLOCK) ls[i] = __ldcg(p.logits + t * p.experts + i);
     __syncthreads();
-    if (threadIdx.x < 32) {
-      if constexpr (PICK == 2)
-        moe_pick_warp_probs(ls, p.experts, p.top_k, p.renormalise, p.ids + t * p.top_k, p.weights + t * p.top_k, lane);
-      else
-        moe_pick_warp(ls, p.experts, p.top_k, p.renormalise, p.ids + t * p.top_k, p.weights + t * p.top_k, lane);
-    }
+    if (threadIdx.x < 32)
+      moe_pick_warp_as<PICK == 2>(ls, p.experts, p.top_k, p.renormalise, p.ids + t * p.top_k, p.weights + t * p.top_k, lane);
     if (threadIdx.x == 0) p.done[t] = 0;  // every block of this launch has counted itself
   }
 }
