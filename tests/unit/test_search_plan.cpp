@@ -323,15 +323,20 @@ TEST(Compile, RepairBlocksAFailingRouteAndRegressionFailsLoudly) {
   o.e2e_fault_candidates = victims;
   o.allow_regression = true;
   CompileResult repaired = compile_model(*m, o);
-  ASSERT_FALSE(repaired.report["repairs"].empty());
+  // On a loaded host the end-to-end stage may also repair a route that timed slower than the
+  // reference (a genuine timing repair of another region); those are not this test's subject. Every
+  // repair that names the injected fault must have blocked a victim, and there must be some.
+  std::vector<Json> injected;
   for (const auto& rp : repaired.report["repairs"]) {
+    if (rp["reason"].get<std::string>().find("injected fault") == std::string::npos) continue;
     EXPECT_TRUE(victims.count(rp["blocked"].get<std::string>())) << rp.dump();
-    EXPECT_NE(rp["reason"].get<std::string>().find("injected fault"), std::string::npos);
+    injected.push_back(rp);
   }
+  ASSERT_FALSE(injected.empty()) << repaired.report["repairs"].dump();
   // Each round takes the next cheapest route; in the end the region runs its fallback (the last
   // replacement names the edges over the blocked one's regions: the fallback, with its neighbour
   // when a fused span was blocked last).
-  const std::string last = repaired.report["repairs"].back()["replacement"].get<std::string>();
+  const std::string last = injected.back()["replacement"].get<std::string>();
   EXPECT_TRUE(last == "cpu:fallback" || last.rfind("cpu:fallback + ", 0) == 0 ||
               last.find(" + cpu:fallback") != std::string::npos) << last;
   for (const auto& r : repaired.plan.routes) {
