@@ -3,7 +3,8 @@
 // step, and a chunk continuing a cached prefix; with every BLOCK and BK at head dims 32, 64 and
 // 128. Q and P are rounded to bf16 inside the kernel, so the bound is the bf16 one (relative L2
 // 1e-2); the tiles in either order give the same bits; its 16-bit output (out16) is the f32 one
-// rounded, bit for bit; attn_prefill.qs gives pipe's bits at both MT. Then the fast path's
+// rounded, bit for bit; attn_prefill.qs gives pipe's bits at both MT; paired tiles (two per
+// block) give the same bits. Then the fast path's
 // prefill against the CPU reference on the tiny presets, and against the decode attention per
 // row. Skipped, with the reason, where there is no GPU.
 #include <gtest/gtest.h>
@@ -93,8 +94,9 @@ TEST_P(CudaPrefillFlash, MatchesDoublePrecisionAttention) {
   const std::string arch = cuda::Device::get().info().arch();
   for (int block : {64, 128, 256})
     for (int bk : {16, 32, 64}) {
-      const cuda::Variant v = cuda::make_variant(cuda::find_family("attn_prefill", "pipe"),
-                                                 {{"BLOCK", block}, {"BK", bk}, {"HD", int(c.hd)}}, {DType::BF16}, arch);
+      const cuda::Family& pipe = cuda::find_family("attn_prefill", "pipe");
+      const cuda::Variant v =
+          cuda::make_variant(pipe, {{"BLOCK", block}, {"BK", bk}, {"HD", int(c.hd)}, {"PAIR", 0}}, {DType::BF16}, arch);
       const std::vector<int32_t> tiles = cuda::prefill_query_tiles(slot_of, block / 32 * 16);
       auto dt = to_device(tiles);
       auto out = poisoned(want.size());
@@ -112,6 +114,22 @@ TEST_P(CudaPrefillFlash, MatchesDoublePrecisionAttention) {
                           cuda::Device::get().stream(), &p);
       EXPECT_EQ(to_host<float>(out, want.size()), got) << v.name() << " in row order";
       p.in_order = 0;
+      // PAIR 1 over paired tiles (a costly and a cheap one per block, a padding entry for an odd
+      // count), in either order: the same bits.
+      const cuda::Variant vp =
+          cuda::make_variant(pipe, {{"BLOCK", block}, {"BK", bk}, {"HD", int(c.hd)}, {"PAIR", 1}}, {DType::BF16}, arch);
+      const std::vector<int32_t> paired = cuda::pair_prefill_tiles(tiles, positions);
+      auto dpaired = to_device(paired);
+      for (int order : {0, 1}) {
+        PrefillAttnParams pp = p;
+        pp.tiles = dpaired.as<int>();
+        pp.in_order = order;
+        auto out_pair = poisoned(want.size());
+        pp.out = out_pair.as<float>();
+        cuda::launch_kernel(cuda::load_kernel(vp), cuda::Dim3{unsigned(paired.size() / 4), unsigned(c.heads)}, unsigned(block),
+                            cuda::prefill_attention_smem(vp), cuda::Device::get().stream(), &pp);
+        EXPECT_EQ(to_host<float>(out_pair, want.size()), got) << vp.name() << " in_order " << order;
+      }
       p.out16 = out16.as<void>();
       cuda::launch_kernel(cuda::load_kernel(v), grid, unsigned(block), cuda::prefill_attention_smem(v),
                           cuda::Device::get().stream(), &p);
@@ -134,7 +152,7 @@ TEST_P(CudaPrefillFlash, MatchesDoublePrecisionAttention) {
       // same bits, from f32 Q and from bf16 Q.
       for (int mt : {1, 2}) {
         const cuda::Family& qs = cuda::find_family("attn_prefill", "qs");
-        const std::map<std::string, int> point = {{"BLOCK", block}, {"BK", bk}, {"HD", int(c.hd)}, {"MT", mt}};
+        std::map<std::string, int> point = {{"BLOCK", block}, {"BK", bk}, {"HD", int(c.hd)}, {"MT", mt}, {"PAIR", 0}};
         if (!qs.constraint(point).empty()) continue;
         const cuda::Variant vq = cuda::make_variant(qs, point, {DType::BF16}, arch);
         const std::vector<int32_t> qtiles = cuda::prefill_query_tiles(slot_of, cuda::prefill_tile_rows(vq));
@@ -150,6 +168,18 @@ TEST_P(CudaPrefillFlash, MatchesDoublePrecisionAttention) {
                               cuda::Device::get().stream(), &pq);
           EXPECT_EQ(to_host<float>(out_qs, want.size()), got) << vq.name() << (from16 ? " from bf16 Q" : "");
         }
+        point["PAIR"] = 1;  // paired tiles: the same bits
+        const cuda::Variant vqp = cuda::make_variant(qs, point, {DType::BF16}, arch);
+        const std::vector<int32_t> qpaired = cuda::pair_prefill_tiles(qtiles, positions);
+        auto dqp = to_device(qpaired);
+        PrefillAttnParams pq = p;
+        pq.out16 = nullptr;
+        pq.tiles = dqp.as<int>();
+        auto out_qp = poisoned(want.size());
+        pq.out = out_qp.as<float>();
+        cuda::launch_kernel(cuda::load_kernel(vqp), cuda::Dim3{unsigned(qpaired.size() / 4), unsigned(c.heads)}, unsigned(block),
+                            cuda::prefill_attention_smem(vqp), cuda::Device::get().stream(), &pq);
+        EXPECT_EQ(to_host<float>(out_qp, want.size()), got) << vqp.name();
       }
     }
 }
@@ -219,6 +249,10 @@ TEST_P(CudaPrefillFlashPreset, LogitsMatchTheCpuReference) {
     auto exq = cuda::make_fast_executor(g, lim, qs);
     EXPECT_EQ(rows(*exq), got) << "attn_prefill.qs MT " << mt;
   }
+  cuda::FastConfig paired = flash;  // two query tiles per block: the same values
+  paired.prefill_flash_pair = 1;
+  auto exp = cuda::make_fast_executor(g, lim, paired);
+  EXPECT_EQ(rows(*exp), got) << "prefill_flash_pair";
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, CudaPrefillFlashPreset, ::testing::Values("tiny-qwen3", "tiny-llama"));

@@ -263,12 +263,14 @@ TEST(CudaSearch, PromptStepSearchesPipePointsAndGemmRanks) {
         names.insert(p.name);
         points *= p.values.size();
       }
-      EXPECT_EQ(names, (std::set<std::string>{"BLOCK", "BK", "QS"}));
-      EXPECT_EQ(points, 27u);
+      EXPECT_EQ(names, (std::set<std::string>{"BLOCK", "BK", "QS", "PAIR"}));
+      EXPECT_EQ(points, 54u);
       for (int block : {64, 128, 256})
         for (int bk : {16, 32, 64})
           for (int qs : {0, 1, 2})
-            EXPECT_EQ(fs[0].constraint({{"BLOCK", block}, {"BK", bk}, {"QS", qs}}), "") << block << ":" << bk << ":" << qs;
+            for (int pair : {0, 1})
+              EXPECT_EQ(fs[0].constraint({{"BLOCK", block}, {"BK", bk}, {"QS", qs}, {"PAIR", pair}}), "")
+                  << block << ":" << bk << ":" << qs << ":" << pair;
     } else if (sum.kind == RegionKind::AttnIn || sum.kind == RegionKind::AttnOut || sum.kind == RegionKind::MlpIn ||
                sum.kind == RegionKind::MlpOut) {
       ++gemms;
@@ -290,13 +292,14 @@ TEST(CudaSearch, PromptStepSearchesPipePointsAndGemmRanks) {
   const std::vector<PlanRoute> routes = {
       test::plan_route("attn_out", "prefill", "cuda:gemm.lt", {{"ALGO", 3}}),
       test::plan_route("mlp_out", "prefill", "cuda:fallback", {}),
-      test::plan_route("attention", "prefill", "cuda:attn_prefill.pipe", {{"BLOCK", 256}, {"BK", 32}, {"QS", 2}}),
+      test::plan_route("attention", "prefill", "cuda:attn_prefill.pipe", {{"BLOCK", 256}, {"BK", 32}, {"QS", 2}, {"PAIR", 1}}),
       test::plan_route("attention", "prefill", "cuda:attn_decode.fused", {{"BLOCK", 64}, {"SPLIT", 16}, {"ILP", 1}}, 60),
       test::plan_route("attention", "decode", "cuda:attn_decode.fused", {{"BLOCK", 128}, {"SPLIT", 32}, {"ILP", 4}})};
   const cuda::FastConfig f = fast_config_of(cuda_fast_from_routes(routes));
   EXPECT_EQ(f.prefill_flash_block, 256);
   EXPECT_EQ(f.prefill_flash_bk, 32);
   EXPECT_EQ(f.prefill_flash_qs, 2);
+  EXPECT_EQ(f.prefill_flash_pair, 1);
   EXPECT_EQ(f.prefill_algo_o, 3);
   EXPECT_EQ(f.prefill_algo_down, -1);  // the fallback: cublasGemmEx
   EXPECT_EQ(f.prefill_algo_qkv, -1);

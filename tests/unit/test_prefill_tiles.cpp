@@ -2,6 +2,8 @@
 // consecutive rows, cut at the block's row count; every row in exactly one tile.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "backends/cuda/fast/prefill_tiles.h"
 
 using ac::cuda::prefill_query_tiles;
@@ -25,4 +27,44 @@ TEST(PrefillTiles, RunsOfOneSlotCutAtTheTileSize) {
     covered += t[i + 1];
   }
   EXPECT_EQ(covered, int32_t(slots.size()));
+}
+
+// Paired tiles (prefill_flash_pair): every tile in exactly one pair, an odd count padded with one
+// 0-row entry, the costliest tile with the cheapest, pairs in ascending cost (the kernel launches
+// the list's end first). A 2048-token prompt's 32 tiles pair into 16 of equal cost.
+TEST(PrefillTiles, PairsEvenTheCausalCost) {
+  using ac::cuda::pair_prefill_tiles;
+  std::vector<int32_t> slots(2048, 0), positions(2048);
+  for (int32_t i = 0; i < 2048; ++i) positions[size_t(i)] = i;
+  const auto tiles = prefill_query_tiles(slots, 64);
+  const auto paired = pair_prefill_tiles(tiles, positions);
+  ASSERT_EQ(paired.size(), tiles.size());
+  auto cost = [&](size_t e) {  // entry e's attended positions
+    double c = 0;
+    for (int32_t r = paired[2 * e]; r < paired[2 * e] + paired[2 * e + 1]; ++r) c += positions[size_t(r)] + 1.0;
+    return c;
+  };
+  std::vector<int> seen(2048, 0);
+  for (size_t e = 0; e < paired.size() / 2; ++e)
+    for (int32_t r = paired[2 * e]; r < paired[2 * e] + paired[2 * e + 1]; ++r) ++seen[size_t(r)];
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 2048);
+  const double first = cost(0) + cost(1);
+  for (size_t b = 0; b < paired.size() / 4; ++b) EXPECT_EQ(cost(2 * b) + cost(2 * b + 1), first) << "pair " << b;
+  EXPECT_EQ(std::vector<int32_t>(paired.begin(), paired.begin() + 4), (std::vector<int32_t>{1984, 64, 0, 64}));  // ties keep their order
+
+  // Three sequences of ragged lengths (two continuing a cached prefix): five tiles, a padding entry.
+  std::vector<int32_t> s2, p2;
+  for (int32_t i = 0; i < 100; ++i) s2.push_back(0), p2.push_back(i);     // tiles [0, 64), [64, 100)
+  for (int32_t i = 500; i < 530; ++i) s2.push_back(1), p2.push_back(i);   // one costly tile of 30 rows
+  for (int32_t i = 10; i < 90; ++i) s2.push_back(2), p2.push_back(i);     // [130, 194), [194, 210)
+  const auto t2 = prefill_query_tiles(s2, 64);
+  ASSERT_EQ(t2.size(), 10u);
+  const auto q2 = pair_prefill_tiles(t2, p2);
+  ASSERT_EQ(q2.size(), 12u);
+  // By cost: [100, 130) 15465, [64, 100) 2970, [130, 194) 2720, [0, 64) 2080, [194, 210) 1320; pairs
+  // (the costliest with the cheapest) 16785, 5050 and 2720 alone, listed cheapest first.
+  EXPECT_EQ(q2, (std::vector<int32_t>{130, 64, 0, 0, 64, 36, 0, 64, 100, 30, 194, 16}));
+  EXPECT_TRUE(pair_prefill_tiles({}, {}).empty());
+  EXPECT_EQ(ac::cuda::prefill_tile_list({0, 0}, {0, 1}, 64, true), (std::vector<int32_t>{0, 2, 0, 0}));
+  EXPECT_EQ(ac::cuda::prefill_tile_list({0, 0}, {0, 1}, 64, false), (std::vector<int32_t>{0, 2}));
 }

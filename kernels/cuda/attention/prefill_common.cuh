@@ -21,20 +21,35 @@ __device__ __forceinline__ float pipe_exp2(float x) {
 // (bench/results/2026-12-06-prefill-gemm-search/): a 2048-token prompt's 512 blocks are two waves
 // of which the first held eight whole heads, and Nsight Compute saw the SMs busy for 73% of the
 // kernel's cycles. in_order 1: tile blockIdx.x of head blockIdx.y. Either way each (tile, head) is
-// one block's and gives the same bits.
+// one block's and gives the same bits. At PAIR 1 a block's x indexes a pair of tiles (the host's
+// pair_prefill_tiles: a costly tile with a cheap one) and it runs entry j of the two.
 struct PrefillBlock {
-  int row0, rows, h;  // the tile's first row and its row count (one sequence), its head
+  int row0, rows, h;  // the tile's first row and its row count (one sequence; 0: none), its head
   long long kv_row0;  // the first cache row of its (slot, KV head): k_cache + kv_row0 * head_dim
 };
-__device__ __forceinline__ PrefillBlock prefill_block(const PrefillAttnParams& p) {
+template <int PAIR>
+__device__ __forceinline__ PrefillBlock prefill_block(const PrefillAttnParams& p, int j) {
   const int bid = blockIdx.y * gridDim.x + blockIdx.x;
-  const int tile = p.in_order ? blockIdx.x : gridDim.x - 1 - bid / gridDim.y;
+  const int tile = (p.in_order ? blockIdx.x : gridDim.x - 1 - bid / gridDim.y) * (PAIR + 1) + j;
   PrefillBlock b;
   b.h = p.in_order ? blockIdx.y : bid % gridDim.y;
   b.row0 = p.tiles[2 * tile];
   b.rows = p.tiles[2 * tile + 1];
   b.kv_row0 = ((long long)p.slots[b.row0] * p.kv_heads + b.h / (p.heads / p.kv_heads)) * p.max_seq;
   return b;
+}
+
+// Runs tile(block) for each tile of the block's: one (PAIR 0: the same code as a body without the
+// loop), or both of its pair in turn (the tile body ends at a barrier after its last shared-memory
+// read, so the next may refill the buffers). A compile-time PAIR: a runtime loop cost the default
+// point 6 registers at head dim 128, one block per SM fewer.
+template <int PAIR, typename F>
+__device__ __forceinline__ void prefill_for_each_tile(const PrefillAttnParams& p, F tile) {
+#pragma unroll 1
+  for (int j = 0; j <= PAIR; ++j) {
+    const PrefillBlock b = prefill_block<PAIR>(p, j);
+    if (PAIR == 0 || b.rows > 0) tile(b);
+  }
 }
 
 // The largest and smallest position among the tile's rows, by thread 0 (the block synchronises

@@ -10,7 +10,8 @@
 // Q is scaled and rounded to bf16 once (here from f32 p.q, or by qkv_post.rows into p.q16, the same
 // bits); P is rounded to bf16 for P V. The output is f32 (p.out),
 // or W rounded once (p.out16, the output projection's GEMM input) where given.
-// Grid: (tiles, heads); block: BLOCK = 32 * WARPS threads; warp w owns rows 16w .. 16w + 15;
+// Grid: (tiles, or pairs of tiles at PAIR 1, heads); block: BLOCK = 32 * WARPS threads; warp w
+// owns rows 16w .. 16w + 15;
 // dynamic shared memory: attn_prefill_pipe_smem (2 stages x K and V x BK rows of HD + 8).
 #pragma once
 #include "attention/prefill_common.cuh"
@@ -19,8 +20,9 @@
 #include "common/params.h"
 #include "common/types.cuh"
 
+// One (query tile, head) of the block's.
 template <int BLOCK, int BK, int HD, typename W>
-__device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
+__device__ __forceinline__ void attn_prefill_pipe_tile(const PrefillAttnParams& p, const PrefillBlock& blk) {
   static_assert(BLOCK % 32 == 0 && HD % 32 == 0 && BK % 16 == 0, "whole MMA tiles, k-chunks and O tiles in pairs");
   constexpr int KPAD = HD + 8;  // 16 bytes of padding per row: conflict-free ldmatrix rows
   constexpr int KC = HD / 16;   // k-chunks of S = Q K^T
@@ -32,7 +34,6 @@ __device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
   unsigned short* vs = pipe_smem + 2 * TILE;  // [2][BK][KPAD]
   __shared__ int last_pos, first_pos;
 
-  const PrefillBlock blk = prefill_block(p);  // the block's (query tile, head)
   const int row0 = blk.row0, rows = blk.rows, h = blk.h;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int ra = warp * 16 + g, rb = ra + 8;  // this lane's two rows of the tile
@@ -177,4 +178,9 @@ __device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
       if (pb >= 0) *reinterpret_cast<float2*>(p.out + ob + col) = make_float2(o[d][2] * ib, o[d][3] * ib);
     }
   }
+}
+
+template <int BLOCK, int BK, int HD, int PAIR, typename W>
+__device__ void attn_prefill_pipe(const PrefillAttnParams& p) {
+  prefill_for_each_tile<PAIR>(p, [&](const PrefillBlock& blk) { attn_prefill_pipe_tile<BLOCK, BK, HD, W>(p, blk); });
 }

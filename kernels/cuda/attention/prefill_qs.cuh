@@ -8,7 +8,8 @@
 // Nsight Compute saw attn_prefill.pipe latency-bound (issue slots 23% busy, 8 warps per SM at 173
 // registers); with MT 1 the registers the Q fragments freed let more blocks fit an SM, with MT 2 a
 // warp has twice the independent MMAs between its ldmatrix waits.
-// Grid: (tiles, heads) with tiles of 16 * MT * WARPS rows (prefill_tile_rows); block: BLOCK =
+// Grid: (tiles, or pairs of them at PAIR 1, heads) with tiles of 16 * MT * WARPS rows
+// (prefill_tile_rows); block: BLOCK =
 // 32 * WARPS threads; warp w owns rows 16 MT w .. 16 MT (w + 1) - 1; dynamic shared memory:
 // attn_prefill_qs_smem (the Q tile, then 2 stages x K and V x BK rows, each row HD + 8).
 #pragma once
@@ -18,8 +19,9 @@
 #include "common/params.h"
 #include "common/types.cuh"
 
+// One (query tile, head) of the block's.
 template <int BLOCK, int BK, int HD, int MT, typename W>
-__device__ void attn_prefill_qs(const PrefillAttnParams& p) {
+__device__ __forceinline__ void attn_prefill_qs_tile(const PrefillAttnParams& p, const PrefillBlock& blk) {
   static_assert(BLOCK % 32 == 0 && HD % 32 == 0 && BK % 16 == 0 && (MT == 1 || MT == 2), "whole tiles, k-chunks in pairs");
   constexpr int ROWS = 16 * MT * (BLOCK / 32);  // query rows of a block
   constexpr int KPAD = HD + 8;  // 16 bytes of padding per row: conflict-free ldmatrix rows
@@ -34,7 +36,6 @@ __device__ void attn_prefill_qs(const PrefillAttnParams& p) {
   unsigned short* vs = ks + 2 * TILE;          // [2][BK][KPAD]
   __shared__ int last_pos, first_pos;
 
-  const PrefillBlock blk = prefill_block(p);  // the block's (query tile, head), in pipe's order
   const int row0 = blk.row0, rows = blk.rows, h = blk.h;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int wrow = warp * 16 * MT;  // the warp's first row in the tile
@@ -210,4 +211,9 @@ __device__ void attn_prefill_qs(const PrefillAttnParams& p) {
           *reinterpret_cast<float2*>(p.out + ob + col) = make_float2(x, y);
       }
     }
+}
+
+template <int BLOCK, int BK, int HD, int PAIR, int MT, typename W>
+__device__ void attn_prefill_qs(const PrefillAttnParams& p) {
+  prefill_for_each_tile<PAIR>(p, [&](const PrefillBlock& blk) { attn_prefill_qs_tile<BLOCK, BK, HD, MT, W>(p, blk); });
 }

@@ -172,6 +172,12 @@ struct FastConfig {
   // rows start first, the short ones fill the last wave) or tile x of head y (1). The same bits
   // either way; 0 has not been timed on a GPU in this form.
   int prefill_flash_in_order = 0;
+  // Each prompt-attention block runs two query tiles in turn, the costliest causal tile left with
+  // the cheapest (1), instead of one (0): a 2048-token prompt's blocks then cost about the same, so
+  // no SM waits out the last wave alone (Nsight Compute saw the SMs busy for 73% of the kernel's
+  // cycles with one tile per block). Half the blocks, each twice as long. The same bits either way.
+  // Searched with the attention's point; not yet run on a GPU.
+  int prefill_flash_pair = 0;
   // Prefill steps hand their GEMMs 16-bit inputs written by the pass before (rms_norm.cast, the
   // attention's cast, swiglu.w16 over 16-bit gate/up outputs), and the output and down GEMMs add
   // into the f32 residual stream themselves; 0: the f32 passes with a cast before every GEMM, an

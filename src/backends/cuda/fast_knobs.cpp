@@ -203,6 +203,11 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
                        .described("the prompt attention with Q in registers (attn_prefill.pipe, 0) or in shared memory with "
                                   "this many 16-row tiles per warp (attn_prefill.qs MT)"),
                    &FastConfig::prefill_flash_qs));
+  k.push_back(bind(Knob("prefill_flash_pair").range(0, 1).none_at(0).in_plan(kOptional).read_by({"attn_prefill.pipe", "attn_prefill.qs"})
+                       .picked_by(picked_as(domain, "attn_prefill", "pipe", "PAIR", attn))
+                       .described("each prompt-attention block runs a costly causal query tile and a cheap one in turn (1) "
+                                  "instead of one tile (0)"),
+                   &FastConfig::prefill_flash_pair));
   // Developer overrides only (no plan sets them).
   k.push_back(bind(Knob("batched_mma").read_by({"gemv.mma"}).described("batches run gemv.mma where it can"), &FastConfig::batched_mma));
   k.push_back(bind(Knob("mma_min_batch").read_by({"gemv.mma"}).described("the smallest batch that runs gemv.mma"),

@@ -750,8 +750,8 @@ class AttentionEvaluator final : public Evaluator {
 // A prompt step's attention is one kernel after qkv_post.rows (attn_prefill.pipe: query tiles of
 // one sequence against double-buffered K/V tiles), so the region is timed and checked as that
 // kernel: one sequence from position 0, its K/V rows in the bf16 cache, the output written as the
-// output projection's 16-bit input (as the executor launches it). Its (BLOCK, BK) point is the
-// space. The plan's point runs every prompt, and the attention's share of a prompt grows with its
+// output projection's 16-bit input (as the executor launches it). Its (BLOCK, BK) point, the
+// form (QS) and the blocks' tiles (PAIR) are the space. The plan's point runs every prompt, and the attention's share of a prompt grows with its
 // length (a few percent of a 128-token prompt's time, a quarter of a 2048-token one's on an H100),
 // so it is timed at kPromptTokens at least.
 class PrefillAttentionEvaluator final : public Evaluator {
@@ -776,6 +776,7 @@ class PrefillAttentionEvaluator final : public Evaluator {
     cfg.prefill_flash_block = c.params.at("BLOCK");
     cfg.prefill_flash_bk = c.params.at("BK");
     if (auto qs = c.params.find("QS"); qs != c.params.end()) cfg.prefill_flash_qs = qs->second;
+    if (auto pr = c.params.find("PAIR"); pr != c.params.end()) cfg.prefill_flash_pair = pr->second;
     return cfg;
   }
   Variant attention(const Candidate& c) const {
@@ -910,18 +911,19 @@ class PrefillAttentionEvaluator final : public Evaluator {
       positions.upload(pos.data(), pos.size() * 4, s);
       slots = DeviceBuffer(size_t(m) * 4);
       slots.upload(slot.data(), slot.size() * 4, s);
-      tiles = DeviceBuffer(size_t(m) * 8);  // at most one tile per row
+      tiles = DeviceBuffer(size_t(m + 1) * 8);  // at most one tile per row, and a pair's padding
       out = DeviceBuffer(q.size() * 4);
       out16 = DeviceBuffer(q.size() * 2);
       slot_rows = slot;
+      pos_rows = pos;
       Device::get().synchronize();  // the host vectors go out of scope
     }
     long long m = 0;
     std::vector<float> q, kf, vf;
-    std::vector<int32_t> slot_rows;
+    std::vector<int32_t> slot_rows, pos_rows;
     DeviceBuffer dq, dk, dv, positions, slots, tiles, out, out16;
-    int tile_rows = 0;  // the rows per tile `tiles` was made for
-    long long tile_count = 0;
+    int tile_rows = 0, tile_pair = 0;  // the rows per tile `tiles` was made for, paired or not
+    long long tile_count = 0;          // the grid's x
   };
 
   uint16_t to_w16(float x) const {
@@ -931,12 +933,14 @@ class PrefillAttentionEvaluator final : public Evaluator {
   }
 
   void launch(const LoadedKernel& k, const Variant& v, Inputs& in, bool sixteen) const {
-    if (in.tile_rows != prefill_tile_rows(v)) {  // query tiles of 16 rows per warp and m-tile
-      const std::vector<int32_t> t = prefill_query_tiles(in.slot_rows, prefill_tile_rows(v));
+    const int pair = v.param("PAIR");
+    if (in.tile_rows != prefill_tile_rows(v) || in.tile_pair != pair) {  // query tiles of 16 rows per warp and m-tile
+      const std::vector<int32_t> t = prefill_tile_list(in.slot_rows, in.pos_rows, prefill_tile_rows(v), pair != 0);
       in.tiles.upload(t.data(), t.size() * 4, Device::get().stream());
       Device::get().synchronize();
       in.tile_rows = prefill_tile_rows(v);
-      in.tile_count = (long long)t.size() / 2;
+      in.tile_pair = pair;
+      in.tile_count = (long long)t.size() / (pair ? 4 : 2);
     }
     const PrefillAttnParams p{in.dq.as<float>(), in.dk.as<unsigned short>(), in.dv.as<unsigned short>(), in.out.as<float>(),
                               in.positions.as<int>(), in.slots.as<int>(), in.tiles.as<int>(), in.m, c_.num_heads,
@@ -1031,13 +1035,14 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
     const Family& pipe = find_family("attn_prefill", "pipe");
     std::vector<SpaceParam> params;
     for (const auto& d : pipe.params)
-      if (d.name == "BLOCK" || d.name == "BK") params.push_back({d.name, d.values});
+      if (d.name == "BLOCK" || d.name == "BK" || d.name == "PAIR") params.push_back({d.name, d.values});
     params.push_back({"QS", {0, 1, 2}});  // 0: pipe itself; m: attn_prefill.qs at MT m
     auto constraint = [&c, wt, arch](const ParamPoint& p) -> std::string {
       FastConfig cfg;
       cfg.prefill_flash_block = p.at("BLOCK");
       cfg.prefill_flash_bk = p.at("BK");
       if (auto qs = p.find("QS"); qs != p.end()) cfg.prefill_flash_qs = qs->second;
+      if (auto pr = p.find("PAIR"); pr != p.end()) cfg.prefill_flash_pair = pr->second;
       try {
         const std::optional<Variant> v = prefill_flash_variant(c, cfg, wt, arch);
         if (v && prefill_attention_smem(*v) > size_t(max_dynamic_smem(arch)))

@@ -102,7 +102,8 @@ std::optional<Variant> prefill_flash_variant(const ModelConfig& c, const FastCon
   if (!cfg.prefill_flash || (c.head_dim != 32 && c.head_dim != 64 && c.head_dim != 128)) return std::nullopt;
   const Family& f = find_family("attn_prefill", cfg.prefill_flash_qs ? "qs" : "pipe");
   if (!arch_constraint(f, arch).empty()) return std::nullopt;
-  std::map<std::string, int> values = {{"BLOCK", cfg.prefill_flash_block}, {"BK", cfg.prefill_flash_bk}, {"HD", int(c.head_dim)}};
+  std::map<std::string, int> values = {{"BLOCK", cfg.prefill_flash_block}, {"BK", cfg.prefill_flash_bk}, {"HD", int(c.head_dim)},
+                                       {"PAIR", cfg.prefill_flash_pair}};
   if (cfg.prefill_flash_qs) values["MT"] = cfg.prefill_flash_qs;
   return make_variant(f, values, {wt}, arch);
 }

@@ -199,8 +199,8 @@ class FastExecutor final : public Executor {
   long long profiled_steps_ = 0, prefill_steps_ = 0, prefill_tokens_ = 0;
   bool prefill_warm_ = false;  // the first prompt step is not profiled (it loads cuBLAS's kernels)
   std::vector<int32_t> last_positions_, last_slots_;
-  DeviceBuffer prefill_tiles_;  // attn_prefill.pipe's query tiles: [max_tokens][2]
-  long long prefill_tile_count_ = 0;
+  DeviceBuffer prefill_tiles_;  // attn_prefill.pipe's query tiles: [max_tokens + 1][2] (paired: padding)
+  long long prefill_tile_count_ = 0;  // the attention grid's x: tiles, or pairs of them (prefill_flash_pair)
   long long rows_in_step_ = 0;
   bool decode_step_ = false, tokens_ready_ = false;
   bool host_tokens_valid_ = false;  // host_tokens_ holds this step's token_out_ (decode steps)

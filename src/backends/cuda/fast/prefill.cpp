@@ -20,9 +20,10 @@ void FastExecutor::run_prefill(long long n, long long r) {
   mark("embed", double(n * c.hidden_size) * double(dtype_size(wt_) + 4));
   const std::optional<Variant> flash = prefill_flash_variant(c, cfg_, wt_, arch_);
   if (flash) {  // the step's query tiles, for every layer
-    const std::vector<int32_t> tiles = prefill_query_tiles(last_slots_, prefill_tile_rows(*flash));
+    const std::vector<int32_t> tiles =
+        prefill_tile_list(last_slots_, last_positions_, prefill_tile_rows(*flash), flash->param("PAIR") != 0);
     prefill_tiles_.upload(tiles.data(), tiles.size() * 4, s_);
-    prefill_tile_count_ = (long long)tiles.size() / 2;
+    prefill_tile_count_ = (long long)tiles.size() / (flash->param("PAIR") ? 4 : 2);  // blocks per head
   }
   if (cfg_.prefill_w16) prefill_layers_w16(n, flash);
   else prefill_layers_f32(n, flash);
