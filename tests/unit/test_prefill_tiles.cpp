@@ -65,6 +65,11 @@ TEST(PrefillTiles, PairsEvenTheCausalCost) {
   // (the costliest with the cheapest) 16785, 5050 and 2720 alone, listed cheapest first.
   EXPECT_EQ(q2, (std::vector<int32_t>{130, 64, 0, 0, 64, 36, 0, 64, 100, 30, 194, 16}));
   EXPECT_TRUE(pair_prefill_tiles({}, {}).empty());
-  EXPECT_EQ(ac::cuda::prefill_tile_list({0, 0}, {0, 1}, 64, true), (std::vector<int32_t>{0, 2, 0, 0}));
-  EXPECT_EQ(ac::cuda::prefill_tile_list({0, 0}, {0, 1}, 64, false), (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(ac::cuda::prefill_tile_list({0, 0}, {0, 1}, 64, false, 16, 132), (std::vector<int32_t>{0, 2}));
+  // Paired only past two blocks per SM: a 2048-token prompt of 16 heads (512 blocks unpaired) on
+  // 132 SMs pairs; 128 tokens (32 blocks) keep one tile per block, each with a padding partner.
+  EXPECT_EQ(ac::cuda::prefill_tile_list(slots, positions, 64, true, 16, 132), paired);
+  const std::vector<int32_t> s128(128, 0), p128(positions.begin(), positions.begin() + 128);
+  EXPECT_EQ(ac::cuda::prefill_tile_list(s128, p128, 64, true, 16, 132), (std::vector<int32_t>{0, 64, 0, 0, 64, 64, 0, 0}));
+  EXPECT_EQ(ac::cuda::prefill_tile_list(s128, p128, 64, true, 16, 15), pair_prefill_tiles(prefill_query_tiles(s128, 64), p128));
 }

@@ -175,8 +175,9 @@ struct FastConfig {
   // Each prompt-attention block runs two query tiles in turn, the costliest causal tile left with
   // the cheapest (1), instead of one (0): a 2048-token prompt's blocks then cost about the same, so
   // no SM waits out the last wave alone (Nsight Compute saw the SMs busy for 73% of the kernel's
-  // cycles with one tile per block). Half the blocks, each twice as long. The same bits either way.
-  // Searched with the attention's point; not yet run on a GPU.
+  // cycles with one tile per block). Half the blocks, each twice as long; steps of at most two
+  // blocks per SM (short prompts) keep one tile per block. The same bits either way. Searched with
+  // the attention's point; not yet run on a GPU.
   int prefill_flash_pair = 0;
   // Prefill steps hand their GEMMs 16-bit inputs written by the pass before (rms_norm.cast, the
   // attention's cast, swiglu.w16 over 16-bit gate/up outputs), and the output and down GEMMs add

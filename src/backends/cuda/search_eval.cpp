@@ -911,7 +911,7 @@ class PrefillAttentionEvaluator final : public Evaluator {
       positions.upload(pos.data(), pos.size() * 4, s);
       slots = DeviceBuffer(size_t(m) * 4);
       slots.upload(slot.data(), slot.size() * 4, s);
-      tiles = DeviceBuffer(size_t(m + 1) * 8);  // at most one tile per row, and a pair's padding
+      tiles = DeviceBuffer(size_t(2 * m) * 8);  // at most one tile per row, each with a padding partner
       out = DeviceBuffer(q.size() * 4);
       out16 = DeviceBuffer(q.size() * 2);
       slot_rows = slot;
@@ -935,7 +935,8 @@ class PrefillAttentionEvaluator final : public Evaluator {
   void launch(const LoadedKernel& k, const Variant& v, Inputs& in, bool sixteen) const {
     const int pair = v.param("PAIR");
     if (in.tile_rows != prefill_tile_rows(v) || in.tile_pair != pair) {  // query tiles of 16 rows per warp and m-tile
-      const std::vector<int32_t> t = prefill_tile_list(in.slot_rows, in.pos_rows, prefill_tile_rows(v), pair != 0);
+      const std::vector<int32_t> t =
+          prefill_tile_list(in.slot_rows, in.pos_rows, prefill_tile_rows(v), pair != 0, c_.num_heads, Device::get().info().sm_count);
       in.tiles.upload(t.data(), t.size() * 4, Device::get().stream());
       Device::get().synchronize();
       in.tile_rows = prefill_tile_rows(v);

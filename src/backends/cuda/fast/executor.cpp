@@ -70,7 +70,7 @@ FastExecutor::FastExecutor(const Graph& g, const ExecutorLimits& lim, const Fast
   token_out_ = DeviceBuffer(size_t(nr) * 4);
   setup_top_k();
   in_ = StepInputs(nt, nr);
-  prefill_tiles_ = DeviceBuffer(size_t(nt + 1) * 8);  // at most one tile per row, and a pair's padding
+  prefill_tiles_ = DeviceBuffer(size_t(2 * nt) * 8);  // at most one tile per row, each with a padding partner
   host_logits_ = PinnedBuffer(size_t(nr) * size_t(c.vocab_size) * 4);
   host_tokens_ = PinnedBuffer(size_t(nr) * 4);
   host_ahead_ = PinnedBuffer(2 * kMaxBatch * 4);

@@ -199,7 +199,7 @@ class FastExecutor final : public Executor {
   long long profiled_steps_ = 0, prefill_steps_ = 0, prefill_tokens_ = 0;
   bool prefill_warm_ = false;  // the first prompt step is not profiled (it loads cuBLAS's kernels)
   std::vector<int32_t> last_positions_, last_slots_;
-  DeviceBuffer prefill_tiles_;  // attn_prefill.pipe's query tiles: [max_tokens + 1][2] (paired: padding)
+  DeviceBuffer prefill_tiles_;  // attn_prefill.pipe's query tiles: [2 * max_tokens][2] (PAIR 1: partners)
   long long prefill_tile_count_ = 0;  // the attention grid's x: tiles, or pairs of them (prefill_flash_pair)
   long long rows_in_step_ = 0;
   bool decode_step_ = false, tokens_ready_ = false;

@@ -21,7 +21,8 @@ void FastExecutor::run_prefill(long long n, long long r) {
   const std::optional<Variant> flash = prefill_flash_variant(c, cfg_, wt_, arch_);
   if (flash) {  // the step's query tiles, for every layer
     const std::vector<int32_t> tiles =
-        prefill_tile_list(last_slots_, last_positions_, prefill_tile_rows(*flash), flash->param("PAIR") != 0);
+        prefill_tile_list(last_slots_, last_positions_, prefill_tile_rows(*flash), flash->param("PAIR") != 0, c.num_heads,
+                          Device::get().info().sm_count);
     prefill_tiles_.upload(tiles.data(), tiles.size() * 4, s_);
     prefill_tile_count_ = (long long)tiles.size() / (flash->param("PAIR") ? 4 : 2);  // blocks per head
   }

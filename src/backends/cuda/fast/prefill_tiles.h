@@ -49,12 +49,19 @@ inline std::vector<int32_t> pair_prefill_tiles(const std::vector<int32_t>& tiles
   return out;
 }
 
-// The step's tile list as a prompt attention variant with `rows` rows per tile reads it, paired
-// when `pair`.
+// The step's tile list as a prompt attention variant with `rows` rows per tile reads it. For a
+// PAIR 1 variant (`pair`) the tiles are paired only where the step has more blocks than two per SM
+// (`heads` blocks per tile, `sms` SMs): a short prompt's few blocks would otherwise halve in number
+// and double in length with no last wave to even out, so there each tile gets a padding partner
+// and runs alone, as at PAIR 0.
 inline std::vector<int32_t> prefill_tile_list(const std::vector<int32_t>& slots, const std::vector<int32_t>& positions,
-                                              int32_t rows, bool pair) {
+                                              int32_t rows, bool pair, long long heads, int sms) {
   std::vector<int32_t> tiles = prefill_query_tiles(slots, rows);
-  return pair ? pair_prefill_tiles(tiles, positions) : tiles;
+  if (!pair) return tiles;
+  if ((long long)(tiles.size() / 2) * heads > 2LL * sms) return pair_prefill_tiles(tiles, positions);
+  std::vector<int32_t> alone;
+  for (size_t i = 0; i < tiles.size(); i += 2) alone.insert(alone.end(), {tiles[i], tiles[i + 1], 0, 0});
+  return alone;
 }
 
 }  // namespace ac::cuda
