@@ -154,5 +154,17 @@ TEST(HeuristicOrder, TokensOneFirstWhenWeightsStayInCache) {
   EXPECT_EQ(heuristic_cpu_tokens_order(dom, 1, 64.0 * 64 * 4), (std::vector<int>{1, 4, 2}));
 }
 
+// The prompt attention: the measured best first (BLOCK 128, BK 64, QS 2 on an H100), PAIR by
+// whether the prompt's tiles over-fill the SMs twice.
+TEST(HeuristicOrder, PromptAttentionPointsFromTheMeasuredSweep) {
+  EXPECT_EQ(heuristic_prompt_attention_order("BLOCK", {64, 128, 256}, 2048, 16, 132), (std::vector<int>{128, 64, 256}));
+  EXPECT_EQ(heuristic_prompt_attention_order("BK", {16, 32, 64}, 2048, 16, 132), (std::vector<int>{64, 32, 16}));
+  EXPECT_EQ(heuristic_prompt_attention_order("QS", {0, 1, 2}, 2048, 16, 132), (std::vector<int>{2, 0, 1}));
+  EXPECT_EQ(heuristic_prompt_attention_order("PAIR", {0, 1}, 2048, 16, 132), (std::vector<int>{1, 0}));  // 512 blocks
+  EXPECT_EQ(heuristic_prompt_attention_order("PAIR", {0, 1}, 512, 16, 132), (std::vector<int>{0, 1}));   // 128 blocks
+  EXPECT_EQ(heuristic_prompt_attention_order("PAIR", {0, 1}, 2048, 16, 0), (std::vector<int>{0, 1}));    // SMs unknown
+  EXPECT_TRUE(heuristic_prompt_attention_order("HD", {128}, 2048, 16, 132).empty());
+}
+
 }  // namespace
 }  // namespace ac

@@ -111,6 +111,25 @@ LinearFacts linear_facts(const RegionSummary& s, const FamilySpace& f) {
 
 }  // namespace
 
+// The prompt attention, from the exhaustive sweeps on an H100 (bench/results/2026-12-07-search-
+// efficiency-cuda/: Llama-3.2-1B's best points were BLOCK 128 and 64 at BK 64 and QS 2, 8% ahead
+// of pipe's default; Qwen3-1.7B's compile picked BK 32 at head dim 128) and the kernels' shapes:
+// BLOCK 128 (4 warps) fits three blocks per SM by registers; larger K/V tiles need fewer barriers
+// and softmax rescales per MMA; QS 2 (32 query rows per warp) halves the shared-memory reads per
+// FLOP, QS 1 has not beaten pipe; PAIR evens causal tiles' cost when the step has more blocks than
+// fit the SMs twice (not yet measured: on otherwise, so the search meets it early).
+std::vector<int> heuristic_prompt_attention_order(const std::string& name, const std::vector<int>& values, int64_t tokens,
+                                                  int64_t heads, int sms) {
+  if (name == "BLOCK") return {128, 64, 256};
+  if (name == "BK") return sorted(values, true);
+  if (name == "QS") return {2, 0, 1};
+  if (name == "PAIR") {
+    const int64_t blocks = (std::max<int64_t>(tokens, 1) + 63) / 64 * std::max<int64_t>(heads, 1);
+    return sms > 0 && blocks > 2LL * sms ? std::vector<int>{1, 0} : std::vector<int>{0, 1};
+  }
+  return {};
+}
+
 std::vector<int> heuristic_cpu_threads_order(std::vector<int> values, double roofline_us) {
   return sorted(std::move(values), roofline_us >= kThreadsPayOffUs);
 }
@@ -173,6 +192,8 @@ std::vector<int> order_param(const RegionSummary& s, const FamilySpace& f, const
     }
     return {};
   }
+  if (f.id == "cuda:attn_prefill.pipe")
+    return heuristic_prompt_attention_order(p.name, p.values, s.point.tokens, attr(s, "attention", "heads"), t.sm_count);
   if (p.name == "BLOCK") return by_log_distance(p.values, 256.0, false);
   if (p.name == "MAXD") return sorted(p.values, false);
   return {};

@@ -2,6 +2,7 @@
 // The heuristic advisor's CPU parameter-order rules (heuristic.cpp), exposed for unit tests. Each
 // returns a permutation of `values` in the order to try.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ac {
@@ -14,5 +15,11 @@ std::vector<int> heuristic_cpu_rows_order(const std::vector<int>& values, double
 // 1 first when the largest weight matrix (f32 bytes) fits a 1 MiB L2, then the widest tile the
 // step's tokens fill, narrower, then the wasted ones.
 std::vector<int> heuristic_cpu_tokens_order(const std::vector<int>& values, int64_t tokens, double max_weight_bytes);
+
+// The CUDA prompt attention's point (cuda:attn_prefill.pipe), parameter `name`: BLOCK 128, 64,
+// 256; BK largest first; QS 2, 0, 1; PAIR 1 first when the prompt's 64-row query tiles times
+// `heads` exceed two blocks per SM (`sms`), else 0. Other names: empty (no rule).
+std::vector<int> heuristic_prompt_attention_order(const std::string& name, const std::vector<int>& values, int64_t tokens,
+                                                  int64_t heads, int sms);
 
 }  // namespace ac
