@@ -30,7 +30,7 @@ for r in p["routes"]:
         print(f"# prefill {r['region']:10s} {r['family']:24s} {json.dumps(r.get('params', {})):34s} {t or 0:9.1f} us, fallback {f or 0:9.1f} us ({ratio})", file=sys.stderr)
 fast = p.get("cuda_fast", {})
 kv = [f"prefill_algo.{s}={v}" for s, v in fast.get("prefill_algo", {}).items()]
-kv += [f"{k}={fast[k]}" for k in ("prefill_flash_block", "prefill_flash_bk") if k in fast]
+kv += [f"{k}={fast[k]}" for k in ("prefill_flash_block", "prefill_flash_bk", "prefill_flash_qs", "prefill_flash_pair") if k in fast]
 print(",".join(kv))
 PY
 )
