@@ -11,7 +11,7 @@
 //   descriptors, then they release the stage ("empty" barrier) for the producer to refill: at
 //   PIPE 0 once those wgmma have finished (each stage's tensor-core work alone in flight); at PIPE 1
 //   the stage before it, once that one's have (wgmma.wait_group 1), so one stage's wgmma run while
-//   the next stage's are issued.
+//   the next stage's are issued; the producer then keeps one stage fewer in flight (AHEAD).
 // - Epilogue from the accumulators: EPI 0 stores C in W, EPI 1 stores f32, EPI 2 adds into f32 C
 //   (the residual stream, as cuBLAS with beta 1).
 // Needs k % 64 == 0, lda and ldb multiples of 8 (16-byte rows), n % 8 == 0.
@@ -91,6 +91,13 @@ __device__ void gemm_wgmma(const GemmW16Params& p) {
   unsigned long long* empty = full + STAGES;
   const long long m0 = (long long)blockIdx.y * AC_WGMMA_BM, n0 = (long long)blockIdx.x * BN;
   const int kt_n = int(p.k / AC_WGMMA_BK);
+  // Stages the producer keeps in flight before it marks the oldest full. At PIPE 1 a consumer
+  // releases a stage one step late (after the next stage's wgmma are issued), so the producer's
+  // wait for the stage it refills at step kt needs the consumers through step kt - STAGES + 1,
+  // which need that step marked full: with STAGES - 1 ahead it was marked only at step kt, after
+  // the wait, and the first PIPE 1 run on an H100 hung. One fewer ahead breaks the cycle.
+  constexpr int AHEAD = STAGES - 1 - PIPE;
+  static_assert(AHEAD >= 1, "PIPE 1 needs at least three stages");
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full[s], 128);  // every producer thread
@@ -120,15 +127,15 @@ __device__ void gemm_wgmma(const GemmW16Params& p) {
         cp_async16_zfill(tb + r * AC_WGMMA_BK + ((c ^ (r % 8)) * 8), b + (ok ? (n0 + r) * p.ldb + k0 + c * 8 : 0), ok);
       }
       cp_async_commit();
-      if (kt >= STAGES - 1) {  // the stage issued STAGES - 1 steps ago has landed
-        cp_async_wait_group<STAGES - 1>();
+      if (kt >= AHEAD) {  // the stage issued AHEAD steps ago has landed
+        cp_async_wait_group<AHEAD>();
         fence_proxy_async_smem();
-        mbar_arrive(&full[(kt - (STAGES - 1)) % STAGES]);
+        mbar_arrive(&full[(kt - AHEAD) % STAGES]);
       }
     }
     cp_async_wait_all();
     fence_proxy_async_smem();
-    for (int kt = kt_n - (STAGES - 1) > 0 ? kt_n - (STAGES - 1) : 0; kt < kt_n; ++kt) mbar_arrive(&full[kt % STAGES]);
+    for (int kt = kt_n - AHEAD > 0 ? kt_n - AHEAD : 0; kt < kt_n; ++kt) mbar_arrive(&full[kt % STAGES]);
     return;
   }
   // consumers: warpgroup c = wg - 1 owns rows 64c .. 64c + 63 of the tile
