@@ -23,6 +23,7 @@
 #include "common/mbarrier.cuh"
 #include "common/params.h"
 #include "common/types.cuh"
+#include "gemm/pipeline.h"
 
 #define AC_WGMMA_BM 128
 #define AC_WGMMA_BK 64
@@ -91,13 +92,7 @@ __device__ void gemm_wgmma(const GemmW16Params& p) {
   unsigned long long* empty = full + STAGES;
   const long long m0 = (long long)blockIdx.y * AC_WGMMA_BM, n0 = (long long)blockIdx.x * BN;
   const int kt_n = int(p.k / AC_WGMMA_BK);
-  // Stages the producer keeps in flight before it marks the oldest full. At PIPE 1 a consumer
-  // releases a stage one step late (after the next stage's wgmma are issued), so the producer's
-  // wait for the stage it refills at step kt needs the consumers through step kt - STAGES + 1,
-  // which need that step marked full: with STAGES - 1 ahead it was marked only at step kt, after
-  // the wait, and the first PIPE 1 run on an H100 hung. One fewer ahead breaks the cycle.
-  constexpr int AHEAD = STAGES - 1 - PIPE;
-  static_assert(AHEAD >= 1, "PIPE 1 needs at least three stages");
+  constexpr int AHEAD = WgmmaProducerAhead<STAGES, PIPE>::value;  // gemm/pipeline.h: why PIPE 1 is one fewer
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full[s], 128);  // every producer thread
