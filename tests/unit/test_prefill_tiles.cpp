@@ -72,4 +72,6 @@ TEST(PrefillTiles, PairsEvenTheCausalCost) {
   const std::vector<int32_t> s128(128, 0), p128(positions.begin(), positions.begin() + 128);
   EXPECT_EQ(ac::cuda::prefill_tile_list(s128, p128, 64, true, 16, 132), (std::vector<int32_t>{0, 64, 0, 0, 64, 64, 0, 0}));
   EXPECT_EQ(ac::cuda::prefill_tile_list(s128, p128, 64, true, 16, 15), pair_prefill_tiles(prefill_query_tiles(s128, 64), p128));
+  EXPECT_EQ(ac::cuda::prefill_tile_blocks(paired, true), 16);  // the grid's x: pairs, or tiles
+  EXPECT_EQ(ac::cuda::prefill_tile_blocks(tiles, false), 32);
 }

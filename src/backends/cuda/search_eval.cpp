@@ -941,7 +941,7 @@ class PrefillAttentionEvaluator final : public Evaluator {
       Device::get().synchronize();
       in.tile_rows = prefill_tile_rows(v);
       in.tile_pair = pair;
-      in.tile_count = (long long)t.size() / (pair ? 4 : 2);
+      in.tile_count = prefill_tile_blocks(t, pair != 0);
     }
     const PrefillAttnParams p{in.dq.as<float>(), in.dk.as<unsigned short>(), in.dv.as<unsigned short>(), in.out.as<float>(),
                               in.positions.as<int>(), in.slots.as<int>(), in.tiles.as<int>(), in.m, c_.num_heads,

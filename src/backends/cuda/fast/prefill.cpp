@@ -24,7 +24,7 @@ void FastExecutor::run_prefill(long long n, long long r) {
         prefill_tile_list(last_slots_, last_positions_, prefill_tile_rows(*flash), flash->param("PAIR") != 0, c.num_heads,
                           Device::get().info().sm_count);
     prefill_tiles_.upload(tiles.data(), tiles.size() * 4, s_);
-    prefill_tile_count_ = (long long)tiles.size() / (flash->param("PAIR") ? 4 : 2);  // blocks per head
+    prefill_tile_count_ = prefill_tile_blocks(tiles, flash->param("PAIR") != 0);
   }
   if (cfg_.prefill_w16) prefill_layers_w16(n, flash);
   else prefill_layers_f32(n, flash);

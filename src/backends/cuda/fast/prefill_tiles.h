@@ -23,7 +23,7 @@ inline std::vector<int32_t> prefill_query_tiles(const std::vector<int32_t>& slot
   return tiles;
 }
 
-// The list for blocks that run two tiles each (PrefillAttnParams::pair): a causal tile's cost is the
+// The list for blocks that run two tiles each (a PAIR 1 attention variant): a causal tile's cost is the
 // positions its rows attend, so a prompt's last tiles cost many times its first; a block that runs
 // the costliest tile left and then the cheapest evens the blocks out, so the last wave is not a few
 // long tiles on otherwise idle SMs. Entries 2x and 2x + 1 are block x's; a tile of 0 rows pads an
@@ -62,6 +62,11 @@ inline std::vector<int32_t> prefill_tile_list(const std::vector<int32_t>& slots,
   std::vector<int32_t> alone;
   for (size_t i = 0; i < tiles.size(); i += 2) alone.insert(alone.end(), {tiles[i], tiles[i + 1], 0, 0});
   return alone;
+}
+
+// The attention grid's x for a tile list: its tiles, or its pairs for a PAIR 1 variant.
+inline long long prefill_tile_blocks(const std::vector<int32_t>& list, bool pair) {
+  return (long long)list.size() / (pair ? 4 : 2);
 }
 
 }  // namespace ac::cuda
