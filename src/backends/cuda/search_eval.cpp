@@ -751,9 +751,22 @@ class AttentionEvaluator final : public Evaluator {
 // one sequence against double-buffered K/V tiles), so the region is timed and checked as that
 // kernel: one sequence from position 0, its K/V rows in the bf16 cache, the output written as the
 // output projection's 16-bit input (as the executor launches it). Its (BLOCK, BK) point, the
-// form (QS) and the blocks' tiles (PAIR) are the space. The plan's point runs every prompt, and the attention's share of a prompt grows with its
-// length (a few percent of a 128-token prompt's time, a quarter of a 2048-token one's on an H100),
-// so it is timed at kPromptTokens at least.
+// form (QS) and the blocks' tiles (PAIR) are the space. The plan's point runs every prompt, and the
+// attention's share of a prompt grows with its length (a few percent of a 128-token prompt's time,
+// a quarter of a 2048-token one's on an H100), so it is timed at kPromptTokens at least.
+
+// The engine settings of a point of the prompt attention's space (the defaults where it is empty:
+// the fallback).
+FastConfig prefill_attention_config(const ParamPoint& p) {
+  FastConfig cfg;
+  if (p.empty()) return cfg;
+  cfg.prefill_flash_block = p.at("BLOCK");
+  cfg.prefill_flash_bk = p.at("BK");
+  if (auto qs = p.find("QS"); qs != p.end()) cfg.prefill_flash_qs = qs->second;
+  if (auto pr = p.find("PAIR"); pr != p.end()) cfg.prefill_flash_pair = pr->second;
+  return cfg;
+}
+
 class PrefillAttentionEvaluator final : public Evaluator {
  public:
   PrefillAttentionEvaluator(const Graph& g, int tokens)
@@ -770,17 +783,8 @@ class PrefillAttentionEvaluator final : public Evaluator {
            "median of the replays per launch";
   }
 
-  FastConfig config(const Candidate& c) const {
-    FastConfig cfg;
-    if (c.params.empty()) return cfg;
-    cfg.prefill_flash_block = c.params.at("BLOCK");
-    cfg.prefill_flash_bk = c.params.at("BK");
-    if (auto qs = c.params.find("QS"); qs != c.params.end()) cfg.prefill_flash_qs = qs->second;
-    if (auto pr = c.params.find("PAIR"); pr != c.params.end()) cfg.prefill_flash_pair = pr->second;
-    return cfg;
-  }
   Variant attention(const Candidate& c) const {
-    const std::optional<Variant> v = prefill_flash_variant(c_, config(c), wt_, arch_);
+    const std::optional<Variant> v = prefill_flash_variant(c_, prefill_attention_config(c.params), wt_, arch_);
     if (!v) throw_input("attn_prefill.pipe", "this model's head dim or this GPU does not run it");
     return *v;
   }
@@ -1039,11 +1043,7 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
       if (d.name == "BLOCK" || d.name == "BK" || d.name == "PAIR") params.push_back({d.name, d.values});
     params.push_back({"QS", {0, 1, 2}});  // 0: pipe itself; m: attn_prefill.qs at MT m
     auto constraint = [&c, wt, arch](const ParamPoint& p) -> std::string {
-      FastConfig cfg;
-      cfg.prefill_flash_block = p.at("BLOCK");
-      cfg.prefill_flash_bk = p.at("BK");
-      if (auto qs = p.find("QS"); qs != p.end()) cfg.prefill_flash_qs = qs->second;
-      if (auto pr = p.find("PAIR"); pr != p.end()) cfg.prefill_flash_pair = pr->second;
+      const FastConfig cfg = prefill_attention_config(p);
       try {
         const std::optional<Variant> v = prefill_flash_variant(c, cfg, wt, arch);
         if (v && prefill_attention_smem(*v) > size_t(max_dynamic_smem(arch)))
