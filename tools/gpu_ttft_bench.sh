@@ -12,12 +12,18 @@
 #           against the defaults instead, e.g. AB_CONFIG=prefill_flash_bk=32); the HF eager
 #           records (SKIP_PEERS=1 leaves them out).
 #   part 2: the compiled peer's records, then bench e2e against both (its markdown prints the
-#           prompt's TFLOP/s against the GEMM rate).
+#           prompt's TFLOP/s against the GEMM rate). With PLANS=<folder> (plan-<preset>/plan.json
+#           each, e.g. $AC_BENCH_WORK after part "plans", or a committed results folder: kernel
+#           binaries dropped, compiled at load), each preset that has a plan runs it, one bench e2e
+#           per preset (--plan takes one model) -> $OUT/e2e-<preset>.{json,md}.
+#   part plans: `compile --backend cuda` of each preset (BUDGET s, BUDGET_4B for qwen3-4b) into
+#           $AC_BENCH_WORK/plan-<preset> -> $OUT/plans/plan-<preset>/ (run between parts 1 and 2,
+#           then part 2 with PLANS=$AC_BENCH_WORK).
 # Needs build-device/ carried.
-#   [PRESETS="llama-3.2-1b qwen3-1.7b qwen3-4b"] tools/gpu_ttft_bench.sh 1|2 -> $OUT/ttft-part<N>.log, part 2: $OUT/e2e.{json,md}, $OUT/peers/
+#   [PRESETS="llama-3.2-1b qwen3-1.7b qwen3-4b"] tools/gpu_ttft_bench.sh 1|plans|2 -> $OUT/ttft-part<N>.log, part 2: $OUT/e2e*.{json,md}, $OUT/peers/
 set -uo pipefail
 part=${1:-}
-case "$part" in 1|2) ;; *) echo "usage: tools/gpu_ttft_bench.sh 1|2" >&2; exit 2;; esac
+case "$part" in 1|2|plans) ;; *) echo "usage: tools/gpu_ttft_bench.sh 1|plans|2" >&2; exit 2;; esac
 source tools/gpu_common.sh
 work=${AC_BENCH_WORK:-/tmp/ac-bench}
 mkdir -p "$work/models" "$work/peers" "$out/peers"
@@ -46,6 +52,16 @@ wl=${WORKLOADS:-W1,W2,W3}
         | tail -3 || echo "hf-eager $m FAILED"
     done
     cp "$work"/peers/*.peer.json "$out/peers/" 2>/dev/null
+  elif [ "$part" = plans ]; then
+    for m in $presets; do
+      budget=${BUDGET:-120}; [ "$m" = qwen3-4b ] && budget=${BUDGET_4B:-220}
+      start=$(date +%s)
+      $bin compile "$work/models/$m" --out "$work/plan-$m" --backend cuda --budget "$budget" --db /tmp/ac-tune.db \
+        > "$out/compile-$m.log" 2>&1
+      echo "== $m: compile --backend cuda --budget $budget: exit $? in $(( $(date +%s) - start )) s"
+      mkdir -p "$out/plans/plan-$m" && cp "$work/plan-$m"/plan.json "$work/plan-$m"/report.md "$out/plans/plan-$m/" 2>/dev/null
+      grep -E "^\| [a-z_]+ \| prefill" "$work/plan-$m/report.md" | cut -d'|' -f2,3,6,7,8
+    done
   else
     [ -n "${PEERS_IN:-}" ] && cp -n "$PEERS_IN"/*.peer.json "$work/peers/" 2>/dev/null
     for m in $presets; do
@@ -55,10 +71,23 @@ wl=${WORKLOADS:-W1,W2,W3}
     done
     peers=() models=()
     for f in "$work"/peers/*.peer.json; do [ -f "$f" ] && peers+=(--peer "$f"); done
-    for m in $presets; do models+=("$work/models/$m"); done
-    timeout 240 $bin bench e2e --backend cuda --model "${models[@]}" --workloads "$wl" --repeats 3 "${peers[@]}" \
-      --json-out "$out/e2e.json" --md-out "$out/e2e.md" --quiet
-    echo "bench e2e exit $?"
+    for m in $presets; do
+      if [ -n "${PLANS:-}" ] && [ -f "$PLANS/plan-$m/plan.json" ]; then
+        mkdir -p "$work/run-plan-$m"
+        python3 -c "import json,sys; p=json.load(open(sys.argv[1])); p['kernels']=[]; json.dump(p, open(sys.argv[2],'w'))" \
+          "$PLANS/plan-$m/plan.json" "$work/run-plan-$m/plan.json"
+        timeout 240 $bin bench e2e --backend cuda --model "$work/models/$m" --plan "$work/run-plan-$m" --workloads "$wl" \
+          --repeats 3 "${peers[@]}" --json-out "$out/e2e-$m.json" --md-out "$out/e2e-$m.md" --quiet
+        echo "bench e2e --plan ($m) exit $?"
+      else
+        models+=("$work/models/$m")
+      fi
+    done
+    if [ ${#models[@]} -gt 0 ]; then
+      timeout 240 $bin bench e2e --backend cuda --model "${models[@]}" --workloads "$wl" --repeats 3 "${peers[@]}" \
+        --json-out "$out/e2e.json" --md-out "$out/e2e.md" --quiet
+      echo "bench e2e exit $?"
+    fi
     cp "$work"/peers/*.peer.json "$out/peers/" 2>/dev/null
   fi
   date -u
