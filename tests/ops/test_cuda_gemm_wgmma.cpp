@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "backends/cuda/family.h"
+#include "backends/cuda/gemm_wgmma.h"
 #include "backends/cuda/kernel_loader.h"
 #include "ops/cuda_test_util.h"
 
@@ -43,12 +44,15 @@ TEST(CudaGemmWgmma, EveryPointMatchesDoublePrecision) {
       for (int bn : {64, 128})
         for (int stages : {3, 4, 5})
           for (int epi : {0, 1, 2})
-          for (int pipe : {0, 1}) {
+          for (int pipe : {0, 1})
+          for (int load : {0, 1}) {
             const cuda::Variant v = cuda::make_variant(
-                f, {{"BLOCK", 384}, {"BN", bn}, {"STAGES", stages}, {"EPI", epi}, {"PIPE", pipe}}, {DType::BF16}, "sm_90a");
+                f, {{"BLOCK", 384}, {"BN", bn}, {"STAGES", stages}, {"EPI", epi}, {"PIPE", pipe}, {"LOAD", load}},
+                {DType::BF16}, "sm_90a");
             SCOPED_TRACE(v.name() + " m " + std::to_string(m) + " k " + std::to_string(k));
             auto dc = epi == 2 ? to_device(resid) : poisoned(size_t(m * ldc));  // NaN: in f32 and in both halves as bf16
-            GemmW16Params p{da.as<void>(), db.as<void>(), dc.as<void>(), m, n, k, k, k, ldc};
+            const GemmW16Params p =
+                cuda::gemm_wgmma_params(v, DType::BF16, da.as<void>(), db.as<void>(), dc.as<void>(), m, n, k, k, k, ldc);
             const cuda::Dim3 grid{unsigned((n + bn - 1) / bn), unsigned((m + 127) / 128)};
             cuda::launch_kernel(cuda::load_kernel(v), grid, 384, size_t(cuda::gemm_wgmma_smem(bn, stages)), stream(), &p);
             double err = 0, norm = 0;

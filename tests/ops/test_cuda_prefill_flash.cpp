@@ -260,7 +260,7 @@ INSTANTIATE_TEST_SUITE_P(Presets, CudaPrefillFlashPreset, ::testing::Values("tin
 
 // The prompt's projections on gemm.wgmma (prefill_wgmma=1; the tiny models' K are multiples of 64):
 // one 300-token step (three 128-row tiles, the last partial) gives the CPU reference's logits and
-// cuBLAS's within one bf16 rounding's spread, at both BN.
+// cuBLAS's within one bf16 rounding's spread, at both BN and both LOADs (cp.async, TMA).
 TEST_P(CudaPrefillFlashPreset, WgmmaProjectionsMatchCublas) {
   AC_REQUIRE_GPU();
   if (cuda::Device::get().info().arch() != "sm_90") GTEST_SKIP() << "gemm.wgmma needs an sm_90 GPU";
@@ -272,15 +272,17 @@ TEST_P(CudaPrefillFlashPreset, WgmmaProjectionsMatchCublas) {
   const std::vector<float> want = rows(*cpu);
   auto base = cuda::make_fast_executor(g, lim, {});
   const std::vector<float> by_cublas = rows(*base);
-  for (int bn : {64, 128}) {
-    cuda::FastConfig on;
-    on.prefill_wgmma = 1;
-    on.prefill_wgmma_bn = bn;
-    auto ex = cuda::make_fast_executor(g, lim, on);
-    const std::vector<float> got = rows(*ex);
-    EXPECT_LE(rel_l2(got, want), 1e-2) << "BN " << bn;
-    EXPECT_LE(rel_l2(got, by_cublas), 5e-3) << "BN " << bn;
-  }
+  for (int bn : {64, 128})
+    for (int load : {0, 1}) {
+      cuda::FastConfig on;
+      on.prefill_wgmma = 1;
+      on.prefill_wgmma_bn = bn;
+      on.prefill_wgmma_load = load;
+      auto ex = cuda::make_fast_executor(g, lim, on);
+      const std::vector<float> got = rows(*ex);
+      EXPECT_LE(rel_l2(got, want), 1e-2) << "BN " << bn << " LOAD " << load;
+      EXPECT_LE(rel_l2(got, by_cublas), 5e-3) << "BN " << bn << " LOAD " << load;
+    }
 }
 
 }  // namespace

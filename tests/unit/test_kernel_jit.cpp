@@ -287,9 +287,10 @@ TEST(KernelJit, PrefillQsCompiles) {
   EXPECT_EQ(refused, 3);
 }
 
-// gemm.wgmma (our own prompt GEMM on wgmma): every point of its space (both PIPEs) compiles for sm_90a within
-// its shared memory, without spilling, and its wgmma instructions are not serialised by ptxas; it
-// is refused on sm_90 (wgmma needs the sm_90a target). The registers are printed.
+// gemm.wgmma (our own prompt GEMM on wgmma): every point of its space (both PIPEs, both LOADs) compiles for
+// sm_90a within its shared memory, without spilling, and its wgmma instructions are not serialised by
+// ptxas; it is refused on sm_90 (wgmma needs the sm_90a target). The kernel takes its parameters as
+// __grid_constant__ (LOAD 1 hands their tensor maps' address to TMA). The registers are printed.
 TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
   const Family& f = find_family("gemm", "wgmma");
   EXPECT_NE(arch_constraint(f, "sm_90"), "");
@@ -298,10 +299,12 @@ TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
     for (int stages : {3, 4, 5})
       for (int epi : {0, 1, 2})
         for (DType wt : {DType::BF16, DType::F16})
-        for (int pipe : {0, 1}) {
-          const Variant v =
-              make_variant(f, {{"BLOCK", 384}, {"BN", bn}, {"STAGES", stages}, {"EPI", epi}, {"PIPE", pipe}}, {wt}, "sm_90a");
+        for (int pipe : {0, 1})
+        for (int load : {0, 1}) {
+          const Variant v = make_variant(
+              f, {{"BLOCK", 384}, {"BN", bn}, {"STAGES", stages}, {"EPI", epi}, {"PIPE", pipe}, {"LOAD", load}}, {wt}, "sm_90a");
           EXPECT_LE(gemm_wgmma_smem(bn, stages), kMaxDynamicSmem);
+          EXPECT_NE(v.source().find("const __grid_constant__ GemmW16Params p"), std::string::npos) << v.source();
           if (wt == DType::F16 && (bn != 128 || stages != 4)) continue;  // f16 differs in one instruction: one point
           const JitResult r = jit_compile(JitRequest{v.name(), v.source(), "sm_90a", {}});
           ASSERT_TRUE(r.ok) << v.name() << ": " << r.error;
@@ -310,12 +313,13 @@ TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
           std::printf("[ wgmma ] %s: %d registers\n", v.name().c_str(), r.registers);
           ++compiled;
         }
-  EXPECT_EQ(compiled, 2 * (2 * 3 * 3 + 3));  // both PIPEs
+  EXPECT_EQ(compiled, 2 * 2 * (2 * 3 * 3 + 3));  // both PIPEs, both LOADs
   // The prompt route (prefill_wgmma): its three stores at the configured point, on sm_90 only.
   FastConfig on;
   on.prefill_wgmma = 1;
   on.prefill_wgmma_bn = 64;
   on.prefill_wgmma_pipe = 1;
+  on.prefill_wgmma_load = 1;
   const ModelConfig c = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
   std::set<int> epis;
   for (const Variant& v : fast_path_variants(c, DType::BF16, on, "sm_90"))
@@ -323,6 +327,7 @@ TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
       EXPECT_EQ(v.param("BN"), 64) << v.name();
       EXPECT_EQ(v.param("STAGES"), on.prefill_wgmma_stages) << v.name();
       EXPECT_EQ(v.param("PIPE"), 1) << v.name();
+      EXPECT_EQ(v.param("LOAD"), 1) << v.name();
       epis.insert(v.param("EPI"));
     }
   EXPECT_EQ(epis, (std::set<int>{0, 1, 2}));

@@ -12,6 +12,7 @@
 #include "agentcompile/model/synth_model.h"
 #include "backends/cuda/cublas_route.h"
 #include "backends/cuda/family.h"
+#include "backends/cuda/gemm_wgmma.h"
 #include "backends/cuda/kernel_loader.h"
 #include "backends/cuda/nvrtc_jit.h"
 #include "backends/cuda/search_util.h"
@@ -96,8 +97,10 @@ int sweep_prompt_gemms(const std::vector<std::string>& models) {
       std::vector<Variant> points;
       for (int bn : f.params[1].values)
         for (int stages : f.params[2].values)
-          for (int pipe : {0, 1}) {
-            const std::map<std::string, int> vals{{"BLOCK", 384}, {"BN", bn}, {"STAGES", stages}, {"EPI", G.epi}, {"PIPE", pipe}};
+          for (int pipe : {0, 1})
+          for (int load : {0, 1}) {
+            const std::map<std::string, int> vals{{"BLOCK", 384}, {"BN", bn},       {"STAGES", stages},
+                                                  {"EPI", G.epi}, {"PIPE", pipe}, {"LOAD", load}};
             if (f.constraint && !f.constraint(vals).empty()) continue;
             points.push_back(make_variant(f, vals, {DType::BF16}, "sm_90a"));
           }
@@ -109,7 +112,7 @@ int sweep_prompt_gemms(const std::vector<std::string>& models) {
         const int bn = v.param("BN");
         const LoadedKernel& k = load_kernel(v);
         const size_t smem = size_t(gemm_wgmma_smem(bn, v.param("STAGES")));
-        GemmW16Params p{a.as<void>(), b.as<void>(), cw.as<void>(), m, G.n, G.k, G.k, G.k, G.n};
+        const GemmW16Params p = gemm_wgmma_params(v, DType::BF16, a.as<void>(), b.as<void>(), cw.as<void>(), m, G.n, G.k, G.k, G.k, G.n);
         const Dim3 grid{unsigned((G.n + bn - 1) / bn), unsigned((m + 127) / 128)};
         reset(cw);
         launch_kernel(k, grid, 384, smem, s, &p, false);

@@ -44,6 +44,18 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned b
                : "memory");
 }
 
+// Copies a 2-D box of a tensor (`map`: a TmaMap in the kernel's __grid_constant__ parameters) whose
+// innermost coordinate is c0 and outer c1, laid out and swizzled as the map says, into shared
+// memory; elements past the tensor's edges arrive as zeros and count, like the rest of the box,
+// against `bar`'s transaction count.
+__device__ __forceinline__ void tma_load_2d(void* dst, const void* map, int c0, int c1, unsigned long long* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+          smem_u32(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(smem_u32(bar))
+      : "memory");
+}
+
 // Counters between blocks of one grid: an acquire load (sees what the releasing block wrote
 // before its increment) and a barrier over the first `threads` threads only (named barrier 1),
 // for kernels whose other warps do not take part.

@@ -68,11 +68,18 @@ struct NormCastParams {
 };
 
 // gemm.wgmma (gemm/wgmma.cuh): C = A B^T, A the step's 16-bit rows, B a weight as stored.
+// A TMA tensor map (the driver's CUtensorMap: 128 opaque bytes, 128-byte aligned), encoded on the
+// host (backends/cuda/gemm_wgmma.cpp) and read by cp.async.bulk.tensor from the kernel's parameters.
+struct alignas(128) TmaMap {
+  unsigned long long opaque[16];
+};
+
 struct GemmW16Params {
   const void* a;  // [m, k] W, row stride lda
   const void* b;  // [n, k] W, row stride ldb
   void* c;        // [m, n], row stride ldc: W (EPI 0) or f32 (EPI 1 stores, EPI 2 adds)
   long long m, n, k, lda, ldb, ldc;
+  TmaMap ta, tb;  // LOAD 1: A's and B's maps (boxes of 64 k x 128 rows and 64 k x BN rows, 128-byte swizzle)
 };
 
 // silu(gate) * up over 16-bit rows (W), rounded to W: the prefill's down projection input.

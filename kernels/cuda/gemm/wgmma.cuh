@@ -2,11 +2,15 @@
 // (sm_90a): A [m, k] the step's 16-bit activations, B [n, k] a weight as stored (both K-major, the
 // "TN" form), f32 accumulation. What it is for: our own GEMM, whose epilogue can hold what
 // cuBLAS's cannot (SwiGLU, norms); this first form has three epilogues and no fusion yet.
-// - A block of 3 warpgroups computes a 128 x BN tile of C. Warpgroup 0 produces: its 128 threads
-//   copy each 64-wide K step of A's 128 rows and B's BN rows into a ring of STAGES shared-memory
-//   stages with cp.async (rows past m or n zero-filled), in the 128-byte swizzle wgmma reads (16-byte
-//   chunk c of row r at chunk c ^ (r % 8)); once a stage has landed each thread fences it for the
-//   async proxy and arrives on the stage's "full" barrier.
+// - A block of 3 warpgroups computes a 128 x BN tile of C. Warpgroup 0 produces each 64-wide K step
+//   of A's 128 rows and B's BN rows into a ring of STAGES shared-memory stages, in the 128-byte
+//   swizzle wgmma reads (16-byte chunk c of row r at chunk c ^ (r % 8)), rows past m or n zero-filled.
+//   LOAD 0: its 128 threads copy with cp.async; once a stage has landed each thread fences it for
+//   the async proxy and arrives on the stage's "full" barrier. LOAD 1: one thread asks the copy
+//   engine (TMA) for the two boxes, the tensor maps in the parameters (`__grid_constant__`, encoded
+//   by the host: backends/cuda/gemm_wgmma.h), and the full barrier completes when their bytes have
+//   landed: no threads or registers spent on addresses, no lead to keep (the copies never wait on
+//   the producer).
 // - Warpgroups 1 and 2 consume 64 rows each: per stage, four wgmma m64nBNk16 from shared-memory
 //   descriptors, then they release the stage ("empty" barrier) for the producer to refill: at
 //   PIPE 0 once those wgmma have finished (each stage's tensor-core work alone in flight); at PIPE 1
@@ -14,7 +18,8 @@
 //   the next stage's are issued; the producer then keeps one stage fewer in flight (AHEAD).
 // - Epilogue from the accumulators: EPI 0 stores C in W, EPI 1 stores f32, EPI 2 adds into f32 C
 //   (the residual stream, as cuBLAS with beta 1).
-// Needs k % 64 == 0, lda and ldb multiples of 8 (16-byte rows), n % 8 == 0.
+// Needs k % 64 == 0, lda and ldb multiples of 8 (16-byte rows), n % 8 == 0; LOAD 1 also a and b
+// 16-byte aligned and m, n below 2^31 (the tensor maps' limits).
 // Grid: (ceil(n / BN), ceil(m / 128)); block: 384 threads; dynamic shared memory: gemm_wgmma_smem
 // (backends/cuda/family.h): the ring, aligned here to 1024 bytes (the swizzle's period), then
 // STAGES full and STAGES empty barriers.
@@ -80,7 +85,7 @@ __device__ __forceinline__ void wgmma_m64k16<128, ac_f16>(float* d, unsigned lon
       : "l"(da), "l"(db), "r"(scale_d));
 }
 
-template <int BLOCK, int BN, int STAGES, int EPI, int PIPE, typename W>
+template <int BLOCK, int BN, int STAGES, int EPI, int PIPE, int LOAD, typename W>
 __device__ void gemm_wgmma(const GemmW16Params& p) {
   static_assert(BLOCK == 384, "one producer and two consumer warpgroups");
   static_assert(BN == 64 || BN == 128, "wgmma n of this family");
@@ -95,13 +100,25 @@ __device__ void gemm_wgmma(const GemmW16Params& p) {
   constexpr int AHEAD = WgmmaProducerAhead<STAGES, PIPE>::value;  // gemm/pipeline.h: why PIPE 1 is one fewer
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      mbar_init(&full[s], 128);  // every producer thread
+      mbar_init(&full[s], LOAD == 1 ? 1 : 128);  // the TMA thread, or every producer thread
       mbar_init(&empty[s], 2);   // one thread of each consumer warpgroup
     }
     mbar_init_fence();
   }
   __syncthreads();
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  if (wg == 0 && LOAD == 1) {  // producer: one thread, the copy engine moves the bytes
+    if (t == 0)
+      for (int kt = 0; kt < kt_n; ++kt) {
+        const int s = kt % STAGES;
+        if (kt >= STAGES) mbar_wait(&empty[s], unsigned((kt / STAGES - 1) & 1));
+        unsigned short* ta = ring + s * (TILE_A + TILE_B);
+        mbar_arrive_expect_tx(&full[s], unsigned((TILE_A + TILE_B) * 2));
+        tma_load_2d(ta, &p.ta, kt * AC_WGMMA_BK, int(m0), &full[s]);
+        tma_load_2d(ta + TILE_A, &p.tb, kt * AC_WGMMA_BK, int(n0), &full[s]);
+      }
+    return;
+  }
   if (wg == 0) {  // producer
     const W* a = static_cast<const W*>(p.a);
     const W* b = static_cast<const W*>(p.b);

@@ -19,7 +19,7 @@ namespace ac::cuda {
   X(cuEventElapsedTime) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute)     \
   X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuStreamBeginCapture) X(cuStreamEndCapture)    \
   X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphDestroy) X(cuGraphExecDestroy) X(cuGraphExecUpdate)      \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuModuleGetGlobal)
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuModuleGetGlobal) X(cuTensorMapEncodeTiled)
 
 struct DriverApi {
 #define AC_CU_DECLARE(name) decltype(&::name) name = nullptr;

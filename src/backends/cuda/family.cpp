@@ -380,13 +380,15 @@ std::vector<Family> build_families() {
     f.header = "gemm/wgmma.cuh";
     f.params_struct = "GemmW16Params";
     f.device_fn = "gemm_wgmma";
-    f.params = {{"BLOCK", {384}}, {"BN", {64, 128}}, {"STAGES", {3, 4, 5}}, {"EPI", {0, 1, 2}}, {"PIPE", {0, 1}}};
+    f.params = {{"BLOCK", {384}}, {"BN", {64, 128}}, {"STAGES", {3, 4, 5}}, {"EPI", {0, 1, 2}}, {"PIPE", {0, 1}}, {"LOAD", {0, 1}}};
     f.type_params = {"W"};
     f.type_domain = {DType::BF16, DType::F16};
     f.needs_sm90a = true;
     f.min_sm = 90;
+    f.grid_constant = true;  // LOAD 1: the tensor maps are read from the parameters
     f.description = "prompt GEMM C = A B^T on wgmma (sm_90a): 128 x BN tiles, a producer warpgroup filling STAGES "
-                    "swizzled shared-memory stages by cp.async, two consumer warpgroups waiting for each stage's wgmma "
+                    "swizzled shared-memory stages by cp.async (LOAD 0) or one thread's TMA box copies (LOAD 1), two "
+                    "consumer warpgroups waiting for each stage's wgmma "
                     "(PIPE 0) or keeping one stage's in flight (PIPE 1); C stored 16-bit (EPI 0), f32 (1) or added into "
                     "f32 (2); prompt steps' projections under prefill_wgmma";
     f.constraint = [](const std::map<std::string, int>& v) {
@@ -644,7 +646,7 @@ std::string Variant::source_with(bool tl, int min_blocks_override) const {
   const int min_blocks = min_blocks_override > 0 ? min_blocks_override : f.min_blocks ? f.min_blocks(values) : 0;
   const std::string bounds = f.threads_param + (min_blocks > 0 ? ", " + std::to_string(min_blocks) : "");
   s += "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + cluster + name() + "(const " +
-       f.params_struct + " p) {\n  " + (tl ? "AcTimelineScope ac_timeline_scope;\n  " : "") + f.device_fn + "<" + targs +
+       (f.grid_constant ? "__grid_constant__ " : "") + f.params_struct + " p) {\n  " + (tl ? "AcTimelineScope ac_timeline_scope;\n  " : "") + f.device_fn + "<" + targs +
        ">(p);\n}\n";
   return s;
 }

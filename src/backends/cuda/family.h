@@ -32,6 +32,9 @@ struct Family {
   bool needs_sm90a = false;              // uses wgmma/TMA features only sm_90a has
   int min_sm = 0;                        // lowest compute capability (90: thread block clusters), 0: any
   std::string cluster_dims;              // "": none; else __cluster_dims__ of the kernel, e.g. "1, CLUSTER, 1"
+  // The kernel's parameters stay in parameter memory (__grid_constant__), so the kernel may take
+  // their address: TMA reads its tensor maps (params.h TmaMap) from there.
+  bool grid_constant = false;
   // Null, or the second __launch_bounds__ argument (blocks per SM ptxas must fit) of a point, 0 for
   // none: ptxas given only the block size aims at a full SM and may spill to get there.
   std::function<int(const std::map<std::string, int>&)> min_blocks;

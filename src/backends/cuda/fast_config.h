@@ -198,11 +198,14 @@ struct FastConfig {
   // A prompt step's projection GEMMs (steps of at least kWgmmaFromTokens tokens, on sm_90, K a
   // multiple of 64) run the project's own gemm.wgmma at this BN and STAGES (1) instead of cuBLAS
   // or the plan's cuBLASLt rank (0): the GEMM whose epilogue the norms and SwiGLU could join. It
-  // matches a double-precision GEMM on an H100; not yet timed against cuBLAS, so off.
+  // matches a double-precision GEMM on an H100 but ran at 0.39-0.45x cuBLAS's speed there, so off.
   int prefill_wgmma = 0, prefill_wgmma_bn = 128, prefill_wgmma_stages = 4;
   // gemm.wgmma's PIPE: its consumers keep one stage's wgmma in flight (1) instead of waiting for
-  // each stage's (0). Not run on a GPU yet, so 0.
+  // each stage's (0). Correct on an H100, not timed yet, so 0.
   int prefill_wgmma_pipe = 0;
+  // gemm.wgmma's LOAD: one producer thread's TMA box copies (1) instead of the producer warpgroup's
+  // cp.async (0). Not run on a GPU yet, so 0.
+  int prefill_wgmma_load = 0;
   // A sparse (mixture-of-experts) layer's MLP: moe_gate_up.gemv and moe_down.gemv at this block
   // and rows per warp, for every step (decode and prompt). On an H100, Qwen3-30B-A3B's W2 decoded
   // at 5.39 ms/token with (128, 1) and 5.69 with (256, 2): the down GEMV's 2048 outputs make 512

@@ -235,6 +235,10 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("prefill_wgmma_pipe").range(0, 1).read_by({"gemm.wgmma"})
                        .described("gemm.wgmma's consumers keep one stage's wgmma in flight (1) instead of waiting for each (0)"),
                    &FastConfig::prefill_wgmma_pipe));
+  k.push_back(bind(Knob("prefill_wgmma_load").range(0, 1).read_by({"gemm.wgmma"})
+                       .described("gemm.wgmma's stages filled by one thread's TMA copies (1) instead of a warpgroup's "
+                                  "cp.async (0)"),
+                   &FastConfig::prefill_wgmma_load));
   k.push_back(bind(Knob("prefill_flash_in_order").range(0, 1).read_by({"attn_prefill.pipe"})
                        .described("attn_prefill.pipe's blocks in row order (1) instead of the last tiles of every head "
                                   "first (0)"),

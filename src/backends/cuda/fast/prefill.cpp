@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "backends/cuda/fast/prefill_tiles.h"
+#include "backends/cuda/gemm_wgmma.h"
 #include "backends/cuda/fast/variants.h"
 
 namespace ac::cuda {
@@ -232,7 +233,7 @@ void FastExecutor::gemm(const void* w, const float* ws, const void* x16, long lo
                                         : std::nullopt;
   if (wg) {
     const int bn = wg->param("BN");
-    GemmW16Params p{x16, w, out, n, out_dim, in, in, in, out_dim};
+    const GemmW16Params p = gemm_wgmma_params(*wg, wt_, x16, w, out, n, out_dim, in, in, in, out_dim);
     launch(load_kernel(*wg), Dim3{unsigned((out_dim + bn - 1) / bn), unsigned((n + 127) / 128)}, unsigned(wg->threads()),
            size_t(gemm_wgmma_smem(bn, wg->param("STAGES"))), &p);
   } else if (algo >= 0 && n >= kLtFromTokens) {
@@ -267,7 +268,8 @@ std::optional<Variant> prefill_wgmma_variant(const FastConfig& cfg, int epi, DTy
                        {"BN", cfg.prefill_wgmma_bn},
                        {"STAGES", cfg.prefill_wgmma_stages},
                        {"EPI", epi},
-                       {"PIPE", cfg.prefill_wgmma_pipe}},
+                       {"PIPE", cfg.prefill_wgmma_pipe},
+                       {"LOAD", cfg.prefill_wgmma_load}},
                       {wt},
                       "sm_90a");
 }

@@ -1,0 +1,57 @@
+#include "backends/cuda/gemm_wgmma.h"
+
+#include <cstdint>
+
+#include "agentcompile/core/error.h"
+#include "backends/cuda/driver.h"
+
+namespace ac::cuda {
+
+namespace {
+
+static_assert(sizeof(TmaMap) == sizeof(CUtensorMap) && alignof(TmaMap) == alignof(CUtensorMap),
+              "params.h's TmaMap must be the driver's CUtensorMap");
+
+// A [rows, k] row-major 16-bit matrix (row stride ld values) as boxes of 64 k x box_rows rows in the
+// 128-byte swizzle: 64 16-bit values are one 128-byte row of the kernel's stage tiles, and the copy
+// engine puts 16-byte chunk c of row r at chunk c ^ (r % 8), as wgmma's descriptors read them.
+// Rows past `rows` arrive as zeros (the partial tiles at m and n).
+TmaMap encode(const char* what, DType w, const void* base, long long rows, long long k, long long ld, int box_rows) {
+  if (reinterpret_cast<std::uintptr_t>(base) % 16 != 0 || ld % 8 != 0 || k % 64 != 0 || rows < 1 || rows >= (1LL << 31))
+    throw_internal(std::string("gemm.wgmma LOAD 1 ") + what,
+                   "needs a 16-byte aligned matrix, a row stride of whole 16-byte units, k % 64 == 0 and 1..2^31 rows");
+  TmaMap map{};
+  const cuuint64_t dims[2] = {cuuint64_t(k), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(ld) * 2};  // bytes between rows (the innermost stride is the element)
+  const cuuint32_t box[2] = {64, cuuint32_t(box_rows)};
+  const cuuint32_t elem[2] = {1, 1};
+  CU_CHECK(drv().cuTensorMapEncodeTiled(reinterpret_cast<CUtensorMap*>(&map),
+                                        w == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                                        2, const_cast<void*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  return map;
+}
+
+}  // namespace
+
+GemmW16Params gemm_wgmma_params(const Variant& v, DType w, const void* a, const void* b, void* c, long long m, long long n,
+                                long long k, long long lda, long long ldb, long long ldc) {
+  GemmW16Params p{};
+  p.a = a;
+  p.b = b;
+  p.c = c;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.lda = lda;
+  p.ldb = ldb;
+  p.ldc = ldc;
+  if (v.param("LOAD") == 1) {
+    p.ta = encode("A", w, a, m, k, lda, 128);  // AC_WGMMA_BM rows
+    p.tb = encode("B", w, b, n, k, ldb, v.param("BN"));
+  }
+  return p;
+}
+
+}  // namespace ac::cuda

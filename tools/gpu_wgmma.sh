@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# On the GPU machine, one call (about 5 minutes): gemm.wgmma's TMA producer (LOAD 1) and its
+# one-stage-in-flight consumers (PIPE 1), neither timed before.
+#   1. GPU tests: every point against double precision (CudaGemmWgmma), the prompt's projections on
+#      gemm.wgmma at both LOADs against cuBLAS and the CPU reference (WgmmaProjectionsMatchCublas);
+#   2. every point against cuBLAS on the target models' 2048-row prompt GEMMs (kernel_sweep
+#      SWEEP_FAMILY=gemm), summarised per PIPE and LOAD (best point's share of cuBLAS's speed);
+#   3. W3 time to first token with the prompt's projections on gemm.wgmma at the sweep's fastest
+#      point (BN, STAGES, PIPE, LOAD), against the defaults (cuBLAS), interleaved.
+# Needs build-device/ carried.
+#   [GEMM_MODELS="qwen3-1.7b llama-3.2-1b"] tools/gpu_wgmma.sh -> $OUT/wgmma.log, $OUT/gemm_sweep.jsonl, $OUT/runs/
+set -uo pipefail
+source tools/gpu_common.sh
+{
+  date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; echo "build-device: $(cat build-device/COMMIT)"
+  TEST_TIMEOUT=150 gpu_tests 'CudaGemmWgmma.*:Presets/CudaPrefillFlashPreset.WgmmaProjections*'
+  cp "$out/runs/tests.txt" "$out/gpu_tests.txt"
+  echo "== gemm.wgmma against cuBLAS, 2048-row prompt GEMMs"
+  SWEEP_FAMILY=gemm timeout 240 build-device/kernel_sweep ${GEMM_MODELS:-qwen3-1.7b llama-3.2-1b} > "$out/gemm_sweep.jsonl" 2> "$out/runs/gemm_sweep.err"
+  echo "kernel_sweep exit $?"; grep -A20 "prompt GEMMs at" "$out/runs/gemm_sweep.err"
+  best=$(python3 - "$out/gemm_sweep.jsonl" <<'PY'
+import collections, json, re, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+# Each point's share of cuBLAS's speed per GEMM (the EPI differs by GEMM: a point is its BN,
+# STAGES, PIPE and LOAD); per PIPE and LOAD the best share per GEMM, and the point with the best
+# geometric mean over the GEMMs for the A/B.
+def geo(m):
+    g = 1.0
+    for v in m.values(): g *= v
+    return g ** (1.0 / len(m))
+point = collections.defaultdict(dict)
+for r in rows:
+    if r.get("status") != "ok": continue
+    v = {k: int(x) for k, x in re.findall(r"__(bn|stages|pipe|load)(\d+)", r["variant"])}
+    point[(v["pipe"], v["load"], v["bn"], v["stages"])][(r["model"], r["gemm"])] = r["vs_cublas"]
+print(f"points wrong against cuBLAS: {sum(1 for r in rows if r.get('status') == 'wrong')}", file=sys.stderr)
+gemms = set(k for m in point.values() for k in m)
+for pl in sorted(set(k[:2] for k in point)):
+    m = {g: max(point[k].get(g, 0.0) for k in point if k[:2] == pl) for g in sorted(gemms)}
+    print(f"PIPE {pl[0]} LOAD {pl[1]}: best point per GEMM " + ", ".join(f"{g[0]} {g[1]} {v:.2f}x" for g, v in m.items()) + f"; geometric mean {geo(m):.2f}x cuBLAS", file=sys.stderr)
+full = {k: m for k, m in point.items() if len(m) == len(gemms)}
+if full:
+    k = max(full, key=lambda k: geo(full[k]))
+    print(f"best point: BN {k[2]} STAGES {k[3]} PIPE {k[0]} LOAD {k[1]}, {geo(full[k]):.2f}x cuBLAS (geometric mean)", file=sys.stderr)
+    print(f"prefill_wgmma_pipe={k[0]},prefill_wgmma_load={k[1]},prefill_wgmma_bn={k[2]},prefill_wgmma_stages={k[3]}")
+PY
+)
+  echo "fastest point: '$best'"
+  if [ -n "$best" ]; then
+    echo "== W3 TTFT: prefill_wgmma=1,$best (the A/B's old side) against the defaults"
+    OLD_BIN=$bin AB_CONFIG="prefill_wgmma=1,$best" SKIP_PEERS=1 PRESETS="${PRESETS:-llama-3.2-1b qwen3-1.7b}" timeout 200 tools/gpu_ttft_bench.sh 1 | grep "A/B"
+  fi
+  date -u
+} 2>&1 | tee "$out/wgmma.log"
