@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# On the GPU machine, one call (about 5 minutes): gemm.wgmma's TMA producer (LOAD 1) and its
-# one-stage-in-flight consumers (PIPE 1), neither timed before.
-#   1. GPU tests: every point against double precision (CudaGemmWgmma), the prompt's projections on
-#      gemm.wgmma at both LOADs against cuBLAS and the CPU reference (WgmmaProjectionsMatchCublas);
+# On the GPU machine, one call (about 6 minutes): gemm.wgmma's TMA producer (LOAD 1), its
+# one-stage-in-flight consumers (PIPE 1) and its SwiGLU epilogue (EPI 3), none timed before.
+#   1. GPU tests: every point against double precision, SwiGLU in the epilogue (EPI 3) among them
+#      (CudaGemmWgmma), the prompt's projections on gemm.wgmma at both LOADs against cuBLAS and the
+#      CPU reference (WgmmaProjectionsMatchCublas);
 #   2. every point against cuBLAS on the target models' 2048-row prompt GEMMs (kernel_sweep
 #      SWEEP_FAMILY=gemm), summarised per PIPE and LOAD (best point's share of cuBLAS's speed);
 #   3. W3 time to first token with the prompt's projections on gemm.wgmma at the sweep's fastest
-#      point (BN, STAGES, PIPE, LOAD), against the defaults (cuBLAS), interleaved.
+#      point (BN, STAGES, PIPE, LOAD), gate/up fused with SwiGLU and not, each against the defaults
+#      (cuBLAS), interleaved.
 # Needs build-device/ carried.
 #   [GEMM_MODELS="qwen3-1.7b llama-3.2-1b"] tools/gpu_wgmma.sh -> $OUT/wgmma.log, $OUT/gemm_sweep.jsonl, $OUT/runs/
 set -uo pipefail
@@ -47,8 +49,10 @@ PY
 )
   echo "fastest point: '$best'"
   if [ -n "$best" ]; then
-    echo "== W3 TTFT: prefill_wgmma=1,$best (the A/B's old side) against the defaults"
-    OLD_BIN=$bin AB_CONFIG="prefill_wgmma=1,$best" SKIP_PEERS=1 PRESETS="${PRESETS:-llama-3.2-1b qwen3-1.7b}" timeout 200 tools/gpu_ttft_bench.sh 1 | grep "A/B"
+    for cfg in "prefill_wgmma=1,$best" "prefill_wgmma=1,$best,prefill_wgmma_swiglu=0"; do
+      echo "== W3 TTFT: $cfg (the A/B's old side) against the defaults"
+      OLD_BIN=$bin AB_CONFIG="$cfg" SKIP_PEERS=1 PRESETS="${PRESETS:-llama-3.2-1b qwen3-1.7b}" timeout 120 tools/gpu_ttft_bench.sh 1 | grep "A/B"
+    done
   fi
   date -u
 } 2>&1 | tee "$out/wgmma.log"

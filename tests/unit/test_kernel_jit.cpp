@@ -297,7 +297,7 @@ TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
   int compiled = 0;
   for (int bn : {64, 128})
     for (int stages : {3, 4, 5})
-      for (int epi : {0, 1, 2})
+      for (int epi : {0, 1, 2, 3})
         for (DType wt : {DType::BF16, DType::F16})
         for (int pipe : {0, 1})
         for (int load : {0, 1}) {
@@ -313,7 +313,7 @@ TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
           std::printf("[ wgmma ] %s: %d registers\n", v.name().c_str(), r.registers);
           ++compiled;
         }
-  EXPECT_EQ(compiled, 2 * 2 * (2 * 3 * 3 + 3));  // both PIPEs, both LOADs
+  EXPECT_EQ(compiled, 2 * 2 * (2 * 3 * 4 + 4));  // both PIPEs, both LOADs
   // The prompt route (prefill_wgmma): its three stores at the configured point, on sm_90 only.
   FastConfig on;
   on.prefill_wgmma = 1;
@@ -330,7 +330,7 @@ TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
       EXPECT_EQ(v.param("LOAD"), 1) << v.name();
       epis.insert(v.param("EPI"));
     }
-  EXPECT_EQ(epis, (std::set<int>{0, 1, 2}));
+  EXPECT_EQ(epis, (std::set<int>{0, 1, 2, 3}));  // 3: gate/up with SwiGLU
   for (const Variant& v : fast_path_variants(c, DType::BF16, on, "sm_80")) EXPECT_NE(v.family, &f) << v.name();
   for (const Variant& v : fast_path_variants(c, DType::BF16, FastConfig{}, "sm_90")) EXPECT_NE(v.family, &f) << v.name();
 }

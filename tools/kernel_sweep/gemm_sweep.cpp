@@ -113,7 +113,7 @@ int sweep_prompt_gemms(const std::vector<std::string>& models) {
         const LoadedKernel& k = load_kernel(v);
         const size_t smem = size_t(gemm_wgmma_smem(bn, v.param("STAGES")));
         const GemmW16Params p = gemm_wgmma_params(v, DType::BF16, a.as<void>(), b.as<void>(), cw.as<void>(), m, G.n, G.k, G.k, G.k, G.n);
-        const Dim3 grid{unsigned((G.n + bn - 1) / bn), unsigned((m + 127) / 128)};
+        const Dim3 grid = gemm_wgmma_grid(v, m, G.n);
         reset(cw);
         launch_kernel(k, grid, 384, smem, s, &p, false);
         const double err = rel_l2(download_c(cw, count, G.epi, s), want).value_or(INFINITY);  // NaN: unwritten

@@ -77,9 +77,11 @@ struct alignas(128) TmaMap {
 struct GemmW16Params {
   const void* a;  // [m, k] W, row stride lda
   const void* b;  // [n, k] W, row stride ldb
-  void* c;        // [m, n], row stride ldc: W (EPI 0) or f32 (EPI 1 stores, EPI 2 adds)
+  void* c;        // [m, n], row stride ldc: W (EPI 0, 3) or f32 (EPI 1 stores, EPI 2 adds)
   long long m, n, k, lda, ldb, ldc;
-  TmaMap ta, tb;  // LOAD 1: A's and B's maps (boxes of 64 k x 128 rows and 64 k x BN rows, 128-byte swizzle)
+  const void* b2;      // EPI 3: the up projection [n, k] W, row stride ldb (b: the gate projection)
+  TmaMap ta, tb, tb2;  // LOAD 1: the maps of A, B and B2 (boxes of 64 k x 128 rows and 64 k x BN (EPI 3: BN / 2)
+                       // rows, 128-byte swizzle)
 };
 
 // silu(gate) * up over 16-bit rows (W), rounded to W: the prefill's down projection input.

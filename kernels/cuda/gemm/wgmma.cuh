@@ -17,10 +17,15 @@
 //   the stage before it, once that one's have (wgmma.wait_group 1), so one stage's wgmma run while
 //   the next stage's are issued; the producer then keeps one stage fewer in flight (AHEAD).
 // - Epilogue from the accumulators: EPI 0 stores C in W, EPI 1 stores f32, EPI 2 adds into f32 C
-//   (the residual stream, as cuBLAS with beta 1).
+//   (the residual stream, as cuBLAS with beta 1). EPI 3 is the MLP's gate/up with SwiGLU: a tile's
+//   B rows are BN / 2 rows of the gate projection (b) and the same BN / 2 rows of the up projection
+//   (b2), so each thread holds gate column j's sums and up column j's (accumulator groups q and
+//   q + BN / 16) and stores silu(gate) * up in W, C [m, n] with n the intermediate size: the two
+//   GEMMs' 16-bit outputs and the separate SwiGLU pass's reads of them are gone. gate and up are
+//   rounded to W before SwiGLU, so C has the bits of EPI 0 on each then swiglu.w16.
 // Needs k % 64 == 0, lda and ldb multiples of 8 (16-byte rows), n % 8 == 0; LOAD 1 also a and b
 // 16-byte aligned and m, n below 2^31 (the tensor maps' limits).
-// Grid: (ceil(n / BN), ceil(m / 128)); block: 384 threads; dynamic shared memory: gemm_wgmma_smem
+// Grid: (ceil(n / BN), ceil(m / 128)) (EPI 3: ceil(n / (BN / 2))); block: 384 threads; dynamic shared memory: gemm_wgmma_smem
 // (backends/cuda/family.h): the ring, aligned here to 1024 bytes (the swizzle's period), then
 // STAGES full and STAGES empty barriers.
 #pragma once
@@ -28,6 +33,7 @@
 #include "common/mbarrier.cuh"
 #include "common/params.h"
 #include "common/types.cuh"
+#include "elementwise/swiglu16.cuh"
 #include "gemm/pipeline.h"
 
 #define AC_WGMMA_BM 128
@@ -95,7 +101,8 @@ __device__ void gemm_wgmma(const GemmW16Params& p) {
   unsigned short* ring = reinterpret_cast<unsigned short*>(base);
   unsigned long long* full = reinterpret_cast<unsigned long long*>(base + STAGES * (TILE_A + TILE_B) * 2);
   unsigned long long* empty = full + STAGES;
-  const long long m0 = (long long)blockIdx.y * AC_WGMMA_BM, n0 = (long long)blockIdx.x * BN;
+  constexpr int BN_OUT = EPI == 3 ? BN / 2 : BN;  // C's columns per tile (EPI 3: gate and up rows share B)
+  const long long m0 = (long long)blockIdx.y * AC_WGMMA_BM, n0 = (long long)blockIdx.x * BN_OUT;
   const int kt_n = int(p.k / AC_WGMMA_BK);
   constexpr int AHEAD = WgmmaProducerAhead<STAGES, PIPE>::value;  // gemm/pipeline.h: why PIPE 1 is one fewer
   if (threadIdx.x == 0) {
@@ -116,12 +123,14 @@ __device__ void gemm_wgmma(const GemmW16Params& p) {
         mbar_arrive_expect_tx(&full[s], unsigned((TILE_A + TILE_B) * 2));
         tma_load_2d(ta, &p.ta, kt * AC_WGMMA_BK, int(m0), &full[s]);
         tma_load_2d(ta + TILE_A, &p.tb, kt * AC_WGMMA_BK, int(n0), &full[s]);
+        if (EPI == 3) tma_load_2d(ta + TILE_A + (BN / 2) * AC_WGMMA_BK, &p.tb2, kt * AC_WGMMA_BK, int(n0), &full[s]);
       }
     return;
   }
   if (wg == 0) {  // producer
     const W* a = static_cast<const W*>(p.a);
     const W* b = static_cast<const W*>(p.b);
+    const W* b2 = static_cast<const W*>(p.b2);
     for (int kt = 0; kt < kt_n; ++kt) {
       const int s = kt % STAGES;
       if (kt >= STAGES) mbar_wait(&empty[s], unsigned((kt / STAGES - 1) & 1));
@@ -135,8 +144,10 @@ __device__ void gemm_wgmma(const GemmW16Params& p) {
       }
       for (int i = t; i < BN * 8; i += 128) {
         const int r = i / 8, c = i % 8;
-        const bool ok = n0 + r < p.n;
-        cp_async16_zfill(tb + r * AC_WGMMA_BK + ((c ^ (r % 8)) * 8), b + (ok ? (n0 + r) * p.ldb + k0 + c * 8 : 0), ok);
+        const int rb = r % BN_OUT;  // EPI 3: rows BN / 2 .. BN - 1 are b2's
+        const W* src = EPI == 3 && r >= BN_OUT ? b2 : b;
+        const bool ok = n0 + rb < p.n;
+        cp_async16_zfill(tb + r * AC_WGMMA_BK + ((c ^ (r % 8)) * 8), src + (ok ? (n0 + rb) * p.ldb + k0 + c * 8 : 0), ok);
       }
       cp_async_commit();
       if (kt >= AHEAD) {  // the stage issued AHEAD steps ago has landed
@@ -178,16 +189,23 @@ __device__ void gemm_wgmma(const GemmW16Params& p) {
   // d[4j .. 4j + 3]: columns 8j + 2 (lane % 4) (+1) of rows 16 warp + lane / 4 and 8 below it.
   const int warp = t / 32, lane = t % 32;
   const long long r0 = m0 + 64 * c + 16 * warp + lane / 4;
+  // EPI 3: group j holds gate columns 8j + .., group j + BN / 16 the same up columns.
+  constexpr int GROUPS = EPI == 3 ? BN / 16 : BN / 8;
 #pragma unroll
-  for (int j = 0; j < BN / 8; ++j) {
+  for (int j = 0; j < GROUPS; ++j) {
     const long long col = n0 + 8 * j + 2 * (lane % 4);
     if (col >= p.n) continue;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const long long r = r0 + 8 * h;
       if (r >= p.m) continue;
-      const float x = d[4 * j + 2 * h], y = d[4 * j + 2 * h + 1];
-      if (EPI == 0) {
+      float x = d[4 * j + 2 * h], y = d[4 * j + 2 * h + 1];
+      if (EPI == 3) {  // gate and up rounded as the two GEMMs' outputs would be, then swiglu.w16's arithmetic
+        const float* u = d + 4 * (j + BN / 16) + 2 * h;
+        x = swiglu_one(to_f32(from_f32<W>(x)), to_f32(from_f32<W>(u[0])));
+        y = swiglu_one(to_f32(from_f32<W>(y)), to_f32(from_f32<W>(u[1])));
+      }
+      if (EPI == 0 || EPI == 3) {
         W* out = static_cast<W*>(p.c) + r * p.ldc + col;
         *reinterpret_cast<unsigned*>(out) = unsigned(from_f32<W>(x).bits) | (unsigned(from_f32<W>(y).bits) << 16);
       } else {

@@ -380,7 +380,7 @@ std::vector<Family> build_families() {
     f.header = "gemm/wgmma.cuh";
     f.params_struct = "GemmW16Params";
     f.device_fn = "gemm_wgmma";
-    f.params = {{"BLOCK", {384}}, {"BN", {64, 128}}, {"STAGES", {3, 4, 5}}, {"EPI", {0, 1, 2}}, {"PIPE", {0, 1}}, {"LOAD", {0, 1}}};
+    f.params = {{"BLOCK", {384}}, {"BN", {64, 128}}, {"STAGES", {3, 4, 5}}, {"EPI", {0, 1, 2, 3}}, {"PIPE", {0, 1}}, {"LOAD", {0, 1}}};
     f.type_params = {"W"};
     f.type_domain = {DType::BF16, DType::F16};
     f.needs_sm90a = true;
@@ -389,8 +389,9 @@ std::vector<Family> build_families() {
     f.description = "prompt GEMM C = A B^T on wgmma (sm_90a): 128 x BN tiles, a producer warpgroup filling STAGES "
                     "swizzled shared-memory stages by cp.async (LOAD 0) or one thread's TMA box copies (LOAD 1), two "
                     "consumer warpgroups waiting for each stage's wgmma "
-                    "(PIPE 0) or keeping one stage's in flight (PIPE 1); C stored 16-bit (EPI 0), f32 (1) or added into "
-                    "f32 (2); prompt steps' projections under prefill_wgmma";
+                    "(PIPE 0) or keeping one stage's in flight (PIPE 1); C stored 16-bit (EPI 0), f32 (1), added into "
+                    "f32 (2), or silu(gate) * up 16-bit from the gate and up projections' rows in one tile (3); "
+                    "prompt steps' projections under prefill_wgmma";
     f.constraint = [](const std::map<std::string, int>& v) {
       return dynamic_smem_fits(gemm_wgmma_smem(v.at("BN"), v.at("STAGES")));
     };

@@ -239,6 +239,10 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
                        .described("gemm.wgmma's stages filled by one thread's TMA copies (1) instead of a warpgroup's "
                                   "cp.async (0)"),
                    &FastConfig::prefill_wgmma_load));
+  k.push_back(bind(Knob("prefill_wgmma_swiglu").range(0, 1).read_by({"gemm.wgmma"})
+                       .described("on the gemm.wgmma route, gate/up and SwiGLU in one launch (1) instead of two GEMMs and "
+                                  "swiglu.w16 (0)"),
+                   &FastConfig::prefill_wgmma_swiglu));
   k.push_back(bind(Knob("prefill_flash_in_order").range(0, 1).read_by({"attn_prefill.pipe"})
                        .described("attn_prefill.pipe's blocks in row order (1) instead of the last tiles of every head "
                                   "first (0)"),

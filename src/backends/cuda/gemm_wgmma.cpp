@@ -35,8 +35,15 @@ TmaMap encode(const char* what, DType w, const void* base, long long rows, long 
 
 }  // namespace
 
+namespace {
+// Columns of C per block: at EPI 3 a tile's BN B rows are BN / 2 gate rows and the same up rows.
+int columns_per_block(const Variant& v) { return v.param("EPI") == 3 ? v.param("BN") / 2 : v.param("BN"); }
+}  // namespace
+
 GemmW16Params gemm_wgmma_params(const Variant& v, DType w, const void* a, const void* b, void* c, long long m, long long n,
-                                long long k, long long lda, long long ldb, long long ldc) {
+                                long long k, long long lda, long long ldb, long long ldc, const void* b2) {
+  if ((v.param("EPI") == 3) != (b2 != nullptr))
+    throw_internal(v.name(), "the up projection (b2) is given with EPI 3 and only then");
   GemmW16Params p{};
   p.a = a;
   p.b = b;
@@ -47,11 +54,18 @@ GemmW16Params gemm_wgmma_params(const Variant& v, DType w, const void* a, const 
   p.lda = lda;
   p.ldb = ldb;
   p.ldc = ldc;
+  p.b2 = b2;
   if (v.param("LOAD") == 1) {
     p.ta = encode("A", w, a, m, k, lda, 128);  // AC_WGMMA_BM rows
-    p.tb = encode("B", w, b, n, k, ldb, v.param("BN"));
+    p.tb = encode("B", w, b, n, k, ldb, columns_per_block(v));
+    if (b2) p.tb2 = encode("B2", w, b2, n, k, ldb, columns_per_block(v));
   }
   return p;
+}
+
+Dim3 gemm_wgmma_grid(const Variant& v, long long m, long long n) {
+  const long long cols = columns_per_block(v);
+  return Dim3{unsigned((n + cols - 1) / cols), unsigned((m + 127) / 128)};
 }
 
 }  // namespace ac::cuda

@@ -79,15 +79,20 @@ void FastExecutor::prefill_layers_w16(long long n, const std::optional<Variant>&
       continue;
     }
     norm16(L.post_norm, resid, n, c.hidden_size, x16);
-    gemm(wptr(L.gate, 0), sptr(L.gate), x16, n, c.hidden_size, c.intermediate_size, gate_.as<void>(), wt_, 0.0f, "gemm_gate_up",
-         cfg_.prefill_algo_gate_up);
-    gemm(wptr(L.up, 0), sptr(L.up), x16, n, c.hidden_size, c.intermediate_size, up_.as<void>(), wt_, 0.0f, "gemm_gate_up",
-         cfg_.prefill_algo_gate_up);
-    Swiglu16Params sp{gate_.as<void>(), up_.as<void>(), x16, n * c.intermediate_size};
-    launch(load_kernel(prefill_swiglu_variant(wt_, arch_)), Dim3{elementwise_blocks((n * c.intermediate_size + 7) / 8, kRefBlock)},
-           kRefBlock, 0, &sp);  // eight values per thread
-    mark("swiglu", double(n * c.intermediate_size) * double(3 * dtype_size(wt_)));
-    gemm(wptr(L.down, 0), sptr(L.down), x16, n, c.intermediate_size, c.hidden_size, resid, DType::F32, 1.0f, "gemm_down", cfg_.prefill_algo_down);
+    const void* down_in = gemm_swiglu(L, x16, n);  // the fused form's output, or null
+    if (!down_in) {
+      down_in = x16;
+      gemm(wptr(L.gate, 0), sptr(L.gate), x16, n, c.hidden_size, c.intermediate_size, gate_.as<void>(), wt_, 0.0f,
+           "gemm_gate_up", cfg_.prefill_algo_gate_up);
+      gemm(wptr(L.up, 0), sptr(L.up), x16, n, c.hidden_size, c.intermediate_size, up_.as<void>(), wt_, 0.0f, "gemm_gate_up",
+           cfg_.prefill_algo_gate_up);
+      Swiglu16Params sp{gate_.as<void>(), up_.as<void>(), x16, n * c.intermediate_size};
+      launch(load_kernel(prefill_swiglu_variant(wt_, arch_)),
+             Dim3{elementwise_blocks((n * c.intermediate_size + 7) / 8, kRefBlock)}, kRefBlock, 0, &sp);  // eight values per thread
+      mark("swiglu", double(n * c.intermediate_size) * double(3 * dtype_size(wt_)));
+    }
+    gemm(wptr(L.down, 0), sptr(L.down), down_in, n, c.intermediate_size, c.hidden_size, resid, DType::F32, 1.0f, "gemm_down",
+         cfg_.prefill_algo_down);
   }
 }
 
@@ -232,10 +237,9 @@ void FastExecutor::gemm(const void* w, const float* ws, const void* x16, long lo
                                         ? prefill_wgmma_variant(cfg_, epi, wt_, arch_)
                                         : std::nullopt;
   if (wg) {
-    const int bn = wg->param("BN");
     const GemmW16Params p = gemm_wgmma_params(*wg, wt_, x16, w, out, n, out_dim, in, in, in, out_dim);
-    launch(load_kernel(*wg), Dim3{unsigned((out_dim + bn - 1) / bn), unsigned((n + 127) / 128)}, unsigned(wg->threads()),
-           size_t(gemm_wgmma_smem(bn, wg->param("STAGES"))), &p);
+    launch(load_kernel(*wg), gemm_wgmma_grid(*wg, n, out_dim), unsigned(wg->threads()),
+           size_t(gemm_wgmma_smem(wg->param("BN"), wg->param("STAGES"))), &p);
   } else if (algo >= 0 && n >= kLtFromTokens) {
     if (!lt_) lt_ = std::make_unique<LtGemm>(s_, kLtAlgorithms);
     lt_->run(LtShape{wt_, out_t, n, in, out_dim, beta != 0.0f}, algo, x16, w, out);
@@ -243,6 +247,22 @@ void FastExecutor::gemm(const void* w, const float* ws, const void* x16, long lo
     cublas_gemm(cublas_, wt_, x16, w, out, out_t, n, in, out_dim, beta);
   }
   mark(kind, 0, 2.0 * double(n) * double(in) * double(out_dim));
+}
+
+const void* FastExecutor::gemm_swiglu(const LayerOps& L, const void* x16, long long n) {
+  const ModelConfig& c = g_.config;
+  const long long in = c.hidden_size, out_dim = c.intermediate_size;
+  if (!cfg_.prefill_wgmma_swiglu || sptr(L.gate) || sptr(L.up) || n < kWgmmaFromTokens || in % 64 != 0 || out_dim % 8 != 0)
+    return nullptr;
+  const std::optional<Variant> wg = prefill_wgmma_variant(cfg_, 3, wt_, arch_);
+  if (!wg) return nullptr;
+  // The output goes to gate_ (no gate GEMM writes it here): x16 still holds this GEMM's input.
+  const GemmW16Params p = gemm_wgmma_params(*wg, wt_, x16, wptr(L.gate, 0), gate_.as<void>(), n, out_dim, in, in, in, out_dim,
+                                            wptr(L.up, 0));
+  launch(load_kernel(*wg), gemm_wgmma_grid(*wg, n, out_dim), unsigned(wg->threads()),
+         size_t(gemm_wgmma_smem(wg->param("BN"), wg->param("STAGES"))), &p);
+  mark("gemm_gate_up", 0, 4.0 * double(n) * double(in) * double(out_dim));
+  return gate_.as<void>();
 }
 
 void FastExecutor::bias_add(float* out, const void* bias, long long n, long long cols) {
