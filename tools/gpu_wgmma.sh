@@ -1,21 +1,20 @@
 #!/usr/bin/env bash
-# On the GPU machine, one call (about 6 minutes): gemm.wgmma's TMA producer (LOAD 1), its
-# one-stage-in-flight consumers (PIPE 1) and its SwiGLU epilogue (EPI 3), none timed before.
-#   1. GPU tests: every point against double precision, SwiGLU in the epilogue (EPI 3) among them
-#      (CudaGemmWgmma), the prompt's projections on gemm.wgmma at both LOADs against cuBLAS and the
-#      CPU reference (WgmmaProjectionsMatchCublas);
-#   2. every point against cuBLAS on the target models' 2048-row prompt GEMMs (kernel_sweep
-#      SWEEP_FAMILY=gemm), summarised per PIPE and LOAD (best point's share of cuBLAS's speed);
-#   3. W3 time to first token with the prompt's projections on gemm.wgmma at the sweep's fastest
-#      point (BN, STAGES, PIPE, LOAD), gate/up fused with SwiGLU and not, each against the defaults
-#      (cuBLAS), interleaved.
+# On the GPU machine, one call (about 7 minutes): gemm.wgmma's TMA producer (LOAD 1), its
+# one-stage-in-flight consumers (PIPE 1), the SwiGLU epilogue (EPI 3) and gemm.mma, none timed before.
+#   1. GPU tests: every point of gemm.wgmma and of gemm.mma (the sm_80 family) against double
+#      precision, SwiGLU in the epilogue (EPI 3) among them (CudaGemmWgmma, CudaGemmMma), the
+#      prompt's projections on either against cuBLAS and the CPU reference (OwnGemmProjections);
+#   2. every point of both against cuBLAS on the target models' 2048-row prompt GEMMs (kernel_sweep
+#      SWEEP_FAMILY=gemm), summarised per family, PIPE and LOAD (best point's share of cuBLAS's speed);
+#   3. W3 time to first token with the prompt's projections on the sweep's fastest point, gate/up
+#      fused with SwiGLU and not, each against the defaults (cuBLAS), interleaved.
 # Needs build-device/ carried.
 #   [GEMM_MODELS="qwen3-1.7b llama-3.2-1b"] tools/gpu_wgmma.sh -> $OUT/wgmma.log, $OUT/gemm_sweep.jsonl, $OUT/runs/
 set -uo pipefail
 source tools/gpu_common.sh
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; echo "build-device: $(cat build-device/COMMIT)"
-  TEST_TIMEOUT=150 gpu_tests 'CudaGemmWgmma.*:Presets/CudaPrefillFlashPreset.WgmmaProjections*'
+  TEST_TIMEOUT=180 gpu_tests 'CudaGemmWgmma.*:CudaGemmMma.*:Presets/CudaPrefillFlashPreset.OwnGemmProjections*'
   cp "$out/runs/tests.txt" "$out/gpu_tests.txt"
   echo "== gemm.wgmma against cuBLAS, 2048-row prompt GEMMs"
   SWEEP_FAMILY=gemm timeout 240 build-device/kernel_sweep ${GEMM_MODELS:-qwen3-1.7b llama-3.2-1b} > "$out/gemm_sweep.jsonl" 2> "$out/runs/gemm_sweep.err"
@@ -23,9 +22,9 @@ source tools/gpu_common.sh
   best=$(python3 - "$out/gemm_sweep.jsonl" <<'PY'
 import collections, json, re, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-# Each point's share of cuBLAS's speed per GEMM (the EPI differs by GEMM: a point is its BN,
-# STAGES, PIPE and LOAD); per PIPE and LOAD the best share per GEMM, and the point with the best
-# geometric mean over the GEMMs for the A/B.
+# Each point's share of cuBLAS's speed per GEMM (the EPI differs by GEMM: a point is its family, BN,
+# STAGES, and gemm.wgmma's PIPE and LOAD); per family, PIPE and LOAD the best share per GEMM, and
+# the point with the best geometric mean over the GEMMs for the A/B.
 def geo(m):
     g = 1.0
     for v in m.values(): g *= v
@@ -33,23 +32,28 @@ def geo(m):
 point = collections.defaultdict(dict)
 for r in rows:
     if r.get("status") != "ok": continue
+    fam = r["variant"].split("__")[1]
     v = {k: int(x) for k, x in re.findall(r"__(bn|stages|pipe|load)(\d+)", r["variant"])}
-    point[(v["pipe"], v["load"], v["bn"], v["stages"])][(r["model"], r["gemm"])] = r["vs_cublas"]
+    point[(fam, v.get("pipe", -1), v.get("load", -1), v["bn"], v["stages"])][(r["model"], r["gemm"])] = r["vs_cublas"]
 print(f"points wrong against cuBLAS: {sum(1 for r in rows if r.get('status') == 'wrong')}", file=sys.stderr)
 gemms = set(k for m in point.values() for k in m)
-for pl in sorted(set(k[:2] for k in point)):
-    m = {g: max(point[k].get(g, 0.0) for k in point if k[:2] == pl) for g in sorted(gemms)}
-    print(f"PIPE {pl[0]} LOAD {pl[1]}: best point per GEMM " + ", ".join(f"{g[0]} {g[1]} {v:.2f}x" for g, v in m.items()) + f"; geometric mean {geo(m):.2f}x cuBLAS", file=sys.stderr)
+for fpl in sorted(set(k[:3] for k in point)):
+    m = {g: max(point[k].get(g, 0.0) for k in point if k[:3] == fpl) for g in sorted(gemms)}
+    label = f"gemm.{fpl[0]}" + (f" PIPE {fpl[1]} LOAD {fpl[2]}" if fpl[1] >= 0 else "")
+    print(f"{label}: best point per GEMM " + ", ".join(f"{g[0]} {g[1]} {v:.2f}x" for g, v in m.items()) + f"; geometric mean {geo(m):.2f}x cuBLAS", file=sys.stderr)
 full = {k: m for k, m in point.items() if len(m) == len(gemms)}
 if full:
     k = max(full, key=lambda k: geo(full[k]))
-    print(f"best point: BN {k[2]} STAGES {k[3]} PIPE {k[0]} LOAD {k[1]}, {geo(full[k]):.2f}x cuBLAS (geometric mean)", file=sys.stderr)
-    print(f"prefill_wgmma_pipe={k[0]},prefill_wgmma_load={k[1]},prefill_wgmma_bn={k[2]},prefill_wgmma_stages={k[3]}")
+    print(f"best point: gemm.{k[0]} BN {k[3]} STAGES {k[4]} PIPE {k[1]} LOAD {k[2]}, {geo(full[k]):.2f}x cuBLAS (geometric mean)", file=sys.stderr)
+    if k[0] == "wgmma":
+        print(f"prefill_wgmma=1,prefill_wgmma_pipe={k[1]},prefill_wgmma_load={k[2]},prefill_wgmma_bn={k[3]},prefill_wgmma_stages={k[4]}")
+    else:
+        print(f"prefill_mma=1,prefill_mma_bn={k[3]},prefill_mma_stages={k[4]}")
 PY
 )
   echo "fastest point: '$best'"
   if [ -n "$best" ]; then
-    for cfg in "prefill_wgmma=1,$best" "prefill_wgmma=1,$best,prefill_wgmma_swiglu=0"; do
+    for cfg in "$best" "$best,prefill_swiglu_epilogue=0"; do
       echo "== W3 TTFT: $cfg (the A/B's old side) against the defaults"
       OLD_BIN=$bin AB_CONFIG="$cfg" SKIP_PEERS=1 PRESETS="${PRESETS:-llama-3.2-1b qwen3-1.7b}" timeout 120 tools/gpu_ttft_bench.sh 1 | grep "A/B"
     done

@@ -258,12 +258,12 @@ TEST_P(CudaPrefillFlashPreset, LogitsMatchTheCpuReference) {
 
 INSTANTIATE_TEST_SUITE_P(Presets, CudaPrefillFlashPreset, ::testing::Values("tiny-qwen3", "tiny-llama"));
 
-// The prompt's projections on gemm.wgmma (prefill_wgmma=1; the tiny models' K are multiples of 64):
-// one 300-token step (three 128-row tiles, the last partial) gives the CPU reference's logits and
-// cuBLAS's within one bf16 rounding's spread, at both BN and both LOADs (cp.async, TMA).
-TEST_P(CudaPrefillFlashPreset, WgmmaProjectionsMatchCublas) {
+// The prompt's projections on our own GEMMs (the tiny models' K are multiples of 64): one 300-token
+// step (three 128-row tiles, the last partial) gives the CPU reference's logits and cuBLAS's within
+// one bf16 rounding's spread: gemm.wgmma (prefill_wgmma=1, sm_90) at both BN and both LOADs,
+// gemm.mma (prefill_mma=1, sm_80+) at both BN; gate/up fused with SwiGLU (the default) and not.
+TEST_P(CudaPrefillFlashPreset, OwnGemmProjectionsMatchCublas) {
   AC_REQUIRE_GPU();
-  if (cuda::Device::get().info().arch() != "sm_90") GTEST_SKIP() << "gemm.wgmma needs an sm_90 GPU";
   const std::vector<int32_t> p = prompt(300, 23);
   const Graph& g = g_;
   const ExecutorLimits lim{1, 320, 300, 300};
@@ -272,17 +272,31 @@ TEST_P(CudaPrefillFlashPreset, WgmmaProjectionsMatchCublas) {
   const std::vector<float> want = rows(*cpu);
   auto base = cuda::make_fast_executor(g, lim, {});
   const std::vector<float> by_cublas = rows(*base);
-  for (int bn : {64, 128})
-    for (int load : {0, 1}) {
+  std::vector<std::pair<std::string, cuda::FastConfig>> configs;
+  for (int fused : {1, 0}) {
+    for (int bn : {64, 128}) {
+      if (cuda::Device::get().info().arch() == "sm_90")
+        for (int load : {0, 1}) {
+          cuda::FastConfig on;
+          on.prefill_wgmma = 1;
+          on.prefill_wgmma_bn = bn;
+          on.prefill_wgmma_load = load;
+          on.prefill_swiglu_epilogue = fused;
+          configs.emplace_back("wgmma BN " + std::to_string(bn) + " LOAD " + std::to_string(load), on);
+        }
       cuda::FastConfig on;
-      on.prefill_wgmma = 1;
-      on.prefill_wgmma_bn = bn;
-      on.prefill_wgmma_load = load;
-      auto ex = cuda::make_fast_executor(g, lim, on);
-      const std::vector<float> got = rows(*ex);
-      EXPECT_LE(rel_l2(got, want), 1e-2) << "BN " << bn << " LOAD " << load;
-      EXPECT_LE(rel_l2(got, by_cublas), 5e-3) << "BN " << bn << " LOAD " << load;
+      on.prefill_mma = 1;
+      on.prefill_mma_bn = bn;
+      on.prefill_swiglu_epilogue = fused;
+      configs.emplace_back("mma BN " + std::to_string(bn), on);
     }
+  }
+  for (const auto& [what, on] : configs) {
+    auto ex = cuda::make_fast_executor(g, lim, on);
+    const std::vector<float> got = rows(*ex);
+    EXPECT_LE(rel_l2(got, want), 1e-2) << what << " swiglu epilogue " << on.prefill_swiglu_epilogue;
+    EXPECT_LE(rel_l2(got, by_cublas), 5e-3) << what << " swiglu epilogue " << on.prefill_swiglu_epilogue;
+  }
 }
 
 }  // namespace

@@ -335,6 +335,47 @@ TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
   for (const Variant& v : fast_path_variants(c, DType::BF16, FastConfig{}, "sm_90")) EXPECT_NE(v.family, &f) << v.name();
 }
 
+// gemm.mma (our own prompt GEMM for sm_80+): every point compiles for sm_80 and sm_90 within its
+// shared memory and without spilling; the prompt route takes it under prefill_mma on sm_80 (all four
+// stores, gate/up with SwiGLU among them) and prefers gemm.wgmma on sm_90 when both are on.
+TEST(KernelJit, MmaGemmCompiles) {
+  const Family& f = find_family("gemm", "mma");
+  EXPECT_NE(arch_constraint(f, "sm_75"), "");
+  int compiled = 0;
+  for (const char* arch : {"sm_80", "sm_90"})
+    for (int bn : {64, 128})
+      for (int stages : {3, 4})
+        for (int epi : {0, 1, 2, 3})
+          for (DType wt : {DType::BF16, DType::F16}) {
+            if (wt == DType::F16 && (bn != 128 || stages != 4 || std::string(arch) != "sm_80")) continue;  // one f16 point
+            const Variant v = make_variant(f, {{"BLOCK", 256}, {"BN", bn}, {"STAGES", stages}, {"EPI", epi}}, {wt}, arch);
+            EXPECT_LE(gemm_mma_smem(bn, stages), kMaxDynamicSmem);
+            const JitResult r = jit_compile(JitRequest{v.name(), v.source(), arch, {}});
+            ASSERT_TRUE(r.ok) << v.name() << ": " << r.error;
+            EXPECT_EQ(r.spill_bytes, 0) << v.name() << "\n" << r.log;
+            std::printf("[ mma gemm ] %s: %d registers\n", v.name().c_str(), r.registers);
+            ++compiled;
+          }
+  EXPECT_EQ(compiled, 2 * 2 * 2 * 4 + 4);
+  FastConfig on;
+  on.prefill_mma = 1;
+  on.prefill_mma_bn = 64;
+  const ModelConfig c = parse_model_config(find_synth_preset("qwen3-1.7b")->config, "qwen3-1.7b");
+  std::set<int> epis;
+  for (const Variant& v : fast_path_variants(c, DType::BF16, on, "sm_80"))
+    if (v.family == &f) {
+      EXPECT_EQ(v.param("BN"), 64) << v.name();
+      EXPECT_EQ(v.param("STAGES"), on.prefill_mma_stages) << v.name();
+      epis.insert(v.param("EPI"));
+    }
+  EXPECT_EQ(epis, (std::set<int>{0, 1, 2, 3}));
+  on.prefill_swiglu_epilogue = 0;
+  for (const Variant& v : fast_path_variants(c, DType::BF16, on, "sm_80")) EXPECT_FALSE(v.family == &f && v.param("EPI") == 3);
+  on.prefill_wgmma = 1;  // both on: sm_90 takes gemm.wgmma
+  for (const Variant& v : fast_path_variants(c, DType::BF16, on, "sm_90")) EXPECT_NE(v.family, &f) << v.name();
+  for (const Variant& v : fast_path_variants(c, DType::BF16, FastConfig{}, "sm_80")) EXPECT_NE(v.family, &f) << v.name();
+}
+
 // attn_o.cluster's points for the target models (attn_o 1, 2, 4 where they apply) compile for
 // sm_90 without spills, their static arrays beside the tile within the SM's shared memory; every
 // target model has at least one.

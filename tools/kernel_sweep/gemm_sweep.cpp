@@ -1,5 +1,6 @@
-// kernel_sweep's SWEEP_FAMILY=gemm (gemm_sweep.h): is our wgmma GEMM as fast as cuBLAS on the
-// prompt's shapes? That decides whether the norms and SwiGLU can move into its epilogue.
+// kernel_sweep's SWEEP_FAMILY=gemm (gemm_sweep.h): are our prompt GEMMs (gemm.wgmma, gemm.mma) as
+// fast as cuBLAS on the prompt's shapes? That decides whether the norms and SwiGLU can move into
+// their epilogues.
 #include "gemm_sweep.h"
 
 #include <cmath>
@@ -12,7 +13,7 @@
 #include "agentcompile/model/synth_model.h"
 #include "backends/cuda/cublas_route.h"
 #include "backends/cuda/family.h"
-#include "backends/cuda/gemm_wgmma.h"
+#include "backends/cuda/gemm16.h"
 #include "backends/cuda/kernel_loader.h"
 #include "backends/cuda/nvrtc_jit.h"
 #include "backends/cuda/search_util.h"
@@ -28,7 +29,7 @@ namespace {
 
 struct PromptGemm {
   const char* name;
-  int epi;  // gemm.wgmma's store: 0 16-bit, 1 f32, 2 added into f32
+  int epi;  // the store: 0 16-bit, 1 f32, 2 added into f32
   long long n, k;
 };
 
@@ -69,6 +70,7 @@ int sweep_prompt_gemms(const std::vector<std::string>& models) {
     return 2;
   }
   const Family& f = find_family("gemm", "wgmma");
+  const Family& fm = find_family("gemm", "mma");
   CublasHandle cublas(s);
   Json best = Json::array();
   for (const auto& model : models) {
@@ -104,18 +106,23 @@ int sweep_prompt_gemms(const std::vector<std::string>& models) {
             if (f.constraint && !f.constraint(vals).empty()) continue;
             points.push_back(make_variant(f, vals, {DType::BF16}, "sm_90a"));
           }
+      for (int bn : fm.params[1].values)  // gemm.mma, the sm_80 family, on the same GPU
+        for (int stages : fm.params[2].values) {
+          const std::map<std::string, int> vals{{"BLOCK", 256}, {"BN", bn}, {"STAGES", stages}, {"EPI", G.epi}};
+          if (!fm.constraint || fm.constraint(vals).empty()) points.push_back(make_variant(fm, vals, {DType::BF16}, "sm_90"));
+        }
       parallel_for(points.size(), 1, [&](size_t lo, size_t hi) {  // compile in parallel, load serially
-        for (size_t i = lo; i < hi; ++i) jit_compile(JitRequest{points[i].name(), points[i].source(), "sm_90a", {}});
+        for (size_t i = lo; i < hi; ++i) jit_compile(JitRequest{points[i].name(), points[i].source(), points[i].arch, {}});
       });
       Json top = {{"model", model}, {"gemm", G.name}, {"cublas_us", tc.us}, {"best_us", nullptr}, {"best", nullptr}};
       for (const Variant& v : points) {
-        const int bn = v.param("BN");
         const LoadedKernel& k = load_kernel(v);
-        const size_t smem = size_t(gemm_wgmma_smem(bn, v.param("STAGES")));
-        const GemmW16Params p = gemm_wgmma_params(v, DType::BF16, a.as<void>(), b.as<void>(), cw.as<void>(), m, G.n, G.k, G.k, G.k, G.n);
-        const Dim3 grid = gemm_wgmma_grid(v, m, G.n);
+        const size_t smem = size_t(gemm16_smem(v));
+        const GemmW16Params p =
+            gemm16_params(v, DType::BF16, a.as<void>(), b.as<void>(), cw.as<void>(), m, G.n, G.k, G.k, G.k, G.n);
+        const Dim3 grid = gemm16_grid(v, m, G.n);
         reset(cw);
-        launch_kernel(k, grid, 384, smem, s, &p, false);
+        launch_kernel(k, grid, unsigned(v.threads()), smem, s, &p, false);
         const double err = rel_l2(download_c(cw, count, G.epi, s), want).value_or(INFINITY);  // NaN: unwritten
         Json r = {{"model", model}, {"gemm", G.name}, {"m", m}, {"n", G.n}, {"k", G.k}, {"epi", G.epi},
                   {"variant", v.name()}, {"rel_l2_vs_cublas", err}};
@@ -124,7 +131,7 @@ int sweep_prompt_gemms(const std::vector<std::string>& models) {
           std::printf("%s\n", r.dump().c_str());
           continue;
         }
-        const Timed t = time_graph(1, [&](int) { launch_kernel(k, grid, 384, smem, s, &p, false); });
+        const Timed t = time_graph(1, [&](int) { launch_kernel(k, grid, unsigned(v.threads()), smem, s, &p, false); });
         r["status"] = "ok";
         r["us"] = t.us;
         r["TFLOPs"] = flops / (t.us * 1e6);
@@ -140,16 +147,16 @@ int sweep_prompt_gemms(const std::vector<std::string>& models) {
     }
   }
   std::printf("BEST %s\n", best.dump().c_str());
-  std::fprintf(stderr, "\nprompt GEMMs at %lld rows: cuBLAS vs the best gemm.wgmma point\n", m);
+  std::fprintf(stderr, "\nprompt GEMMs at %lld rows: cuBLAS vs the best point of gemm.wgmma or gemm.mma\n", m);
   for (const Json& t : best) {
     const double cu = t["cublas_us"].get<double>();
     if (t["best_us"].is_null()) {
-      std::fprintf(stderr, "  %-13s %-8s cuBLAS %8.2f us, no correct gemm.wgmma point\n", t["model"].get<std::string>().c_str(),
+      std::fprintf(stderr, "  %-13s %-8s cuBLAS %8.2f us, no correct point\n", t["model"].get<std::string>().c_str(),
                    t["gemm"].get<std::string>().c_str(), cu);
       continue;
     }
     const double w = t["best_us"].get<double>();
-    std::fprintf(stderr, "  %-13s %-8s cuBLAS %8.2f us, wgmma %8.2f us (%.2fx)  %s\n", t["model"].get<std::string>().c_str(),
+    std::fprintf(stderr, "  %-13s %-8s cuBLAS %8.2f us, ours %8.2f us (%.2fx)  %s\n", t["model"].get<std::string>().c_str(),
                  t["gemm"].get<std::string>().c_str(), cu, w, cu / w, t["best"].get<std::string>().c_str());
   }
   return 0;

@@ -8,7 +8,7 @@
 //   LOAD 0: its 128 threads copy with cp.async; once a stage has landed each thread fences it for
 //   the async proxy and arrives on the stage's "full" barrier. LOAD 1: one thread asks the copy
 //   engine (TMA) for the two boxes, the tensor maps in the parameters (`__grid_constant__`, encoded
-//   by the host: backends/cuda/gemm_wgmma.h), and the full barrier completes when their bytes have
+//   by the host: backends/cuda/gemm16.h), and the full barrier completes when their bytes have
 //   landed: no threads or registers spent on addresses, no lead to keep (the copies never wait on
 //   the producer).
 // - Warpgroups 1 and 2 consume 64 rows each: per stage, four wgmma m64nBNk16 from shared-memory
@@ -16,7 +16,7 @@
 //   PIPE 0 once those wgmma have finished (each stage's tensor-core work alone in flight); at PIPE 1
 //   the stage before it, once that one's have (wgmma.wait_group 1), so one stage's wgmma run while
 //   the next stage's are issued; the producer then keeps one stage fewer in flight (AHEAD).
-// - Epilogue from the accumulators: EPI 0 stores C in W, EPI 1 stores f32, EPI 2 adds into f32 C
+// - Epilogue from the accumulators (gemm/epilogue.cuh): EPI 0 stores C in W, EPI 1 stores f32, EPI 2 adds into f32 C
 //   (the residual stream, as cuBLAS with beta 1). EPI 3 is the MLP's gate/up with SwiGLU: a tile's
 //   B rows are BN / 2 rows of the gate projection (b) and the same BN / 2 rows of the up projection
 //   (b2), so each thread holds gate column j's sums and up column j's (accumulator groups q and
@@ -33,7 +33,7 @@
 #include "common/mbarrier.cuh"
 #include "common/params.h"
 #include "common/types.cuh"
-#include "elementwise/swiglu16.cuh"
+#include "gemm/epilogue.cuh"
 #include "gemm/pipeline.h"
 
 #define AC_WGMMA_BM 128
@@ -199,24 +199,8 @@ __device__ void gemm_wgmma(const GemmW16Params& p) {
     for (int h = 0; h < 2; ++h) {
       const long long r = r0 + 8 * h;
       if (r >= p.m) continue;
-      float x = d[4 * j + 2 * h], y = d[4 * j + 2 * h + 1];
-      if (EPI == 3) {  // gate and up rounded as the two GEMMs' outputs would be, then swiglu.w16's arithmetic
-        const float* u = d + 4 * (j + BN / 16) + 2 * h;
-        x = swiglu_one(to_f32(from_f32<W>(x)), to_f32(from_f32<W>(u[0])));
-        y = swiglu_one(to_f32(from_f32<W>(y)), to_f32(from_f32<W>(u[1])));
-      }
-      if (EPI == 0 || EPI == 3) {
-        W* out = static_cast<W*>(p.c) + r * p.ldc + col;
-        *reinterpret_cast<unsigned*>(out) = unsigned(from_f32<W>(x).bits) | (unsigned(from_f32<W>(y).bits) << 16);
-      } else {
-        float2* out = reinterpret_cast<float2*>(static_cast<float*>(p.c) + r * p.ldc + col);
-        if (EPI == 2) {
-          const float2 old = *out;
-          *out = make_float2(old.x + x, old.y + y);
-        } else {
-          *out = make_float2(x, y);
-        }
-      }
+      const int u = 4 * (EPI == 3 ? j + BN / 16 : j) + 2 * h;  // EPI 3: the same columns' up sums
+      gemm_store_pair<EPI, W>(p, r, col, d[4 * j + 2 * h], d[4 * j + 2 * h + 1], d[u], d[u + 1]);
     }
   }
 }

@@ -397,6 +397,28 @@ std::vector<Family> build_families() {
     };
     v.push_back(std::move(f));
   }
+  {  // our own prompt GEMM for sm_80+ (gemm/mma.cuh): prompt steps run it under prefill_mma (off by default)
+    Family f;
+    f.op = "gemm";
+    f.name = "mma";
+    f.header = "gemm/mma.cuh";
+    f.params_struct = "GemmW16Params";
+    f.device_fn = "gemm_mma";
+    f.params = {{"BLOCK", {256}}, {"BN", {64, 128}}, {"STAGES", {3, 4}}, {"EPI", {0, 1, 2, 3}}};
+    f.type_params = {"W"};
+    f.type_domain = {DType::BF16, DType::F16};
+    f.min_sm = 80;
+    f.description = "prompt GEMM C = A B^T on mma.sync m16n8k16 (sm_80+): 128 x BN tiles of 8 warps, 32-wide K steps "
+                    "through STAGES cp.async stages, ldmatrix from padded rows; C stored 16-bit (EPI 0), f32 (1), added "
+                    "into f32 (2), or silu(gate) * up 16-bit (3); prompt steps' projections under prefill_mma";
+    f.constraint = [](const std::map<std::string, int>& v) {
+      return dynamic_smem_fits(gemm_mma_smem(v.at("BN"), v.at("STAGES")));
+    };
+    // Given the block size alone, ptxas held BN 128's SwiGLU epilogue to 128 registers and spilled
+    // (4 bytes, NVRTC, sm_80 and sm_90); one block per SM lets it keep every accumulator.
+    f.min_blocks = [](const std::map<std::string, int>& v) { return v.at("EPI") == 3 && v.at("BN") == 128 ? 1 : 0; };
+    v.push_back(std::move(f));
+  }
   {
     Family f;
     f.op = "attn_decode";

@@ -91,6 +91,8 @@ inline int attn_prefill_qs_smem(int block, int mt, int bk, int hd) { return (16 
 // gemm/wgmma.cuh's gemm_wgmma_smem: the ring of STAGES (128 + BN) x 64 16-bit tiles, 1024 bytes of
 // alignment slack, the barriers.
 inline int gemm_wgmma_smem(int bn, int stages) { return stages * (128 + bn) * 64 * 2 + 1024 + 2 * stages * 8; }
+// gemm/mma.cuh's ring: STAGES stages of (128 + BN) rows of 32 16-bit values padded to 40.
+inline int gemm_mma_smem(int bn, int stages) { return stages * (128 + bn) * 40 * 2; }
 // attn_o.cluster's dynamic shared memory: the attention's split (16-byte aligned), then a W_o
 // tile of `rows` rows of group * hd 16-bit values padded by 8 (attention/decode_cluster_o.cuh).
 inline long long attn_o_smem_bytes(int split, int hd, int group, long long rows) {

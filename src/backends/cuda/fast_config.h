@@ -206,9 +206,13 @@ struct FastConfig {
   // gemm.wgmma's LOAD: one producer thread's TMA box copies (1) instead of the producer warpgroup's
   // cp.async (0). Not run on a GPU yet, so 0.
   int prefill_wgmma_load = 0;
-  // On the gemm.wgmma route, a dense layer's gate and up GEMMs and SwiGLU run as one launch (1: its
-  // EPI 3, the GEMMs' 16-bit outputs never written) instead of two GEMMs and swiglu.w16 (0).
-  int prefill_wgmma_swiglu = 1;
+  // A prompt step's projection GEMMs on the project's mma.sync GEMM (gemm.mma, sm_80+; 1) at this BN
+  // and STAGES instead of cuBLAS (0), where gemm.wgmma does not take them (prefill_wgmma on sm_90).
+  // Not run on a GPU yet, so off.
+  int prefill_mma = 0, prefill_mma_bn = 128, prefill_mma_stages = 4;
+  // On either of our own GEMM routes, a dense layer's gate and up GEMMs and SwiGLU run as one launch
+  // (1: EPI 3, the GEMMs' 16-bit outputs never written) instead of two GEMMs and swiglu.w16 (0).
+  int prefill_swiglu_epilogue = 1;
   // A sparse (mixture-of-experts) layer's MLP: moe_gate_up.gemv and moe_down.gemv at this block
   // and rows per warp, for every step (decode and prompt). On an H100, Qwen3-30B-A3B's W2 decoded
   // at 5.39 ms/token with (128, 1) and 5.69 with (256, 2): the down GEMV's 2048 outputs make 512

@@ -239,10 +239,18 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
                        .described("gemm.wgmma's stages filled by one thread's TMA copies (1) instead of a warpgroup's "
                                   "cp.async (0)"),
                    &FastConfig::prefill_wgmma_load));
-  k.push_back(bind(Knob("prefill_wgmma_swiglu").range(0, 1).read_by({"gemm.wgmma"})
-                       .described("on the gemm.wgmma route, gate/up and SwiGLU in one launch (1) instead of two GEMMs and "
+  k.push_back(bind(Knob("prefill_mma").range(0, 1).read_by({"gemm.mma"})
+                       .described("a prompt step's projection GEMMs run gemm.mma (1) instead of cuBLAS (0), on sm_80+ "
+                                  "where gemm.wgmma does not take them"),
+                   &FastConfig::prefill_mma));
+  k.push_back(bind(Knob("prefill_mma_bn").one_of({64, 128}).read_by({"gemm.mma"}).described("gemm.mma's BN in prompt steps"),
+                   &FastConfig::prefill_mma_bn));
+  k.push_back(bind(Knob("prefill_mma_stages").one_of({3, 4}).read_by({"gemm.mma"}).described("gemm.mma's STAGES in prompt steps"),
+                   &FastConfig::prefill_mma_stages));
+  k.push_back(bind(Knob("prefill_swiglu_epilogue").range(0, 1).read_by({"gemm.wgmma", "gemm.mma"})
+                       .described("on our own GEMM route, gate/up and SwiGLU in one launch (1) instead of two GEMMs and "
                                   "swiglu.w16 (0)"),
-                   &FastConfig::prefill_wgmma_swiglu));
+                   &FastConfig::prefill_swiglu_epilogue));
   k.push_back(bind(Knob("prefill_flash_in_order").range(0, 1).read_by({"attn_prefill.pipe"})
                        .described("attn_prefill.pipe's blocks in row order (1) instead of the last tiles of every head "
                                   "first (0)"),

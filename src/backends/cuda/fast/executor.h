@@ -113,7 +113,7 @@ class FastExecutor final : public Executor {
   void gemm(const void* w, const float* ws, const void* x16, long long n, long long in, long long out_dim, void* out,
             DType out_t, float beta, const char* kind, int algo = -1);
   // A dense layer's gate and up GEMMs and SwiGLU as one gemm.wgmma launch (EPI 3), where the prompt's
-  // projections run on gemm.wgmma (prefill_wgmma, prefill_wgmma_swiglu; 16-bit weights): the down
+  // projections run on gemm.wgmma (prefill_wgmma, prefill_swiglu_epilogue; 16-bit weights): the down
   // projection's input (in gate_), or null when the caller runs the two GEMMs and swiglu.w16.
   const void* gemm_swiglu(const LayerOps& L, const void* x16, long long n);
   void bias_add(float* out, const void* bias, long long n, long long cols);

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "backends/cuda/fast/prefill_tiles.h"
-#include "backends/cuda/gemm_wgmma.h"
+#include "backends/cuda/gemm16.h"
 #include "backends/cuda/fast/variants.h"
 
 namespace ac::cuda {
@@ -234,12 +234,11 @@ void FastExecutor::gemm(const void* w, const float* ws, const void* x16, long lo
   // gemm.wgmma's stores: 16-bit (beta 0), f32, or added into f32 (beta 1).
   const int epi = out_t == wt_ && beta == 0.0f ? 0 : out_t == DType::F32 ? (beta == 0.0f ? 1 : beta == 1.0f ? 2 : -1) : -1;
   const std::optional<Variant> wg = epi >= 0 && n >= kWgmmaFromTokens && in % 64 == 0 && out_dim % 8 == 0
-                                        ? prefill_wgmma_variant(cfg_, epi, wt_, arch_)
+                                        ? prefill_gemm16_variant(cfg_, epi, wt_, arch_)
                                         : std::nullopt;
   if (wg) {
-    const GemmW16Params p = gemm_wgmma_params(*wg, wt_, x16, w, out, n, out_dim, in, in, in, out_dim);
-    launch(load_kernel(*wg), gemm_wgmma_grid(*wg, n, out_dim), unsigned(wg->threads()),
-           size_t(gemm_wgmma_smem(wg->param("BN"), wg->param("STAGES"))), &p);
+    const GemmW16Params p = gemm16_params(*wg, wt_, x16, w, out, n, out_dim, in, in, in, out_dim);
+    launch(load_kernel(*wg), gemm16_grid(*wg, n, out_dim), unsigned(wg->threads()), size_t(gemm16_smem(*wg)), &p);
   } else if (algo >= 0 && n >= kLtFromTokens) {
     if (!lt_) lt_ = std::make_unique<LtGemm>(s_, kLtAlgorithms);
     lt_->run(LtShape{wt_, out_t, n, in, out_dim, beta != 0.0f}, algo, x16, w, out);
@@ -252,15 +251,14 @@ void FastExecutor::gemm(const void* w, const float* ws, const void* x16, long lo
 const void* FastExecutor::gemm_swiglu(const LayerOps& L, const void* x16, long long n) {
   const ModelConfig& c = g_.config;
   const long long in = c.hidden_size, out_dim = c.intermediate_size;
-  if (!cfg_.prefill_wgmma_swiglu || sptr(L.gate) || sptr(L.up) || n < kWgmmaFromTokens || in % 64 != 0 || out_dim % 8 != 0)
+  if (!cfg_.prefill_swiglu_epilogue || sptr(L.gate) || sptr(L.up) || n < kWgmmaFromTokens || in % 64 != 0 || out_dim % 8 != 0)
     return nullptr;
-  const std::optional<Variant> wg = prefill_wgmma_variant(cfg_, 3, wt_, arch_);
+  const std::optional<Variant> wg = prefill_gemm16_variant(cfg_, 3, wt_, arch_);
   if (!wg) return nullptr;
   // The output goes to gate_ (no gate GEMM writes it here): x16 still holds this GEMM's input.
-  const GemmW16Params p = gemm_wgmma_params(*wg, wt_, x16, wptr(L.gate, 0), gate_.as<void>(), n, out_dim, in, in, in, out_dim,
+  const GemmW16Params p = gemm16_params(*wg, wt_, x16, wptr(L.gate, 0), gate_.as<void>(), n, out_dim, in, in, in, out_dim,
                                             wptr(L.up, 0));
-  launch(load_kernel(*wg), gemm_wgmma_grid(*wg, n, out_dim), unsigned(wg->threads()),
-         size_t(gemm_wgmma_smem(wg->param("BN"), wg->param("STAGES"))), &p);
+  launch(load_kernel(*wg), gemm16_grid(*wg, n, out_dim), unsigned(wg->threads()), size_t(gemm16_smem(*wg)), &p);
   mark("gemm_gate_up", 0, 4.0 * double(n) * double(in) * double(out_dim));
   return gate_.as<void>();
 }
@@ -292,6 +290,14 @@ std::optional<Variant> prefill_wgmma_variant(const FastConfig& cfg, int epi, DTy
                        {"LOAD", cfg.prefill_wgmma_load}},
                       {wt},
                       "sm_90a");
+}
+
+std::optional<Variant> prefill_gemm16_variant(const FastConfig& cfg, int epi, DType wt, const std::string& arch) {
+  if (auto wg = prefill_wgmma_variant(cfg, epi, wt, arch)) return wg;
+  const Family& f = find_family("gemm", "mma");
+  if (!cfg.prefill_mma || !arch_constraint(f, arch).empty()) return std::nullopt;
+  return make_variant(f,
+                      {{"BLOCK", 256}, {"BN", cfg.prefill_mma_bn}, {"STAGES", cfg.prefill_mma_stages}, {"EPI", epi}}, {wt}, arch);
 }
 
 Variant prefill_swiglu_variant(DType wt, const std::string& arch) {

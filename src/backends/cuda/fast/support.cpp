@@ -153,8 +153,8 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
   v.push_back(prefill_norm_variant(wt, arch));
   v.push_back(prefill_swiglu_variant(wt, arch));
   for (int epi : {0, 1, 2, 3})
-    if (epi < 3 || cfg.prefill_wgmma_swiglu)
-      if (auto wg = prefill_wgmma_variant(cfg, epi, wt, arch)) v.push_back(*wg);
+    if (epi < 3 || cfg.prefill_swiglu_epilogue)
+      if (auto wg = prefill_gemm16_variant(cfg, epi, wt, arch)) v.push_back(*wg);
   v.push_back(qkv_post_variant(cfg, wt, arch));
   if (cfg.gpu_top_k) v.push_back(topk_variant(cfg, arch));
   v.push_back(fused_attn_variant(c, cfg, wt, arch));

@@ -38,6 +38,9 @@ std::string moe_unsupported(const ModelConfig& c);
 // gemm.wgmma at cfg's prompt point (prefill_wgmma) with store `epi` (0 16-bit, 1 f32, 2 added into
 // f32), for sm_90 GPUs (compiled for sm_90a); none when off or on other GPUs.
 std::optional<Variant> prefill_wgmma_variant(const FastConfig& cfg, int epi, DType wt, const std::string& arch);
+// The prompt's own GEMM at store EPI: gemm.wgmma where it takes it (prefill_wgmma on sm_90), else
+// gemm.mma (prefill_mma, sm_80+), else none (cuBLAS).
+std::optional<Variant> prefill_gemm16_variant(const FastConfig& cfg, int epi, DType wt, const std::string& arch);
 // fp8_dequant.rows into `wt`: the prefill GEMMs' view of an FP8 projection.
 Variant fp8_dequant_variant(DType wt, const std::string& arch);
 // The prefill's passes that write the GEMMs' 16-bit inputs: rms_norm.cast and swiglu.w16.

@@ -1,4 +1,4 @@
-#include "backends/cuda/gemm_wgmma.h"
+#include "backends/cuda/gemm16.h"
 
 #include <cstdint>
 
@@ -40,7 +40,7 @@ namespace {
 int columns_per_block(const Variant& v) { return v.param("EPI") == 3 ? v.param("BN") / 2 : v.param("BN"); }
 }  // namespace
 
-GemmW16Params gemm_wgmma_params(const Variant& v, DType w, const void* a, const void* b, void* c, long long m, long long n,
+GemmW16Params gemm16_params(const Variant& v, DType w, const void* a, const void* b, void* c, long long m, long long n,
                                 long long k, long long lda, long long ldb, long long ldc, const void* b2) {
   if ((v.param("EPI") == 3) != (b2 != nullptr))
     throw_internal(v.name(), "the up projection (b2) is given with EPI 3 and only then");
@@ -55,7 +55,7 @@ GemmW16Params gemm_wgmma_params(const Variant& v, DType w, const void* a, const 
   p.ldb = ldb;
   p.ldc = ldc;
   p.b2 = b2;
-  if (v.param("LOAD") == 1) {
+  if (v.family->name == "wgmma" && v.param("LOAD") == 1) {
     p.ta = encode("A", w, a, m, k, lda, 128);  // AC_WGMMA_BM rows
     p.tb = encode("B", w, b, n, k, ldb, columns_per_block(v));
     if (b2) p.tb2 = encode("B2", w, b2, n, k, ldb, columns_per_block(v));
@@ -63,9 +63,14 @@ GemmW16Params gemm_wgmma_params(const Variant& v, DType w, const void* a, const 
   return p;
 }
 
-Dim3 gemm_wgmma_grid(const Variant& v, long long m, long long n) {
+Dim3 gemm16_grid(const Variant& v, long long m, long long n) {
   const long long cols = columns_per_block(v);
-  return Dim3{unsigned((n + cols - 1) / cols), unsigned((m + 127) / 128)};
+  return Dim3{unsigned((n + cols - 1) / cols), unsigned((m + 127) / 128)};  // 128 rows: both families' BM
+}
+
+int gemm16_smem(const Variant& v) {
+  return v.family->name == "wgmma" ? gemm_wgmma_smem(v.param("BN"), v.param("STAGES"))
+                                   : gemm_mma_smem(v.param("BN"), v.param("STAGES"));
 }
 
 }  // namespace ac::cuda

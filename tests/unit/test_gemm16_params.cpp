@@ -1,4 +1,4 @@
-// gemm.wgmma's host side (backends/cuda/gemm_wgmma.h), without a GPU: the launch parameters carry
+// The host side of our prompt GEMMs (backends/cuda/gemm16.h), without a GPU: the launch parameters carry
 // the matrices as given, the up projection only with the SwiGLU epilogue (EPI 3), tensor maps only
 // at LOAD 1 (which needs the driver: without one it is refused with a clear error, never launched
 // with empty maps); the grid covers C with BN columns per block, BN / 2 at EPI 3 (a tile's B rows
@@ -10,7 +10,7 @@
 
 #include "agentcompile/core/error.h"
 #include "backends/cuda/driver.h"
-#include "backends/cuda/gemm_wgmma.h"
+#include "backends/cuda/gemm16.h"
 
 using namespace ac;
 using namespace ac::cuda;
@@ -29,13 +29,13 @@ bool all_zero(const TmaMap& m) {
   return true;
 }
 
-TEST(GemmWgmmaParams, CarryTheMatricesAndTheUpProjectionOnlyAtEpi3) {
+TEST(Gemm16Params, CarryTheMatricesAndTheUpProjectionOnlyAtEpi3) {
   // The kernel reads the maps from its parameters: each 128-byte aligned, as the driver's CUtensorMap.
   static_assert(offsetof(GemmW16Params, ta) % 128 == 0 && offsetof(GemmW16Params, tb) % 128 == 0 &&
                 offsetof(GemmW16Params, tb2) % 128 == 0);
   static_assert(sizeof(GemmW16Params) <= 4096, "a kernel's parameters are at most 4 KiB");
   alignas(16) static char a[16], b[16], b2[16], c[16];
-  const GemmW16Params p = gemm_wgmma_params(point(128, 2, 0), DType::BF16, a, b, c, 300, 200, 512, 520, 528, 208);
+  const GemmW16Params p = gemm16_params(point(128, 2, 0), DType::BF16, a, b, c, 300, 200, 512, 520, 528, 208);
   EXPECT_EQ(p.a, a);
   EXPECT_EQ(p.b, b);
   EXPECT_EQ(p.c, c);
@@ -47,40 +47,54 @@ TEST(GemmWgmmaParams, CarryTheMatricesAndTheUpProjectionOnlyAtEpi3) {
   EXPECT_EQ(p.ldb, 528);
   EXPECT_EQ(p.ldc, 208);
   EXPECT_TRUE(all_zero(p.ta) && all_zero(p.tb) && all_zero(p.tb2));  // LOAD 0: cp.async, no maps
-  const GemmW16Params s = gemm_wgmma_params(point(64, 3, 0), DType::BF16, a, b, c, 300, 200, 512, 512, 512, 200, b2);
+  const GemmW16Params s = gemm16_params(point(64, 3, 0), DType::BF16, a, b, c, 300, 200, 512, 512, 512, 200, b2);
   EXPECT_EQ(s.b2, b2);
-  EXPECT_THROW(gemm_wgmma_params(point(64, 3, 0), DType::BF16, a, b, c, 300, 200, 512, 512, 512, 200), Error);
-  EXPECT_THROW(gemm_wgmma_params(point(64, 0, 0), DType::BF16, a, b, c, 300, 200, 512, 512, 512, 200, b2), Error);
+  EXPECT_THROW(gemm16_params(point(64, 3, 0), DType::BF16, a, b, c, 300, 200, 512, 512, 512, 200), Error);
+  EXPECT_THROW(gemm16_params(point(64, 0, 0), DType::BF16, a, b, c, 300, 200, 512, 512, 512, 200, b2), Error);
 }
 
-TEST(GemmWgmmaParams, GridCoversCWithHalfTheColumnsPerBlockAtEpi3) {
+// gemm.mma (sm_80+) has no tensor maps and the same grid; each family's shared memory.
+TEST(Gemm16Params, MmaPointsTakeTheSameParametersAndGrid) {
+  alignas(16) static char a[16], b[16], b2[16], c[16];
+  const Family& f = find_family("gemm", "mma");
+  const Variant v = make_variant(f, {{"BLOCK", 256}, {"BN", 128}, {"STAGES", 3}, {"EPI", 3}}, {DType::BF16}, "sm_80");
+  const GemmW16Params p = gemm16_params(v, DType::BF16, a, b, c, 300, 200, 512, 512, 512, 200, b2);
+  EXPECT_EQ(p.b2, b2);
+  EXPECT_TRUE(all_zero(p.ta) && all_zero(p.tb) && all_zero(p.tb2));
+  EXPECT_EQ(gemm16_grid(v, 300, 200).x, 4u);  // 64 columns of gate and up per block
+  EXPECT_EQ(gemm16_grid(v, 300, 200).y, 3u);
+  EXPECT_EQ(gemm16_smem(v), gemm_mma_smem(128, 3));
+  EXPECT_EQ(gemm16_smem(point(64, 0, 1)), gemm_wgmma_smem(64, 4));
+}
+
+TEST(Gemm16Params, GridCoversCWithHalfTheColumnsPerBlockAtEpi3) {
   for (int load : {0, 1}) {
-    const Dim3 g0 = gemm_wgmma_grid(point(128, 0, load), 300, 200);
+    const Dim3 g0 = gemm16_grid(point(128, 0, load), 300, 200);
     EXPECT_EQ(g0.x, 2u);  // ceil(200 / 128)
     EXPECT_EQ(g0.y, 3u);  // ceil(300 / 128)
-    EXPECT_EQ(gemm_wgmma_grid(point(64, 2, load), 128, 200).x, 4u);
-    EXPECT_EQ(gemm_wgmma_grid(point(64, 2, load), 128, 200).y, 1u);
-    EXPECT_EQ(gemm_wgmma_grid(point(128, 3, load), 1, 200).x, 4u);  // 64 columns of gate and up per block
-    EXPECT_EQ(gemm_wgmma_grid(point(64, 3, load), 129, 6144).x, 192u);
-    EXPECT_EQ(gemm_wgmma_grid(point(64, 3, load), 129, 6144).y, 2u);
+    EXPECT_EQ(gemm16_grid(point(64, 2, load), 128, 200).x, 4u);
+    EXPECT_EQ(gemm16_grid(point(64, 2, load), 128, 200).y, 1u);
+    EXPECT_EQ(gemm16_grid(point(128, 3, load), 1, 200).x, 4u);  // 64 columns of gate and up per block
+    EXPECT_EQ(gemm16_grid(point(64, 3, load), 129, 6144).x, 192u);
+    EXPECT_EQ(gemm16_grid(point(64, 3, load), 129, 6144).y, 2u);
   }
 }
 
 // LOAD 1 encodes the maps through the driver: here, without one, a clear error; on a GPU machine
 // maps that are not empty (their GPU use: CudaGemmWgmma).
-TEST(GemmWgmmaParams, TmaMapsNeedTheDriver) {
+TEST(Gemm16Params, TmaMapsNeedTheDriver) {
   alignas(16) static char a[16], b[16], c[16];
   std::string why;
   if (!driver_api(&why)) {
     try {
-      gemm_wgmma_params(point(128, 0, 1), DType::BF16, a, b, c, 300, 200, 512, 512, 512, 200);
+      gemm16_params(point(128, 0, 1), DType::BF16, a, b, c, 300, 200, 512, 512, 512, 200);
       ADD_FAILURE() << "LOAD 1 without a driver gave parameters";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("driver"), std::string::npos) << e.what();
     }
     return;
   }
-  const GemmW16Params p = gemm_wgmma_params(point(128, 0, 1), DType::BF16, a, b, c, 300, 200, 512, 512, 512, 200);
+  const GemmW16Params p = gemm16_params(point(128, 0, 1), DType::BF16, a, b, c, 300, 200, 512, 512, 512, 200);
   EXPECT_FALSE(all_zero(p.ta));
   EXPECT_FALSE(all_zero(p.tb));
   EXPECT_TRUE(all_zero(p.tb2));
