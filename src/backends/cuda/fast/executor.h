@@ -116,6 +116,10 @@ class FastExecutor final : public Executor {
   // projections run on gemm.wgmma (prefill_wgmma, prefill_swiglu_epilogue; 16-bit weights): the down
   // projection's input (in gate_), or null when the caller runs the two GEMMs and swiglu.w16.
   const void* gemm_swiglu(const LayerOps& L, const void* x16, long long n);
+  // Our own GEMM (gemm.wgmma or gemm.mma, at store EPI) for a prompt GEMM of n rows, K `in` and N
+  // `out_dim`, where the config turns one on and the shape fits it; and its launch.
+  std::optional<Variant> own_gemm(int epi, long long n, long long in, long long out_dim) const;
+  void launch_own_gemm(const Variant& v, const GemmW16Params& p);
   void bias_add(float* out, const void* bias, long long n, long long cols);
   // RMSNorm of f32 rows into wt_ (rms_norm.cast): a GEMM's input.
   void norm16(const Op* norm, const float* x, long long rows, long long dim, void* out);

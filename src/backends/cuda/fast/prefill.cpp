@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "backends/cuda/fast/prefill_tiles.h"
-#include "backends/cuda/gemm16.h"
 #include "backends/cuda/fast/variants.h"
+#include "backends/cuda/gemm16.h"
 
 namespace ac::cuda {
 
@@ -231,14 +231,10 @@ void FastExecutor::gemm(const void* w, const float* ws, const void* x16, long lo
     w = wdq_.as<void>();
     mark("fp8_dequant", double(out_dim * in) * double(1 + dtype_size(wt_)));
   }
-  // gemm.wgmma's stores: 16-bit (beta 0), f32, or added into f32 (beta 1).
+  // Our own GEMMs' stores: 16-bit (beta 0), f32, or added into f32 (beta 1).
   const int epi = out_t == wt_ && beta == 0.0f ? 0 : out_t == DType::F32 ? (beta == 0.0f ? 1 : beta == 1.0f ? 2 : -1) : -1;
-  const std::optional<Variant> wg = epi >= 0 && n >= kWgmmaFromTokens && in % 64 == 0 && out_dim % 8 == 0
-                                        ? prefill_gemm16_variant(cfg_, epi, wt_, arch_)
-                                        : std::nullopt;
-  if (wg) {
-    const GemmW16Params p = gemm16_params(*wg, wt_, x16, w, out, n, out_dim, in, in, in, out_dim);
-    launch(load_kernel(*wg), gemm16_grid(*wg, n, out_dim), unsigned(wg->threads()), size_t(gemm16_smem(*wg)), &p);
+  if (const std::optional<Variant> own = own_gemm(epi, n, in, out_dim)) {
+    launch_own_gemm(*own, gemm16_params(*own, wt_, x16, w, out, n, out_dim, in, in, in, out_dim));
   } else if (algo >= 0 && n >= kLtFromTokens) {
     if (!lt_) lt_ = std::make_unique<LtGemm>(s_, kLtAlgorithms);
     lt_->run(LtShape{wt_, out_t, n, in, out_dim, beta != 0.0f}, algo, x16, w, out);
@@ -248,17 +244,24 @@ void FastExecutor::gemm(const void* w, const float* ws, const void* x16, long lo
   mark(kind, 0, 2.0 * double(n) * double(in) * double(out_dim));
 }
 
+std::optional<Variant> FastExecutor::own_gemm(int epi, long long n, long long in, long long out_dim) const {
+  if (epi < 0 || n < kWgmmaFromTokens || in % 64 != 0 || out_dim % 8 != 0) return std::nullopt;
+  return prefill_gemm16_variant(cfg_, epi, wt_, arch_);
+}
+
+void FastExecutor::launch_own_gemm(const Variant& v, const GemmW16Params& p) {
+  launch(load_kernel(v), gemm16_grid(v, p.m, p.n), unsigned(v.threads()), size_t(gemm16_smem(v)), &p);
+}
+
 const void* FastExecutor::gemm_swiglu(const LayerOps& L, const void* x16, long long n) {
   const ModelConfig& c = g_.config;
   const long long in = c.hidden_size, out_dim = c.intermediate_size;
-  if (!cfg_.prefill_swiglu_epilogue || sptr(L.gate) || sptr(L.up) || n < kWgmmaFromTokens || in % 64 != 0 || out_dim % 8 != 0)
-    return nullptr;
-  const std::optional<Variant> wg = prefill_gemm16_variant(cfg_, 3, wt_, arch_);
-  if (!wg) return nullptr;
+  if (!cfg_.prefill_swiglu_epilogue || sptr(L.gate) || sptr(L.up)) return nullptr;
+  const std::optional<Variant> own = own_gemm(3, n, in, out_dim);
+  if (!own) return nullptr;
   // The output goes to gate_ (no gate GEMM writes it here): x16 still holds this GEMM's input.
-  const GemmW16Params p = gemm16_params(*wg, wt_, x16, wptr(L.gate, 0), gate_.as<void>(), n, out_dim, in, in, in, out_dim,
-                                            wptr(L.up, 0));
-  launch(load_kernel(*wg), gemm16_grid(*wg, n, out_dim), unsigned(wg->threads()), size_t(gemm16_smem(*wg)), &p);
+  launch_own_gemm(*own, gemm16_params(*own, wt_, x16, wptr(L.gate, 0), gate_.as<void>(), n, out_dim, in, in, in, out_dim,
+                                      wptr(L.up, 0)));
   mark("gemm_gate_up", 0, 4.0 * double(n) * double(in) * double(out_dim));
   return gate_.as<void>();
 }
