@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <functional>
 
 #include "backends/cuda/family.h"
@@ -58,21 +59,9 @@ std::vector<cuda::Variant> points(const cuda::Family& f, const std::function<boo
     *why = f.op + "." + f.name + " cannot run on this " + gpu;
     return {};
   }
-  std::vector<std::map<std::string, int>> all{{}};
-  for (const auto& d : f.params) {
-    std::vector<std::map<std::string, int>> next;
-    for (const auto& partial : all)
-      for (int value : d.values) {
-        if (d.name == "EPI" && !keep(value)) continue;
-        auto p = partial;
-        p[d.name] = value;
-        next.push_back(std::move(p));
-      }
-    all = std::move(next);
-  }
   std::vector<cuda::Variant> out;
-  for (const auto& values : all)
-    if (!f.constraint || f.constraint(values).empty()) out.push_back(cuda::make_variant(f, values, {DType::BF16}, target));
+  for (cuda::Variant& v : cuda::sample_variants(f, target, SIZE_MAX))  // the whole space: a small one
+    if (v.types == std::vector<DType>{DType::BF16} && keep(v.param("EPI"))) out.push_back(std::move(v));
   return out;
 }
 

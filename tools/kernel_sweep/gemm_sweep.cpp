@@ -4,6 +4,7 @@
 #include "gemm_sweep.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -96,21 +97,12 @@ int sweep_prompt_gemms(const std::vector<std::string>& models) {
       Json row = {{"model", model}, {"gemm", G.name}, {"m", m}, {"n", G.n}, {"k", G.k}, {"epi", G.epi},
                   {"variant", "cublasGemmEx"}, {"us", tc.us}, {"TFLOPs", flops / (tc.us * 1e6)}};
       std::printf("%s\n", row.dump().c_str());
+      // Every bf16 point of both families at this GEMM's store: gemm.wgmma, and gemm.mma (the sm_80
+      // family) on the same GPU.
       std::vector<Variant> points;
-      for (int bn : f.params[1].values)
-        for (int stages : f.params[2].values)
-          for (int pipe : {0, 1})
-          for (int load : {0, 1}) {
-            const std::map<std::string, int> vals{{"BLOCK", 384}, {"BN", bn},       {"STAGES", stages},
-                                                  {"EPI", G.epi}, {"PIPE", pipe}, {"LOAD", load}};
-            if (f.constraint && !f.constraint(vals).empty()) continue;
-            points.push_back(make_variant(f, vals, {DType::BF16}, "sm_90a"));
-          }
-      for (int bn : fm.params[1].values)  // gemm.mma, the sm_80 family, on the same GPU
-        for (int stages : fm.params[2].values) {
-          const std::map<std::string, int> vals{{"BLOCK", 256}, {"BN", bn}, {"STAGES", stages}, {"EPI", G.epi}};
-          if (!fm.constraint || fm.constraint(vals).empty()) points.push_back(make_variant(fm, vals, {DType::BF16}, "sm_90"));
-        }
+      for (const auto& [fam, target] : {std::pair{&f, "sm_90a"}, std::pair{&fm, "sm_90"}})
+        for (Variant& v : sample_variants(*fam, target, SIZE_MAX))  // the whole space: a small one
+          if (v.types == std::vector<DType>{DType::BF16} && v.param("EPI") == G.epi) points.push_back(std::move(v));
       parallel_for(points.size(), 1, [&](size_t lo, size_t hi) {  // compile in parallel, load serially
         for (size_t i = lo; i < hi; ++i) jit_compile(JitRequest{points[i].name(), points[i].source(), points[i].arch, {}});
       });

@@ -1,7 +1,7 @@
 // gemm.wgmma: C = A B^T for a prompt step's projections on Hopper's warpgroup tensor cores
 // (sm_90a): A [m, k] the step's 16-bit activations, B [n, k] a weight as stored (both K-major, the
 // "TN" form), f32 accumulation. What it is for: our own GEMM, whose epilogue can hold what
-// cuBLAS's cannot (SwiGLU, norms); this first form has three epilogues and no fusion yet.
+// cuBLAS's cannot (SwiGLU, norms); SwiGLU is the first fused one (EPI 3).
 // - A block of 3 warpgroups computes a 128 x BN tile of C. Warpgroup 0 produces each 64-wide K step
 //   of A's 128 rows and B's BN rows into a ring of STAGES shared-memory stages, in the 128-byte
 //   swizzle wgmma reads (16-byte chunk c of row r at chunk c ^ (r % 8)), rows past m or n zero-filled.
@@ -16,17 +16,18 @@
 //   PIPE 0 once those wgmma have finished (each stage's tensor-core work alone in flight); at PIPE 1
 //   the stage before it, once that one's have (wgmma.wait_group 1), so one stage's wgmma run while
 //   the next stage's are issued; the producer then keeps one stage fewer in flight (AHEAD).
-// - Epilogue from the accumulators (gemm/epilogue.cuh): EPI 0 stores C in W, EPI 1 stores f32, EPI 2 adds into f32 C
-//   (the residual stream, as cuBLAS with beta 1). EPI 3 is the MLP's gate/up with SwiGLU: a tile's
-//   B rows are BN / 2 rows of the gate projection (b) and the same BN / 2 rows of the up projection
-//   (b2), so each thread holds gate column j's sums and up column j's (accumulator groups q and
-//   q + BN / 16) and stores silu(gate) * up in W, C [m, n] with n the intermediate size: the two
-//   GEMMs' 16-bit outputs and the separate SwiGLU pass's reads of them are gone. gate and up are
-//   rounded to W before SwiGLU, so C has the bits of EPI 0 on each then swiglu.w16.
+// - Epilogue from the accumulators (gemm/epilogue.cuh): EPI 0 stores C in W, EPI 1 stores f32,
+//   EPI 2 adds into f32 C (the residual stream, as cuBLAS with beta 1). EPI 3 is the MLP's gate/up
+//   with SwiGLU: a tile's B rows are BN / 2 rows of the gate projection (b) and the same BN / 2 rows
+//   of the up projection (b2), so each thread holds gate column j's sums and up column j's
+//   (accumulator groups q and q + BN / 16) and stores silu(gate) * up in W, C [m, n] with n the
+//   intermediate size: the two GEMMs' 16-bit outputs and the separate SwiGLU pass's reads of them
+//   are gone. gate and up are rounded to W before SwiGLU, so C has the bits of EPI 0 on each then
+//   swiglu.w16.
 // Needs k % 64 == 0, lda and ldb multiples of 8 (16-byte rows), n % 8 == 0; LOAD 1 also a and b
 // 16-byte aligned and m, n below 2^31 (the tensor maps' limits).
-// Grid: (ceil(n / BN), ceil(m / 128)) (EPI 3: ceil(n / (BN / 2))); block: 384 threads; dynamic shared memory: gemm_wgmma_smem
-// (backends/cuda/family.h): the ring, aligned here to 1024 bytes (the swizzle's period), then
+// Grid: (ceil(n / BN), ceil(m / 128)) (EPI 3: ceil(n / (BN / 2))); block: 384 threads; dynamic
+// shared memory: gemm_wgmma_smem (backends/cuda/family.h): the ring, aligned here to 1024 bytes (the swizzle's period), then
 // STAGES full and STAGES empty barriers.
 #pragma once
 #include "common/async_copy.cuh"

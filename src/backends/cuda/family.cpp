@@ -668,9 +668,9 @@ std::string Variant::source_with(bool tl, int min_blocks_override) const {
   const std::string cluster = f.cluster_dims.empty() ? "" : "__cluster_dims__(" + f.cluster_dims + ") ";
   const int min_blocks = min_blocks_override > 0 ? min_blocks_override : f.min_blocks ? f.min_blocks(values) : 0;
   const std::string bounds = f.threads_param + (min_blocks > 0 ? ", " + std::to_string(min_blocks) : "");
-  s += "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + cluster + name() + "(const " +
-       (f.grid_constant ? "__grid_constant__ " : "") + f.params_struct + " p) {\n  " + (tl ? "AcTimelineScope ac_timeline_scope;\n  " : "") + f.device_fn + "<" + targs +
-       ">(p);\n}\n";
+  const std::string param = std::string("const ") + (f.grid_constant ? "__grid_constant__ " : "") + f.params_struct + " p";
+  s += "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + cluster + name() + "(" + param + ") {\n  " +
+       (tl ? "AcTimelineScope ac_timeline_scope;\n  " : "") + f.device_fn + "<" + targs + ">(p);\n}\n";
   return s;
 }
 

@@ -33,15 +33,13 @@ TmaMap encode(const char* what, DType w, const void* base, long long rows, long 
   return map;
 }
 
-}  // namespace
-
-namespace {
 // Columns of C per block: at EPI 3 a tile's BN B rows are BN / 2 gate rows and the same up rows.
 int columns_per_block(const Variant& v) { return v.param("EPI") == 3 ? v.param("BN") / 2 : v.param("BN"); }
+
 }  // namespace
 
 GemmW16Params gemm16_params(const Variant& v, DType w, const void* a, const void* b, void* c, long long m, long long n,
-                                long long k, long long lda, long long ldb, long long ldc, const void* b2) {
+                            long long k, long long lda, long long ldb, long long ldc, const void* b2) {
   if ((v.param("EPI") == 3) != (b2 != nullptr))
     throw_internal(v.name(), "the up projection (b2) is given with EPI 3 and only then");
   GemmW16Params p{};
