@@ -3,7 +3,8 @@
 # one-stage-in-flight consumers (PIPE 1), the SwiGLU epilogue (EPI 3) and gemm.mma, none timed before.
 #   1. GPU tests: every point of gemm.wgmma and of gemm.mma (the sm_80 family) against double
 #      precision, SwiGLU in the epilogue (EPI 3) among them (CudaGemmWgmma, CudaGemmMma), the
-#      prompt's projections on either against cuBLAS and the CPU reference (OwnGemmProjections);
+#      prompt's projections on either against cuBLAS and the CPU reference (OwnGemmProjections, one
+#      plan's routes per projection among them), the search's evaluator over every point (CudaPrefillGemm);
 #   2. every point of both against cuBLAS on the target models' 2048-row prompt GEMMs (kernel_sweep
 #      SWEEP_FAMILY=gemm), summarised per family, PIPE and LOAD (best point's share of cuBLAS's speed);
 #   3. W3 time to first token with the prompt's projections on the sweep's fastest point, gate/up
@@ -14,7 +15,7 @@ set -uo pipefail
 source tools/gpu_common.sh
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; echo "build-device: $(cat build-device/COMMIT)"
-  TEST_TIMEOUT=180 gpu_tests 'CudaGemmWgmma.*:CudaGemmMma.*:Presets/CudaPrefillFlashPreset.OwnGemmProjections*'
+  TEST_TIMEOUT=240 gpu_tests 'CudaGemmWgmma.*:CudaGemmMma.*:Presets/CudaPrefillFlashPreset.OwnGemmProjections*:CudaPrefillGemm.*'
   cp "$out/runs/tests.txt" "$out/gpu_tests.txt"
   echo "== gemm.wgmma against cuBLAS, 2048-row prompt GEMMs"
   SWEEP_FAMILY=gemm timeout 240 build-device/kernel_sweep ${GEMM_MODELS:-qwen3-1.7b llama-3.2-1b} > "$out/gemm_sweep.jsonl" 2> "$out/runs/gemm_sweep.err"

@@ -67,6 +67,9 @@ KnobTable::KnobTable(std::string block, std::vector<Knob> knobs) : block_(std::m
     const std::string what = block_ + " knob " + k.name;
     if (k.name.empty() || !by_name_.emplace(k.name, i).second) throw_internal(what, "declared twice (or unnamed)");
     if (!k.domain.contains(k.def) && k.def != k.none) throw_internal(what, "its default is outside its domain");
+    for (const KnobSearch& ks : k.search)
+      if (ks.param == kPickedFamily && (ks.family.empty() || ks.values.size() != 1 || !k.domain.contains(ks.values[0])))
+        throw_internal(what, "a family pick needs the family and one value of the knob's domain");
     if (k.plan != KnobInPlan::None) {
       const std::vector<std::string> path = split(k.name, '.');
       std::string prefix;
@@ -164,6 +167,8 @@ void KnobValues::take_routes(const std::vector<PlanRoute>& routes, const std::st
         if ((!s.family.empty() && s.family != r.family) || (!s.region.empty() && s.region != r.region)) continue;
         if (s.param == "smem_carveout") {
           if (r.smem_carveout) set(k->name, *r.smem_carveout);
+        } else if (s.param == kPickedFamily) {
+          set(k->name, s.values.front());  // the family matched (checked above); one value (the table's check)
         } else if (auto p = r.params.find(s.param); p != r.params.end()) {
           set(k->name, p->second);
         }

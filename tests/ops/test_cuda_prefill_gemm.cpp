@@ -1,8 +1,9 @@
-// A prompt step's projection GEMMs through cuBLASLt (cuda:gemm.lt, cublaslt_route.h): the search's
-// evaluator builds, checks (sampled rows against double precision) and times cublasGemmEx and every
-// rank of the heuristic list at each region's shape; and a fast-path prompt long enough to take
-// the plan's ranks gives the logits it gives through cublasGemmEx, within the bf16 bound of the CPU
-// reference. Skipped, with the reason, where there is no GPU.
+// A prompt step's projection GEMMs: the search's evaluator builds, checks (sampled rows against
+// double precision) and times cublasGemmEx, every rank of cuBLASLt's heuristic list (cuda:gemm.lt,
+// cublaslt_route.h) and every point of our own GEMMs at each region's shape; and a fast-path prompt
+// long enough to take the plan's ranks (or the plan's own-GEMM routes, per projection) gives the
+// logits it gives through cublasGemmEx, within the bf16 bound of the CPU reference. Skipped, with
+// the reason, where there is no GPU.
 #include <gtest/gtest.h>
 
 #include "agentcompile/ir/graph.h"
@@ -21,17 +22,35 @@ using namespace ac::test;
 
 namespace {
 
+// Our own GEMMs' candidates (gemm.wgmma, gemm.mma) at every point of their search parameters.
+std::vector<Candidate> own_candidates() {
+  std::vector<Candidate> out;
+  for (int bn : {64, 128})
+    for (int stages : {3, 4, 5}) {
+      for (int pipe : {0, 1})
+        for (int load : {0, 1})
+          out.push_back({"cuda:gemm.wgmma", {{"BN", bn}, {"STAGES", stages}, {"PIPE", pipe}, {"LOAD", load}}});
+      if (stages < 5) out.push_back({"cuda:gemm.mma", {{"BN", bn}, {"STAGES", stages}}});
+    }
+  return out;
+}
+
+// Every candidate of the region: the fallback and the ranks of cuBLASLt's list, and our own GEMMs'
+// points where this GPU runs them (wgmma on sm_90, mma on sm_80+), mlp_in with the SwiGLU fused
+// (EPI 3) and not (EPI 0: two GEMMs and swiglu.w16): checked against double precision, timed.
 TEST(CudaPrefillGemm, EvaluatorChecksAndTimesEveryRank) {
   AC_REQUIRE_GPU();
   struct Case {
     RegionKind kind;
     long long N, K;
+    int epi;  // our own GEMMs' store (prefill_gemm_epi)
   };
   // Widths that are not multiples of the libraries' tiles, and 1000 rows (a partial row tile).
-  for (const Case& c : {Case{RegionKind::AttnIn, 320, 192}, Case{RegionKind::AttnOut, 192, 256},
-                        Case{RegionKind::MlpIn, 448, 192}, Case{RegionKind::MlpOut, 192, 448}}) {
-    SCOPED_TRACE(std::string(region_kind_name(c.kind)));
-    auto ev = make_prefill_gemm_evaluator(c.kind, c.N, c.K, 1000, DType::BF16);
+  for (const Case& c : {Case{RegionKind::AttnIn, 320, 192, 1}, Case{RegionKind::AttnOut, 192, 256, 2},
+                        Case{RegionKind::MlpIn, 448, 192, 3}, Case{RegionKind::MlpIn, 448, 192, 0},
+                        Case{RegionKind::MlpOut, 192, 448, 2}}) {
+    SCOPED_TRACE(std::string(region_kind_name(c.kind)) + " EPI " + std::to_string(c.epi));
+    auto ev = make_prefill_gemm_evaluator(c.kind, c.N, c.K, 1000, DType::BF16, c.epi);
     ev->begin(RegionTask{});
     const Candidate gemm_ex{"cuda:fallback", {}};
     ASSERT_EQ(ev->compile(gemm_ex), "");
@@ -54,6 +73,23 @@ TEST(CudaPrefillGemm, EvaluatorChecksAndTimesEveryRank) {
       EXPECT_EQ(t.samples_us.size(), 3u);
     }
     EXPECT_GE(built, 1);
+    const std::vector<Candidate> own = own_candidates();
+    ev->prepare(own, Clock::now() + std::chrono::minutes(10));
+    int own_built = 0;
+    for (const Candidate& o : own) {
+      SCOPED_TRACE(o.name());
+      const std::string why = ev->compile(o);
+      if (!why.empty()) {  // only a family this GPU does not run
+        EXPECT_NE(why.find("does not run on"), std::string::npos) << why;
+        continue;
+      }
+      ++own_built;
+      const CorrectnessResult ok = ev->check(o);
+      EXPECT_TRUE(ok.ok) << ok.reason;
+      const TimingResult t = ev->time(o, 1, 3);
+      EXPECT_TRUE(t.ok);
+    }
+    EXPECT_GE(own_built, 4) << "every gemm.mma point runs on sm_80+";
   }
 }
 

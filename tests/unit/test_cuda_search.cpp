@@ -239,8 +239,8 @@ TEST(CudaSearch, CudaFastFromRoutes) {
 // graph and the target's architecture.
 // A prompt step's attention region is searched over attn_prefill.pipe's BLOCK and BK and QS (pipe,
 // or attn_prefill.qs at MT 1 or 2; every point fits at the tiny model's head dim), its four projections over the ranks of
-// cuBLASLt's heuristic list (cuda:gemm.lt), its other regions not, with a note. The plan's prompt
-// knobs come from those routes only.
+// cuBLASLt's heuristic list (cuda:gemm.lt) and our own GEMMs' points (gemm.wgmma on sm_90,
+// gemm.mma), its other regions not, with a note. The plan's prompt knobs come from those routes only.
 TEST(CudaSearch, PromptStepSearchesPipePointsAndGemmRanks) {
   const Backend* cuda = find_backend("cuda");
   ASSERT_NE(cuda, nullptr);
@@ -274,11 +274,30 @@ TEST(CudaSearch, PromptStepSearchesPipePointsAndGemmRanks) {
     } else if (sum.kind == RegionKind::AttnIn || sum.kind == RegionKind::AttnOut || sum.kind == RegionKind::MlpIn ||
                sum.kind == RegionKind::MlpOut) {
       ++gemms;
-      ASSERT_EQ(fs.size(), 1u);
+      ASSERT_EQ(fs.size(), 3u);
       EXPECT_EQ(fs[0].id, "cuda:gemm.lt");
       ASSERT_EQ(fs[0].params.size(), 1u);
       EXPECT_EQ(fs[0].params[0].name, "ALGO");
       EXPECT_EQ(fs[0].params[0].values, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+      // Our own GEMMs (the tiny model's K are multiples of 64): every point of their parameters fits
+      // the H100 (BLOCK and EPI are the executor's, not searched).
+      EXPECT_EQ(fs[1].id, "cuda:gemm.wgmma");
+      EXPECT_EQ(fs[2].id, "cuda:gemm.mma");
+      for (size_t i : {1, 2}) {
+        std::vector<std::string> names;
+        for (const SpaceParam& p : fs[i].params) names.push_back(p.name);
+        EXPECT_EQ(names, i == 1 ? (std::vector<std::string>{"BN", "STAGES", "PIPE", "LOAD"})
+                                : (std::vector<std::string>{"BN", "STAGES"}));
+        EXPECT_EQ(fs[i].valid_points, i == 1 ? 24u : 4u) << fs[i].id;
+      }
+      // An A100 has no wgmma: gemm.mma alone beside the library's, with a note.
+      const RegionSummary a = summarize_region(g, part, c, Phase::Prefill, prefill_point(512), named_target("a100"));
+      std::vector<std::string> a_notes;
+      const std::vector<FamilySpace> on_a100 = cuda->families(g, part, a, named_target("a100"), &a_notes);
+      ASSERT_EQ(on_a100.size(), 2u);
+      EXPECT_EQ(on_a100[1].id, "cuda:gemm.mma");
+      ASSERT_EQ(a_notes.size(), 1u);
+      EXPECT_NE(a_notes[0].find("gemm.wgmma does not run on sm_80"), std::string::npos) << a_notes[0];
     } else {
       ++others;
       EXPECT_TRUE(fs.empty()) << region_kind_name(sum.kind);
@@ -292,6 +311,7 @@ TEST(CudaSearch, PromptStepSearchesPipePointsAndGemmRanks) {
   const std::vector<PlanRoute> routes = {
       test::plan_route("attn_out", "prefill", "cuda:gemm.lt", {{"ALGO", 3}}),
       test::plan_route("mlp_out", "prefill", "cuda:fallback", {}),
+      test::plan_route("mlp_in", "prefill", "cuda:gemm.wgmma", {{"BN", 64}, {"STAGES", 3}, {"PIPE", 1}, {"LOAD", 0}}),
       test::plan_route("attention", "prefill", "cuda:attn_prefill.pipe", {{"BLOCK", 256}, {"BK", 32}, {"QS", 2}, {"PAIR", 1}}),
       test::plan_route("attention", "prefill", "cuda:attn_decode.fused", {{"BLOCK", 64}, {"SPLIT", 16}, {"ILP", 1}}, 60),
       test::plan_route("attention", "decode", "cuda:attn_decode.fused", {{"BLOCK", 128}, {"SPLIT", 32}, {"ILP", 4}})};
@@ -303,6 +323,9 @@ TEST(CudaSearch, PromptStepSearchesPipePointsAndGemmRanks) {
   EXPECT_EQ(f.prefill_algo_o, 3);
   EXPECT_EQ(f.prefill_algo_down, -1);  // the fallback: cublasGemmEx
   EXPECT_EQ(f.prefill_algo_qkv, -1);
+  EXPECT_EQ(f.prefill_gemm_gate_up.route, cuda::kGemmWgmma);
+  EXPECT_EQ(f.prefill_gemm_gate_up.bn, 64);
+  EXPECT_EQ(f.prefill_gemm_o.route, cuda::kGemmLibrary);
   EXPECT_EQ(f.attn_block, 128);  // the decode route's, not the prefill one's
   EXPECT_EQ(f.attn_split, 32);
   EXPECT_FALSE(f.region_carveout.count("attention"));

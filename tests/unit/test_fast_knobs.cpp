@@ -75,7 +75,8 @@ std::map<std::string, std::vector<PlanRoute>> fixture_routes() {
 TEST(FastKnobs, PlanBlocksWrittenBeforeTheTableAreWrittenTheSame) {
   const Json blocks = fixture("cuda_fast_blocks.json");
   auto without_later = [](Json j) {
-    for (const char* later : {"gemv_fp8", "gemv_mma_fp8", "prefill_flash_block", "prefill_flash_bk", "moe_block", "moe_rows"}) {
+    for (const char* later :
+         {"gemv_fp8", "gemv_mma_fp8", "prefill_flash_block", "prefill_flash_bk", "moe_block", "moe_rows", "prefill_gemm"}) {
       EXPECT_TRUE(j.contains(later)) << later;
       j.erase(later);
     }
@@ -144,6 +145,13 @@ TEST(FastKnobs, DeclarationsAgreeWithFamiliesAndFastConfig) {
       if (s.family == cuda::kLtFamily) {  // the library route: ranks of cuBLASLt's heuristic list
         EXPECT_EQ(s.param, "ALGO") << k.name;
         EXPECT_EQ(s.values.size(), size_t(cuda::kLtAlgorithms)) << k.name;
+        continue;
+      }
+      if (s.param == kPickedFamily) {  // the region took this family: the knob's one value says which
+        ASSERT_EQ(s.values.size(), 1u) << k.name;
+        EXPECT_TRUE(k.domain.contains(s.values[0])) << k.name;
+        const size_t dot = s.family.find('.');
+        EXPECT_NO_THROW(cuda::find_family(s.family.substr(5, dot - 5), s.family.substr(dot + 1))) << k.name;
         continue;
       }
       if (s.family == "cuda:attn_prefill.pipe" && s.param == "QS") {  // the prompt attention's form: 0 pipe, else qs's MT
@@ -292,5 +300,48 @@ TEST(FastKnobs, StepSettingsAreDeclaredWithTheirKnobs) {
 }
 
 }  // namespace
+// A prompt projection's own-GEMM route is searched per region: a route of gemm.wgmma or gemm.mma
+// sets that projection's prefill_gemm.<slot> (the family as its route, the point as its fields),
+// a cuBLASLt rank or the fallback leaves it the library's; the plan block holds it and reads it
+// back; the override <slot>_gemm=route:bn:stages:pipe:load sets the same fields.
+TEST(FastKnobs, PromptGemmRoutesArePickedPerProjection) {
+  const std::vector<PlanRoute> routes = {
+      plan_route("attn_in", "prefill", "cuda:gemm.wgmma", {{"BN", 64}, {"STAGES", 5}, {"PIPE", 1}, {"LOAD", 1}}),
+      plan_route("mlp_in", "prefill", "cuda:gemm.mma", {{"BN", 64}, {"STAGES", 3}}),
+      plan_route("attn_out", "prefill", "cuda:gemm.lt", {{"ALGO", 2}}),
+      plan_route("mlp_out", "prefill", "cuda:fallback", {}),
+      plan_route("attn_in", "decode", "cuda:gemv.fused", {{"BLOCK", 128}, {"ROWS", 2}, {"UNROLL", 1}, {"SPLITK", 1}})};
+  const KnobValues v = cuda_fast_from_routes(routes);
+  const cuda::FastConfig f = fast_config_of(v);
+  EXPECT_EQ(f.prefill_gemm_qkv.route, cuda::kGemmWgmma);
+  EXPECT_EQ(f.prefill_gemm_qkv.bn, 64);
+  EXPECT_EQ(f.prefill_gemm_qkv.stages, 5);
+  EXPECT_EQ(f.prefill_gemm_qkv.pipe, 1);
+  EXPECT_EQ(f.prefill_gemm_qkv.load, 1);
+  EXPECT_EQ(f.prefill_gemm_gate_up.route, cuda::kGemmMma);
+  EXPECT_EQ(f.prefill_gemm_gate_up.bn, 64);
+  EXPECT_EQ(f.prefill_gemm_gate_up.stages, 3);
+  EXPECT_EQ(f.prefill_gemm_gate_up.pipe, 0);  // gemm.mma has none: the default
+  EXPECT_EQ(f.prefill_gemm_o.route, cuda::kGemmLibrary);
+  EXPECT_EQ(f.prefill_algo_o, 2);
+  EXPECT_EQ(f.prefill_gemm_down.route, cuda::kGemmLibrary);
+  EXPECT_EQ(f.qkv.block, 128);  // the decode route's GEMV point, not confused with the prompt's
+  const Json j = v.to_json();
+  EXPECT_EQ(j.at("prefill_gemm").at("qkv").at("route"), cuda::kGemmWgmma);
+  EXPECT_EQ(j.at("prefill_gemm").at("gate_up").at("stages"), 3);
+  EXPECT_EQ(fast_config_of(read(j)).prefill_gemm_qkv.load, 1);
+  Json bad = j;
+  bad["prefill_gemm"]["o"]["route"] = 3;
+  expect_bad_input([&] { read(bad); }, {"prefill_gemm.o: route", "3"});
+  bad = j;
+  bad["prefill_gemm"]["o"].erase("bn");  // the point's fields come together
+  expect_bad_input([&] { read(bad); }, {"prefill_gemm.o"});
+  const cuda::FastConfig o = cuda::apply_fast_config_override({}, "down_gemm=2:64:3:0:0");
+  EXPECT_EQ(o.prefill_gemm_down.route, cuda::kGemmMma);
+  EXPECT_EQ(o.prefill_gemm_down.bn, 64);
+  EXPECT_EQ(o.prefill_gemm_down.stages, 3);
+  expect_bad_input([&] { cuda::apply_fast_config_override({}, "down_gemm=2:96:3:0:0"); }, {"down_gemm"});
+}
+
 }  // namespace ac
 #endif  // AGENTCOMPILE_HAVE_CUDA

@@ -166,5 +166,15 @@ TEST(HeuristicOrder, PromptAttentionPointsFromTheMeasuredSweep) {
   EXPECT_TRUE(heuristic_prompt_attention_order("HD", {128}, 2048, 16, 132).empty());
 }
 
+// Our own prompt GEMMs: the wider tile, four stages, TMA and a wgmma in flight first.
+TEST(HeuristicOrder, PromptGemmPointsFromTheKernelsDesign) {
+  EXPECT_EQ(heuristic_prompt_gemm_order("BN", {64, 128}), (std::vector<int>{128, 64}));
+  EXPECT_EQ(heuristic_prompt_gemm_order("STAGES", {3, 4, 5}), (std::vector<int>{4, 5, 3}));
+  EXPECT_EQ(heuristic_prompt_gemm_order("STAGES", {3, 4}), (std::vector<int>{4, 3}));  // gemm.mma's
+  EXPECT_EQ(heuristic_prompt_gemm_order("PIPE", {0, 1}), (std::vector<int>{1, 0}));
+  EXPECT_EQ(heuristic_prompt_gemm_order("LOAD", {0, 1}), (std::vector<int>{1, 0}));
+  EXPECT_TRUE(heuristic_prompt_gemm_order("ALGO", {0, 1, 2}).empty());
+}
+
 }  // namespace
 }  // namespace ac

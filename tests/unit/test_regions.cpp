@@ -411,7 +411,7 @@ TEST(CandidateSpace, CudaFamiliesAreTheFastPathsOnDecodeRegions) {
   if (!cuda_backend_built()) GTEST_SKIP() << "no CUDA backend in this build";
   // The CUDA backend offers, per decode region, the family its executor runs there (so every
   // family listed is searched), bound to the target's architecture; a prompt step's projections
-  // list cuda:gemm.lt, its other regions but the attention the fallback alone, saying why.
+  // list cuda:gemm.lt and our own GEMMs, its other regions but the attention the fallback alone, saying why.
   auto m = test::preset_shape_model("qwen3-1.7b");
   const Partition p = partition_graph(m->graph);
   auto ids = [](const CandidateSpace& sp) {
@@ -436,10 +436,13 @@ TEST(CandidateSpace, CudaFamiliesAreTheFastPathsOnDecodeRegions) {
   EXPECT_EQ(gemv.families[1].applies_to, gemv.families[0].applies_to);
   EXPECT_GT(gemv.families[1].valid_points, 1u);
   for (const auto& pt : family_points(gemv.families[1])) EXPECT_EQ(pt.at("SPLITK"), 1) << "split-K needs the residual epilogue";
-  // A prompt step's projection: cublasGemmEx (the fallback) or a rank of cuBLASLt's heuristic list.
+  // A prompt step's projection: cublasGemmEx (the fallback), a rank of cuBLASLt's heuristic list, or
+  // a point of our own GEMMs (gemm.wgmma on sm_90 only).
   const CandidateSpace pre = space_for(*m, p, RegionKind::AttnIn, Phase::Prefill, prefill_point(64), h200, "cuda");
-  EXPECT_EQ(ids(pre), (V{"cuda:fallback", "cuda:gemm.lt"}));
+  EXPECT_EQ(ids(pre), (V{"cuda:fallback", "cuda:gemm.lt", "cuda:gemm.wgmma", "cuda:gemm.mma"}));
   EXPECT_EQ(pre.families[1].valid_points, 8u);  // the list's first eight (kLtAlgorithms)
+  EXPECT_EQ(ids(space_for(*m, p, RegionKind::MlpIn, Phase::Prefill, prefill_point(64), a100, "cuda")),
+            (V{"cuda:fallback", "cuda:gemm.lt", "cuda:gemm.mma"}));
   // Its lm_head and norms run fixed kernels: the fallback alone, with a note.
   const CandidateSpace head = space_for(*m, p, RegionKind::Head, Phase::Prefill, prefill_point(64), h200, "cuda");
   EXPECT_EQ(ids(head), V{"cuda:fallback"});

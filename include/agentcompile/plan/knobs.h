@@ -47,7 +47,10 @@ enum class KnobInPlan {
 
 // Where the search picks a knob's value: parameter `param` of routes of `family` ("cuda:gemv.fused";
 // "": any family) in region `region` ("attn_in"; "": any), or with param "smem_carveout" the
-// route's own carveout (PlanRoute::smem_carveout). `values`: the candidates the search tries there.
+// route's own carveout (PlanRoute::smem_carveout), or with param kPickedFamily the family itself:
+// a route of `family` there sets the knob to values[0] (which of several families the region took).
+// `values`: the candidates the search tries there.
+inline constexpr const char* kPickedFamily = "family";
 struct KnobSearch {
   std::string family, param, region;
   std::vector<int> values;

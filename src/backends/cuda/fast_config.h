@@ -21,6 +21,14 @@ struct MmaChoice {
 struct MlpChoice {
   int block = 256, kc = 16, rows = 1, unroll = 2, bps = 2;
 };
+// A prompt projection's GEMM route (prefill_gemm.<slot>): the library's (0: cublasGemmEx, or the
+// plan's cuBLASLt rank), gemm.wgmma (1, sm_90) or gemm.mma (2, sm_80+) at this BN and STAGES, with
+// gemm.wgmma's PIPE and LOAD. The compile searches it per prompt GEMM region, the library's routes
+// and both families' points timed side by side.
+inline constexpr int kGemmLibrary = 0, kGemmWgmma = 1, kGemmMma = 2;
+struct OwnGemmChoice {
+  int route = kGemmLibrary, bn = 128, stages = 4, pipe = 0, load = 0;
+};
 
 // Parameters of every fused family the fast path launches; a compiled plan chooses them per
 // model; the defaults are reasonable everywhere.
@@ -210,6 +218,9 @@ struct FastConfig {
   // and STAGES instead of cuBLAS (0), where gemm.wgmma does not take them (prefill_wgmma on sm_90).
   // Not run on a GPU yet, so off.
   int prefill_mma = 0, prefill_mma_bn = 128, prefill_mma_stages = 4;
+  // Each prompt projection's own route (plans: the search's pick per region); where its route is the
+  // library's, the switches above apply to it (developer overrides for every projection at once).
+  OwnGemmChoice prefill_gemm_qkv, prefill_gemm_o, prefill_gemm_gate_up, prefill_gemm_down;
   // On either of our own GEMM routes, a dense layer's gate and up GEMMs and SwiGLU run as one launch
   // (1: EPI 3, the GEMMs' 16-bit outputs never written) instead of two GEMMs and swiglu.w16 (0).
   int prefill_swiglu_epilogue = 1;
@@ -313,17 +324,19 @@ struct GemvSlotField {
   GemvChoice FastConfig::*fp8;      // gemv.fp8's point (the lm_head's only where it is FP8 itself)
   MmaChoice FastConfig::*mma_fp8;  // gemv.mma_fp8's point, likewise
   int FastConfig::*prefill_algo;  // the prompt step's GEMM algorithm; null: cublasGemmEx only (the lm_head)
+  OwnGemmChoice FastConfig::*prefill_gemm;  // the prompt step's own-GEMM route; null for the lm_head
 };
 inline constexpr GemvSlotField kGemvSlots[] = {
     {"qkv", "attn_in", &FastConfig::qkv, &FastConfig::qkv_mma, &FastConfig::qkv_fp8, &FastConfig::qkv_mma_fp8,
-     &FastConfig::prefill_algo_qkv},
-    {"o", "attn_out", &FastConfig::o, &FastConfig::o_mma, &FastConfig::o_fp8, &FastConfig::o_mma_fp8, &FastConfig::prefill_algo_o},
+     &FastConfig::prefill_algo_qkv, &FastConfig::prefill_gemm_qkv},
+    {"o", "attn_out", &FastConfig::o, &FastConfig::o_mma, &FastConfig::o_fp8, &FastConfig::o_mma_fp8, &FastConfig::prefill_algo_o,
+     &FastConfig::prefill_gemm_o},
     {"gate_up", "mlp_in", &FastConfig::gate_up, &FastConfig::gate_up_mma, &FastConfig::gate_up_fp8, &FastConfig::gate_up_mma_fp8,
-     &FastConfig::prefill_algo_gate_up},
+     &FastConfig::prefill_algo_gate_up, &FastConfig::prefill_gemm_gate_up},
     {"down", "mlp_out", &FastConfig::down, &FastConfig::down_mma, &FastConfig::down_fp8, &FastConfig::down_mma_fp8,
-     &FastConfig::prefill_algo_down},
+     &FastConfig::prefill_algo_down, &FastConfig::prefill_gemm_down},
     {"lm_head", "head", &FastConfig::lm_head, &FastConfig::lm_head_mma, &FastConfig::lm_head_fp8, &FastConfig::lm_head_mma_fp8,
-     nullptr}};
+     nullptr, nullptr}};
 // The one named `name`; throws Internal for any other name (the names are code, not input).
 const GemvSlotField& gemv_slot(const std::string& name);
 

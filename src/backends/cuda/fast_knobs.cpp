@@ -97,6 +97,34 @@ void gemv_knobs(std::vector<K>& out, const GemvSlotField& s, const FamilyDomain&
                                       " tokens: cuBLASLt's heuristic algorithm of this rank (-1: cublasGemmEx)"),
                        s.prefill_algo));
   }
+  if (s.prefill_gemm) {  // our own GEMM route: prefill_gemm.<slot>.{route,bn,stages,pipe,load}, override <slot>_gemm=route:bn:...
+    const std::string region = s.region, key = slot + "_gemm";
+    auto own = [&](const char* leaf, Knob k, int OwnGemmChoice::*f, const std::string& doc) {
+      out.push_back(bind(std::move(k.in_plan(kWithParent).override_as(key, leaf).read_by({"gemm.wgmma", "gemm.mma"})
+                                       .described(slot + " projection's GEMM in prompt steps: " + doc)),
+                         s.prefill_gemm, f));
+    };
+    own("route",
+        Knob("prefill_gemm." + slot + ".route")
+            .one_of({kGemmLibrary, kGemmWgmma, kGemmMma})
+            .picked_by({"cuda:gemm.wgmma", kPickedFamily, region, {kGemmWgmma}})
+            .picked_by({"cuda:gemm.mma", kPickedFamily, region, {kGemmMma}}),
+        &OwnGemmChoice::route, "the library's (0), gemm.wgmma (1) or gemm.mma (2)");
+    own("bn",
+        Knob("prefill_gemm." + slot + ".bn").one_of({64, 128})
+            .picked_by(picked_as(domain, "gemm", "wgmma", "BN", region))
+            .picked_by(picked_as(domain, "gemm", "mma", "BN", region)),
+        &OwnGemmChoice::bn, "our GEMM's BN");
+    own("stages",
+        Knob("prefill_gemm." + slot + ".stages").one_of({3, 4, 5})
+            .picked_by(picked_as(domain, "gemm", "wgmma", "STAGES", region))
+            .picked_by(picked_as(domain, "gemm", "mma", "STAGES", region)),
+        &OwnGemmChoice::stages, "our GEMM's STAGES");
+    own("pipe", Knob("prefill_gemm." + slot + ".pipe").range(0, 1).picked_by(picked_as(domain, "gemm", "wgmma", "PIPE", region)),
+        &OwnGemmChoice::pipe, "gemm.wgmma's PIPE");
+    own("load", Knob("prefill_gemm." + slot + ".load").range(0, 1).picked_by(picked_as(domain, "gemm", "wgmma", "LOAD", region)),
+        &OwnGemmChoice::load, "gemm.wgmma's LOAD");
+  }
 }
 
 // A region's own carveout (FastConfig::region_carveout, -1: the step's): plan region_carveout.<region>,

@@ -71,4 +71,10 @@ int gemm16_smem(const Variant& v) {
                                    : gemm_mma_smem(v.param("BN"), v.param("STAGES"));
 }
 
+std::string gemm16_shape_reason(long long k, long long n) {
+  if (k % 64 != 0) return "K " + std::to_string(k) + " is not a multiple of 64";
+  if (n % 8 != 0) return "N " + std::to_string(n) + " is not a multiple of 8";
+  return "";
+}
+
 }  // namespace ac::cuda

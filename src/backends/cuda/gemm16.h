@@ -24,5 +24,8 @@ GemmW16Params gemm16_params(const Variant& v, DType w, const void* a, const void
 Dim3 gemm16_grid(const Variant& v, long long m, long long n);
 // Its dynamic shared memory (gemm_wgmma_smem or gemm_mma_smem of the point's BN and STAGES).
 int gemm16_smem(const Variant& v);
+// Why a GEMM of K `k` and N `n` cannot run on either family ("" when it can): K whole 64-wide
+// steps (gemm.wgmma's; gemm.mma needs 32), N a multiple of 8 (16-byte rows of C and of the boxes).
+std::string gemm16_shape_reason(long long k, long long n);
 
 }  // namespace ac::cuda

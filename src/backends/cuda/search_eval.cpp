@@ -3,10 +3,8 @@
 #include "backends/cuda/search_eval.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 
@@ -23,8 +21,10 @@
 #include "backends/cuda/fast/prefill_tiles.h"
 #include "backends/cuda/fast/variants.h"
 #include "backends/cuda/fast_executor.h"
+#include "backends/cuda/gemm16.h"
 #include "backends/cuda/kernel_loader.h"
 #include "backends/cuda/plan_config.h"
+#include "backends/cuda/search_build.h"
 #include "backends/cuda/search_util.h"
 
 extern "C" {
@@ -37,7 +37,6 @@ namespace {
 
 using namespace ac::cuda;
 
-
 struct Slot {
   RegionKind kind;
   const char* name;
@@ -49,63 +48,6 @@ constexpr Slot kSlots[] = {{RegionKind::AttnIn, "qkv", kEpiStore, true},
                            {RegionKind::MlpIn, "gate_up", kEpiSwiglu, true},
                            {RegionKind::MlpOut, "down", kEpiResidual, false},
                            {RegionKind::Head, "lm_head", kEpiArgmax, true}};
-
-// NVRTC results of this process by variant name. prepare() fills it from parallel threads so
-// that the per-candidate compile stage is a lookup (the first version compiled 121 GEMV points
-// one after another, 0.3-1 s each, and spent the whole budget there). Only what compile() needs
-// is kept; load_kernel later gets the CUBIN from jit_compile's disk cache (kernel_cache.h), which
-// the parallel build filled, instead of compiling again.
-struct Built {
-  bool ok = false;
-  std::string error;
-  int spill_bytes = 0;
-};
-
-class BuildMemo {
- public:
-  static BuildMemo& get() {
-    static BuildMemo m;
-    return m;
-  }
-  // The variant's build, compiled now (on this thread) when absent.
-  Built build(const Variant& v) {
-    if (std::optional<Built> b = find(v.name())) return *b;
-    return put(v.name(), jit_compile(JitRequest{v.name(), v.source(), v.arch, {}}));
-  }
-  // Builds the variants not built yet with NVRTC in worker threads (in the given order, so the
-  // first candidates are ready first); no compile starts after `deadline`.
-  void build_all(const std::vector<Variant>& vs, Clock::time_point deadline) {
-    std::vector<const Variant*> todo;
-    std::set<std::string> seen;
-    for (const Variant& v : vs)
-      if (seen.insert(v.name()).second && !find(v.name())) todo.push_back(&v);
-    if (todo.empty()) return;
-    std::atomic<size_t> next{0};
-    const size_t workers = std::min(todo.size(), size_t(worker_count()));
-    parallel_for(workers, 1, [&](size_t b, size_t e) {  // one index per worker thread
-      for (size_t w = b; w < e; ++w)
-        while (Clock::now() < deadline) {
-          const size_t i = next++;
-          if (i >= todo.size()) break;
-          put(todo[i]->name(), jit_compile(JitRequest{todo[i]->name(), todo[i]->source(), todo[i]->arch, {}}));
-        }
-    });
-  }
-
- private:
-  std::optional<Built> find(const std::string& name) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = done_.find(name);
-    return it == done_.end() ? std::nullopt : std::optional<Built>(it->second);
-  }
-  Built put(const std::string& name, const JitResult& r) {
-    Built b{r.ok, r.error, std::max(0, r.spill_bytes)};
-    std::lock_guard<std::mutex> lock(mu_);
-    return done_.emplace(name, b).first->second;
-  }
-  std::mutex mu_;
-  std::map<std::string, Built> done_;
-};
 
 // Times `run(i)` the way a decode step runs it: `launches` back-to-back launches (programmatic
 // dependent launch) captured in one CUDA graph, replayed repeats + 1 times between CUDA events
@@ -996,6 +938,46 @@ std::pair<long long, long long> gemv_shape(const ModelConfig& c, RegionKind kind
   return {N, K};
 }
 
+// Our own prompt GEMMs as families of a prompt projection's region: gemm.wgmma (sm_90) and
+// gemm.mma (sm_80+) over BN and STAGES (and gemm.wgmma's PIPE and LOAD), at the store the executor
+// gives the region (prefill_gemm_epi); none, with a note, where the shape or the GPU rules them out.
+std::vector<FamilySpace> own_gemm_families(const Graph& g, const RegionSummary& s, const std::string& arch,
+                                           std::vector<std::string>* notes) {
+  const auto [N, K] = gemv_shape(g.config, s.kind);
+  if (std::string why = gemm16_shape_reason(K, N); !why.empty()) {
+    notes->push_back("our own prompt GEMMs (gemm.wgmma, gemm.mma) do not take this region's shape: " + why);
+    return {};
+  }
+  const DType wt = g.ops.front().weights.at(0)->dtype;
+  const int epi = prefill_gemm_epi(gemv_slot(slot_of(s.kind)->name), FastConfig{}, fast_fp8_scales(g) != Fp8Scales::None);
+  std::vector<FamilySpace> out;
+  for (const char* name : {"wgmma", "mma"}) {
+    const Family& f = find_family("gemm", name);
+    const std::string id = std::string("cuda:gemm.") + name;
+    if (f.needs_sm90a ? arch != "sm_90" : !arch_constraint(f, arch).empty()) {
+      notes->push_back(id + " does not run on " + arch);
+      continue;
+    }
+    std::vector<SpaceParam> params;
+    for (const auto& d : f.params)
+      if (d.name != "BLOCK" && d.name != "EPI") params.push_back({d.name, d.values});
+    auto constraint = [id, epi, wt, arch](const ParamPoint& p) -> std::string {
+      try {
+        const std::optional<Variant> v = own_gemm_variant(own_gemm_choice(id, p), epi, wt, arch);
+        if (!v) return id + " does not run on " + arch;
+        if (gemm16_smem(*v) > max_dynamic_smem(arch))
+          return "its stages need " + std::to_string(gemm16_smem(*v) / 1024) + " KiB of shared memory, more than this GPU's " +
+                 std::to_string(max_dynamic_smem(arch) / 1024) + " KiB";
+      } catch (const Error& e) {
+        return e.reason();
+      }
+      return "";
+    };
+    out.push_back(fast_family(s, id, params, constraint));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary& s, const TargetFacts& t,
@@ -1029,7 +1011,9 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
     for (int r = 0; r < kLtAlgorithms; ++r) ranks.push_back(r);
     FamilySpace f = fast_family(s, kLtFamily, {{"ALGO", ranks}}, nullptr);
     f.rules = {"a rank within the list cuBLASLt's heuristics give for the shape on the GPU (checked when built)"};
-    return {f};
+    std::vector<FamilySpace> out = {f};
+    for (FamilySpace& own : own_gemm_families(g, s, arch, notes)) out.push_back(std::move(own));
+    return out;
   }
   if (s.phase == Phase::Prefill) {  // attn_prefill.pipe: its BLOCK and BK (HD bound)
     if (!prefill_flash_variant(c, FastConfig{}, wt, arch)) {
@@ -1182,7 +1166,9 @@ std::unique_ptr<Evaluator> cuda_fast_evaluator(const Graph& g, const RegionTask&
     const auto [N, K] = gemv_shape(g.config, t.summary.kind);
     const int64_t tokens = std::min<int64_t>(std::max<int64_t>(t.summary.point.tokens, kPromptTokens),
                                              g.config.max_position_embeddings);
-    return make_prefill_gemm_evaluator(t.summary.kind, N, K, tokens, g.ops.front().weights.at(0)->dtype);
+    const int epi = prefill_gemm_epi(gemv_slot(slot_of(t.summary.kind)->name), FastConfig{},
+                                     fast_fp8_scales(g) != Fp8Scales::None);
+    return make_prefill_gemm_evaluator(t.summary.kind, N, K, tokens, g.ops.front().weights.at(0)->dtype, epi);
   }
   if (t.summary.phase == Phase::Prefill)
     return t.summary.kind == RegionKind::Attention
@@ -1244,7 +1230,9 @@ KnobValues cuda_fast_from_routes(const std::vector<PlanRoute>& routes) {
   // fixed kernels).
   std::vector<PlanRoute> prompt;
   for (const PlanRoute& r : routes)
-    if (r.phase == "prefill" && (r.family == "cuda:attn_prefill.pipe" || r.family == kLtFamily)) prompt.push_back(r);
+    if (r.phase == "prefill" && (r.family == "cuda:attn_prefill.pipe" || r.family == kLtFamily ||
+                                 r.family == "cuda:gemm.wgmma" || r.family == "cuda:gemm.mma"))
+      prompt.push_back(r);
   v.take_routes(prompt, "prefill");
   return v;
 }

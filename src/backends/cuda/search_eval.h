@@ -13,7 +13,8 @@
 //   back-to-back launches over KV-cache copies that defeat the L2.
 //   prompt steps: the attention (attn_prefill.pipe's BLOCK x BK, the kernel alone on a prompt of at
 //   least 2048 tokens, against double precision at ragged lengths) and the four projection GEMMs
-//   (cuda:gemm.lt: the rank in cuBLASLt's heuristic list; the GEMM alone on the same prompt length,
+//   (cuda:gemm.lt: the rank in cuBLASLt's heuristic list; cuda:gemm.wgmma / cuda:gemm.mma: our own
+//   GEMM's point, gate/up with SwiGLU in one launch; the GEMM alone on the same prompt length,
 //   sampled rows against double precision).
 // The fallback of each is FastConfig's default for it. Each evaluator's prepare() compiles all
 // the candidates' variants with NVRTC in parallel threads before the first is measured.
@@ -38,8 +39,10 @@ std::vector<FamilySpace> cuda_fast_families(const Graph& g, const RegionSummary&
 std::unique_ptr<Evaluator> cuda_fast_evaluator(const Graph& g, const RegionTask& t);
 
 // A prompt step's projection GEMM region (attn_in, attn_out, mlp_in, mlp_out: out_dim N, in K) on
-// `tokens` rows; its candidates are cublasGemmEx (the fallback) and cuda:gemm.lt's ranks.
-std::unique_ptr<Evaluator> make_prefill_gemm_evaluator(RegionKind kind, long long N, long long K, long long tokens, DType wt);
+// `tokens` rows; its candidates are cublasGemmEx (the fallback), cuda:gemm.lt's ranks and our own
+// gemm.wgmma and gemm.mma points at store `epi` (prefill_gemm_epi: mlp_in's 3 fuses SwiGLU).
+std::unique_ptr<Evaluator> make_prefill_gemm_evaluator(RegionKind kind, long long N, long long K, long long tokens, DType wt,
+                                                       int epi);
 
 // The attention region's evaluator (exposed for tests): the fused decode attention kernel at
 // `batch` tokens of `context` positions each (their own slots), as the executor binds it.

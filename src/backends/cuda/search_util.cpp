@@ -41,4 +41,17 @@ std::optional<double> rel_l2(const std::vector<float>& got, const std::vector<fl
   return std::sqrt(num / std::max(den, 1e-30));
 }
 
+OwnGemmChoice own_gemm_choice(const std::string& family, const ParamPoint& p) {
+  OwnGemmChoice c;
+  if (family != "cuda:gemm.wgmma" && family != "cuda:gemm.mma") return c;
+  c.route = family == "cuda:gemm.wgmma" ? kGemmWgmma : kGemmMma;
+  c.bn = p.at("BN");
+  c.stages = p.at("STAGES");
+  if (c.route == kGemmWgmma) {
+    c.pipe = p.at("PIPE");
+    c.load = p.at("LOAD");
+  }
+  return c;
+}
+
 }  // namespace ac::cuda

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "agentcompile/core/dtype.h"
+#include "agentcompile/tuning/space.h"
+#include "backends/cuda/fast_config.h"
 
 namespace ac::cuda {
 
@@ -20,5 +22,9 @@ std::vector<uint16_t> random_w16(size_t n, uint64_t seed, float scale, float off
 std::vector<float> widen(const std::vector<uint16_t>& v, DType wt);
 // ||got - want|| / ||want||; nullopt when got holds a NaN (a broken or unwritten element).
 std::optional<double> rel_l2(const std::vector<float>& got, const std::vector<float>& want);
+
+// The own-GEMM route of a prompt projection's candidate of `family` ("cuda:gemm.wgmma" or
+// "cuda:gemm.mma"; any other: the library's) at point p (BN, STAGES, and gemm.wgmma's PIPE, LOAD).
+OwnGemmChoice own_gemm_choice(const std::string& family, const ParamPoint& p);
 
 }  // namespace ac::cuda

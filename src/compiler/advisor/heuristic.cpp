@@ -130,6 +130,26 @@ std::vector<int> heuristic_prompt_attention_order(const std::string& name, const
   return {};
 }
 
+// Our own prompt GEMMs, from their design rather than a sweep (the one timing so far, gemm.wgmma
+// at PIPE 0 / LOAD 0, ran at 0.39-0.45x cuBLAS on an H100): a wider tile reads A once per more
+// columns; four stages cover a copy's latency with the ring still leaving room for two blocks
+// (deeper next, then shallower); the TMA's box copies (LOAD 1) free the producer warpgroup's
+// issue slots, and a wgmma kept in flight (PIPE 1) overlaps the next stage's wait.
+std::vector<int> heuristic_prompt_gemm_order(const std::string& name, const std::vector<int>& values) {
+  if (name == "BN" || name == "PIPE" || name == "LOAD") return sorted(values, true);
+  if (name == "STAGES") {
+    std::vector<int> out;
+    for (int v : values)
+      if (v == 4) out.push_back(v);
+    for (int v : sorted(values, false))
+      if (v > 4) out.push_back(v);
+    for (int v : sorted(values, true))
+      if (v < 4) out.push_back(v);
+    return out;
+  }
+  return {};
+}
+
 std::vector<int> heuristic_cpu_threads_order(std::vector<int> values, double roofline_us) {
   return sorted(std::move(values), roofline_us >= kThreadsPayOffUs);
 }
@@ -194,6 +214,7 @@ std::vector<int> order_param(const RegionSummary& s, const FamilySpace& f, const
   }
   if (f.id == "cuda:attn_prefill.pipe")
     return heuristic_prompt_attention_order(p.name, p.values, s.point.tokens, attr(s, "attention", "heads"), t.sm_count);
+  if (f.id == "cuda:gemm.wgmma" || f.id == "cuda:gemm.mma") return heuristic_prompt_gemm_order(p.name, p.values);
   if (p.name == "BLOCK") return by_log_distance(p.values, 256.0, false);
   if (p.name == "MAXD") return sorted(p.values, false);
   return {};

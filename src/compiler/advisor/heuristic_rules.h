@@ -22,4 +22,8 @@ std::vector<int> heuristic_cpu_tokens_order(const std::vector<int>& values, int6
 std::vector<int> heuristic_prompt_attention_order(const std::string& name, const std::vector<int>& values, int64_t tokens,
                                                   int64_t heads, int sms);
 
+// Our own prompt GEMMs' point (cuda:gemm.wgmma, cuda:gemm.mma), parameter `name`: BN largest first;
+// STAGES 4 first, then the deeper, then the shallower; PIPE and LOAD 1 first. Other names: empty.
+std::vector<int> heuristic_prompt_gemm_order(const std::string& name, const std::vector<int>& values);
+
 }  // namespace ac

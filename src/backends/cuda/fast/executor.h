@@ -108,17 +108,19 @@ class FastExecutor final : public Executor {
   void prefill_attention(const LayerOps& L, size_t layer, long long n, const Variant& v, void* out16);
   // out [n, out_dim] (out_t) = x16 [n, in] (wt_) * w^T, plus beta times out. `ws`: an FP8
   // weight's scales (it is dequantized into wdq_ first), else null. `kind`: its name in the profile.
-  // `algo`: the slot's FastConfig::prefill_algo_* (cuBLASLt's rank-th algorithm from kLtFromTokens
-  // tokens on; -1 or a shorter step: cublasGemmEx).
+  // `slot`: the projection (null: the lm_head), whose prompt GEMM route the config holds: our own
+  // GEMM (prefill_gemm_point), else cuBLASLt's prefill_algo rank from kLtFromTokens tokens on, else
+  // cublasGemmEx.
   void gemm(const void* w, const float* ws, const void* x16, long long n, long long in, long long out_dim, void* out,
-            DType out_t, float beta, const char* kind, int algo = -1);
-  // A dense layer's gate and up GEMMs and SwiGLU as one gemm.wgmma launch (EPI 3), where the prompt's
-  // projections run on gemm.wgmma (prefill_wgmma, prefill_swiglu_epilogue; 16-bit weights): the down
-  // projection's input (in gate_), or null when the caller runs the two GEMMs and swiglu.w16.
+            DType out_t, float beta, const char* kind, const GemvSlotField* slot = nullptr);
+  // A dense layer's gate and up GEMMs and SwiGLU as one launch of our own GEMM (EPI 3), where the
+  // gate/up projection runs on it (prefill_gemm_point, prefill_swiglu_epilogue; 16-bit weights): the
+  // down projection's input (in gate_), or null when the caller runs the two GEMMs and swiglu.w16.
   const void* gemm_swiglu(const LayerOps& L, const void* x16, long long n);
-  // Our own GEMM (gemm.wgmma or gemm.mma, at store EPI) for a prompt GEMM of n rows, K `in` and N
-  // `out_dim`, where the config turns one on and the shape fits it; and its launch.
-  std::optional<Variant> own_gemm(int epi, long long n, long long in, long long out_dim) const;
+  // Our own GEMM (gemm.wgmma or gemm.mma, at store EPI) for a prompt GEMM of `slot` (null: the
+  // lm_head) over n rows, K `in` and N `out_dim`, where the config routes it there and the shape
+  // fits; and its launch.
+  std::optional<Variant> own_gemm(const GemvSlotField* slot, int epi, long long n, long long in, long long out_dim) const;
   void launch_own_gemm(const Variant& v, const GemmW16Params& p);
   void bias_add(float* out, const void* bias, long long n, long long cols);
   // RMSNorm of f32 rows into wt_ (rms_norm.cast): a GEMM's input.

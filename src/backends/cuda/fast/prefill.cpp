@@ -62,7 +62,7 @@ void FastExecutor::prefill_layers_w16(long long n, const std::optional<Variant>&
     const LayerOps& L = ops_.layers[l];
     norm16(L.input_norm, resid, n, c.hidden_size, x16);
     gemm(reinterpret_cast<const void*>(fw_->wqkv[l].ptr()), sqkv(l), x16, n, c.hidden_size, qkvd, qkv_.as<void>(), DType::F32,
-         0.0f, "gemm_qkv", cfg_.prefill_algo_qkv);
+         0.0f, "gemm_qkv", &gemv_slot("qkv"));
     if (fw_->bqkv[l].ptr()) bias_add(qkv_.as<float>(), reinterpret_cast<const void*>(fw_->bqkv[l].ptr()), n, qkvd);
     if (flash) {
       prefill_attention(L, l, n, *flash, x16);  // writes the output projection's input itself
@@ -72,7 +72,7 @@ void FastExecutor::prefill_layers_w16(long long n, const std::optional<Variant>&
       launch(ref("cast", {}, {wt_}), Dim3{elementwise_blocks(n * c.q_dim(), kRefBlock)}, kRefBlock, 0, &cp);
       mark("cast", double(n * c.q_dim()) * double(4 + dtype_size(wt_)));
     }
-    gemm(wptr(L.o, 0), sptr(L.o), x16, n, c.q_dim(), c.hidden_size, resid, DType::F32, 1.0f, "gemm_o", cfg_.prefill_algo_o);
+    gemm(wptr(L.o, 0), sptr(L.o), x16, n, c.q_dim(), c.hidden_size, resid, DType::F32, 1.0f, "gemm_o", &gemv_slot("o"));
     if (const void* ob = wptr(L.o, 1)) bias_add(resid, ob, n, c.hidden_size);
     if (L.moe) {
       moe_mlp(L, l, n);
@@ -83,16 +83,16 @@ void FastExecutor::prefill_layers_w16(long long n, const std::optional<Variant>&
     if (!down_in) {
       down_in = x16;
       gemm(wptr(L.gate, 0), sptr(L.gate), x16, n, c.hidden_size, c.intermediate_size, gate_.as<void>(), wt_, 0.0f,
-           "gemm_gate_up", cfg_.prefill_algo_gate_up);
+           "gemm_gate_up", &gemv_slot("gate_up"));
       gemm(wptr(L.up, 0), sptr(L.up), x16, n, c.hidden_size, c.intermediate_size, up_.as<void>(), wt_, 0.0f, "gemm_gate_up",
-           cfg_.prefill_algo_gate_up);
+           &gemv_slot("gate_up"));
       Swiglu16Params sp{gate_.as<void>(), up_.as<void>(), x16, n * c.intermediate_size};
       launch(load_kernel(prefill_swiglu_variant(wt_, arch_)),
              Dim3{elementwise_blocks((n * c.intermediate_size + 7) / 8, kRefBlock)}, kRefBlock, 0, &sp);  // eight values per thread
       mark("swiglu", double(n * c.intermediate_size) * double(3 * dtype_size(wt_)));
     }
     gemm(wptr(L.down, 0), sptr(L.down), down_in, n, c.intermediate_size, c.hidden_size, resid, DType::F32, 1.0f, "gemm_down",
-         cfg_.prefill_algo_down);
+         &gemv_slot("down"));
   }
 }
 
@@ -123,12 +123,12 @@ void FastExecutor::prefill_layers_f32(long long n, const std::optional<Variant>&
     norm(L.input_norm);
     cast(h, n * c.hidden_size);
     gemm(reinterpret_cast<const void*>(fw_->wqkv[l].ptr()), sqkv(l), x16, n, c.hidden_size, qkvd, qkv_.as<void>(), DType::F32,
-         0.0f, "gemm_qkv", cfg_.prefill_algo_qkv);
+         0.0f, "gemm_qkv", &gemv_slot("qkv"));
     if (fw_->bqkv[l].ptr()) bias_add(qkv_.as<float>(), reinterpret_cast<const void*>(fw_->bqkv[l].ptr()), n, qkvd);
     if (flash) prefill_attention(L, l, n, *flash, nullptr);
     else attention(L, l, n, false);
     cast(attn_.as<float>(), n * c.q_dim());
-    gemm(wptr(L.o, 0), sptr(L.o), x16, n, c.q_dim(), c.hidden_size, tmp, DType::F32, 0.0f, "gemm_o", cfg_.prefill_algo_o);
+    gemm(wptr(L.o, 0), sptr(L.o), x16, n, c.q_dim(), c.hidden_size, tmp, DType::F32, 0.0f, "gemm_o", &gemv_slot("o"));
     if (const void* ob = wptr(L.o, 1)) bias_add(tmp, ob, n, c.hidden_size);
     add(n * c.hidden_size);
     if (L.moe) {
@@ -138,14 +138,15 @@ void FastExecutor::prefill_layers_f32(long long n, const std::optional<Variant>&
     norm(L.post_norm);
     cast(h, n * c.hidden_size);
     gemm(wptr(L.gate, 0), sptr(L.gate), x16, n, c.hidden_size, c.intermediate_size, gate_.as<void>(), DType::F32, 0.0f,
-         "gemm_gate_up", cfg_.prefill_algo_gate_up);
+         "gemm_gate_up", &gemv_slot("gate_up"));
     gemm(wptr(L.up, 0), sptr(L.up), x16, n, c.hidden_size, c.intermediate_size, up_.as<void>(), DType::F32, 0.0f, "gemm_gate_up",
-         cfg_.prefill_algo_gate_up);
+         &gemv_slot("gate_up"));
     ElementwiseParams sp{gate_.as<float>(), up_.as<float>(), gate_.as<float>(), n * c.intermediate_size};
     launch(ref("swiglu", {}), Dim3{elementwise_blocks(n * c.intermediate_size, kRefBlock)}, kRefBlock, 0, &sp);
     mark("swiglu", double(n * c.intermediate_size) * 12);
     cast(gate_.as<float>(), n * c.intermediate_size);
-    gemm(wptr(L.down, 0), sptr(L.down), x16, n, c.intermediate_size, c.hidden_size, tmp, DType::F32, 0.0f, "gemm_down", cfg_.prefill_algo_down);
+    gemm(wptr(L.down, 0), sptr(L.down), x16, n, c.intermediate_size, c.hidden_size, tmp, DType::F32, 0.0f, "gemm_down",
+         &gemv_slot("down"));
     add(n * c.hidden_size);
   }
 }
@@ -220,7 +221,8 @@ void FastExecutor::prefill_attention(const LayerOps& L, size_t layer, long long 
 }
 
 void FastExecutor::gemm(const void* w, const float* ws, const void* x16, long long n, long long in, long long out_dim, void* out,
-                        DType out_t, float beta, const char* kind, int algo) {
+                        DType out_t, float beta, const char* kind, const GemvSlotField* slot) {
+  const int algo = slot && slot->prefill_algo ? cfg_.*slot->prefill_algo : -1;
   if (ws) {  // an FP8 weight: dequantized to wt_ (rounded, as the activations are for the GEMM)
     const bool block = fp8_ == Fp8Scales::Block;
     Fp8DequantParams dp{static_cast<const unsigned char*>(w), ws, wdq_.as<void>(), out_dim, in, block ? 128 : 1,
@@ -233,7 +235,7 @@ void FastExecutor::gemm(const void* w, const float* ws, const void* x16, long lo
   }
   // Our own GEMMs' stores: 16-bit (beta 0), f32, or added into f32 (beta 1).
   const int epi = out_t == wt_ && beta == 0.0f ? 0 : out_t == DType::F32 ? (beta == 0.0f ? 1 : beta == 1.0f ? 2 : -1) : -1;
-  if (const std::optional<Variant> own = own_gemm(epi, n, in, out_dim)) {
+  if (const std::optional<Variant> own = own_gemm(slot, epi, n, in, out_dim)) {
     launch_own_gemm(*own, gemm16_params(*own, wt_, x16, w, out, n, out_dim, in, in, in, out_dim));
   } else if (algo >= 0 && n >= kLtFromTokens) {
     if (!lt_) lt_ = std::make_unique<LtGemm>(s_, kLtAlgorithms);
@@ -244,9 +246,10 @@ void FastExecutor::gemm(const void* w, const float* ws, const void* x16, long lo
   mark(kind, 0, 2.0 * double(n) * double(in) * double(out_dim));
 }
 
-std::optional<Variant> FastExecutor::own_gemm(int epi, long long n, long long in, long long out_dim) const {
-  if (epi < 0 || n < kWgmmaFromTokens || in % 64 != 0 || out_dim % 8 != 0) return std::nullopt;
-  return prefill_gemm16_variant(cfg_, epi, wt_, arch_);
+std::optional<Variant> FastExecutor::own_gemm(const GemvSlotField* slot, int epi, long long n, long long in,
+                                              long long out_dim) const {
+  if (epi < 0 || n < kWgmmaFromTokens || !gemm16_shape_reason(in, out_dim).empty()) return std::nullopt;
+  return prefill_gemm16_variant(cfg_, epi, wt_, arch_, slot);
 }
 
 void FastExecutor::launch_own_gemm(const Variant& v, const GemmW16Params& p) {
@@ -257,7 +260,7 @@ const void* FastExecutor::gemm_swiglu(const LayerOps& L, const void* x16, long l
   const ModelConfig& c = g_.config;
   const long long in = c.hidden_size, out_dim = c.intermediate_size;
   if (!cfg_.prefill_swiglu_epilogue || sptr(L.gate) || sptr(L.up)) return nullptr;
-  const std::optional<Variant> own = own_gemm(3, n, in, out_dim);
+  const std::optional<Variant> own = own_gemm(&gemv_slot("gate_up"), 3, n, in, out_dim);
   if (!own) return nullptr;
   // The output goes to gate_ (no gate GEMM writes it here): x16 still holds this GEMM's input.
   launch_own_gemm(*own, gemm16_params(*own, wt_, x16, wptr(L.gate, 0), gate_.as<void>(), n, out_dim, in, in, in, out_dim,
@@ -282,25 +285,36 @@ Variant prefill_norm_variant(DType wt, const std::string& arch) {
   return make_variant(find_family("rms_norm", "cast"), {{"BLOCK", int(kRefBlock)}}, {wt}, arch);
 }
 
-std::optional<Variant> prefill_wgmma_variant(const FastConfig& cfg, int epi, DType wt, const std::string& arch) {
-  if (!cfg.prefill_wgmma || arch != "sm_90") return std::nullopt;
-  return make_variant(find_family("gemm", "wgmma"),
-                      {{"BLOCK", 384},
-                       {"BN", cfg.prefill_wgmma_bn},
-                       {"STAGES", cfg.prefill_wgmma_stages},
-                       {"EPI", epi},
-                       {"PIPE", cfg.prefill_wgmma_pipe},
-                       {"LOAD", cfg.prefill_wgmma_load}},
-                      {wt},
-                      "sm_90a");
+OwnGemmChoice prefill_gemm_point(const FastConfig& cfg, const GemvSlotField* slot, const std::string& arch) {
+  if (slot && slot->prefill_gemm && (cfg.*slot->prefill_gemm).route != kGemmLibrary) return cfg.*slot->prefill_gemm;
+  if (cfg.prefill_wgmma && arch == "sm_90")
+    return {kGemmWgmma, cfg.prefill_wgmma_bn, cfg.prefill_wgmma_stages, cfg.prefill_wgmma_pipe, cfg.prefill_wgmma_load};
+  if (cfg.prefill_mma) return {kGemmMma, cfg.prefill_mma_bn, cfg.prefill_mma_stages, 0, 0};
+  return {};
 }
 
-std::optional<Variant> prefill_gemm16_variant(const FastConfig& cfg, int epi, DType wt, const std::string& arch) {
-  if (auto wg = prefill_wgmma_variant(cfg, epi, wt, arch)) return wg;
+std::optional<Variant> own_gemm_variant(const OwnGemmChoice& p, int epi, DType wt, const std::string& arch) {
+  if (p.route == kGemmWgmma) {
+    if (arch != "sm_90") return std::nullopt;
+    return make_variant(find_family("gemm", "wgmma"),
+                        {{"BLOCK", 384}, {"BN", p.bn}, {"STAGES", p.stages}, {"EPI", epi}, {"PIPE", p.pipe}, {"LOAD", p.load}},
+                        {wt}, "sm_90a");
+  }
   const Family& f = find_family("gemm", "mma");
-  if (!cfg.prefill_mma || !arch_constraint(f, arch).empty()) return std::nullopt;
-  return make_variant(f,
-                      {{"BLOCK", 256}, {"BN", cfg.prefill_mma_bn}, {"STAGES", cfg.prefill_mma_stages}, {"EPI", epi}}, {wt}, arch);
+  if (p.route != kGemmMma || !arch_constraint(f, arch).empty()) return std::nullopt;
+  return make_variant(f, {{"BLOCK", 256}, {"BN", p.bn}, {"STAGES", p.stages}, {"EPI", epi}}, {wt}, arch);
+}
+
+std::optional<Variant> prefill_gemm16_variant(const FastConfig& cfg, int epi, DType wt, const std::string& arch,
+                                              const GemvSlotField* slot) {
+  return own_gemm_variant(prefill_gemm_point(cfg, slot, arch), epi, wt, arch);
+}
+
+int prefill_gemm_epi(const GemvSlotField& slot, const FastConfig& cfg, bool fp8) {
+  const std::string name = slot.name;
+  if (name == "qkv") return 1;
+  if (name == "gate_up") return cfg.prefill_swiglu_epilogue && !fp8 ? 3 : 0;
+  return 2;  // o and down add into the residual stream
 }
 
 Variant prefill_swiglu_variant(DType wt, const std::string& arch) {

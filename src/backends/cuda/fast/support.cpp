@@ -155,6 +155,10 @@ std::vector<Variant> fast_path_variants(const ModelConfig& c, DType wt, const Fa
   for (int epi : {0, 1, 2, 3})
     if (epi < 3 || cfg.prefill_swiglu_epilogue)
       if (auto wg = prefill_gemm16_variant(cfg, epi, wt, arch)) v.push_back(*wg);
+  for (const GemvSlotField& s : kGemvSlots)  // the projections the plan routes to our own GEMM, at their store
+    if (s.prefill_gemm)
+      if (auto own = own_gemm_variant(cfg.*s.prefill_gemm, prefill_gemm_epi(s, cfg, fp8 != Fp8Scales::None), wt, arch))
+        v.push_back(*own);
   v.push_back(qkv_post_variant(cfg, wt, arch));
   if (cfg.gpu_top_k) v.push_back(topk_variant(cfg, arch));
   v.push_back(fused_attn_variant(c, cfg, wt, arch));

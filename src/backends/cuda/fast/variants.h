@@ -35,12 +35,21 @@ std::vector<Variant> moe_variants(const FastConfig& cfg, DType wt, const std::st
 // moe_gate_up.gemv at cfg's point (the register bound moe_gate_up_occ only where it fits: ROWS 1, ILP 0).
 Variant moe_gate_up_variant(const FastConfig& cfg, DType wt, const std::string& arch);
 std::string moe_unsupported(const ModelConfig& c);
-// gemm.wgmma at cfg's prompt point (prefill_wgmma) with store `epi` (0 16-bit, 1 f32, 2 added into
-// f32), for sm_90 GPUs (compiled for sm_90a); none when off or on other GPUs.
-std::optional<Variant> prefill_wgmma_variant(const FastConfig& cfg, int epi, DType wt, const std::string& arch);
-// The prompt's own GEMM at store EPI: gemm.wgmma where it takes it (prefill_wgmma on sm_90), else
-// gemm.mma (prefill_mma, sm_80+), else none (cuBLAS).
-std::optional<Variant> prefill_gemm16_variant(const FastConfig& cfg, int epi, DType wt, const std::string& arch);
+// The own-GEMM route a prompt projection takes on `arch`: its slot's (prefill_gemm.<slot>, the plan's)
+// where that is not the library's; else gemm.wgmma for every projection (prefill_wgmma, on sm_90),
+// else gemm.mma (prefill_mma); else the library's. `slot` null: the lm_head (the switches only).
+OwnGemmChoice prefill_gemm_point(const FastConfig& cfg, const GemvSlotField* slot, const std::string& arch);
+// Our own GEMM at point p with store `epi` (0 16-bit, 1 f32, 2 added into f32, 3 SwiGLU of gate and
+// up): gemm.wgmma (compiled for sm_90a) on sm_90 only, gemm.mma on sm_80+; none for the library's
+// route or a GPU the family does not run on.
+std::optional<Variant> own_gemm_variant(const OwnGemmChoice& p, int epi, DType wt, const std::string& arch);
+// Both: the prompt GEMM of `slot` (null: the switches alone) at store EPI, or none (cuBLAS).
+std::optional<Variant> prefill_gemm16_variant(const FastConfig& cfg, int epi, DType wt, const std::string& arch,
+                                              const GemvSlotField* slot = nullptr);
+// The store a projection's prompt GEMM uses: qkv f32 (1), o and down added into the residual (2),
+// gate/up fused with SwiGLU (3) where prefill_swiglu_epilogue is on and the weights are 16-bit, else
+// 16-bit (0).
+int prefill_gemm_epi(const GemvSlotField& slot, const FastConfig& cfg, bool fp8);
 // fp8_dequant.rows into `wt`: the prefill GEMMs' view of an FP8 projection.
 Variant fp8_dequant_variant(DType wt, const std::string& arch);
 // The prefill's passes that write the GEMMs' 16-bit inputs: rms_norm.cast and swiglu.w16.
