@@ -938,9 +938,21 @@ std::pair<long long, long long> gemv_shape(const ModelConfig& c, RegionKind kind
   return {N, K};
 }
 
+// Points of our own GEMMs that have not run on a GPU are not searched: a user's compile must not be
+// where a kernel first runs (a hang or a fault there ends the compile). gemm.wgmma at LOAD 0 with
+// the three plain stores passed its GPU tests on an H100; LOAD 1 (TMA), the SwiGLU store and
+// gemm.mma have not run yet (tools/gpu_wgmma.sh runs their tests and times them).
+std::string own_gemm_not_yet_run(const OwnGemmChoice& p, int epi) {
+  if (p.route == kGemmMma) return "gemm.mma has not run on a GPU yet";
+  if (p.load == 1) return "gemm.wgmma's LOAD 1 (TMA) has not run on a GPU yet";
+  if (epi == 3) return "gemm.wgmma's SwiGLU store (EPI 3) has not run on a GPU yet";
+  return "";
+}
+
 // Our own prompt GEMMs as families of a prompt projection's region: gemm.wgmma (sm_90) and
 // gemm.mma (sm_80+) over BN and STAGES (and gemm.wgmma's PIPE and LOAD), at the store the executor
-// gives the region (prefill_gemm_epi); none, with a note, where the shape or the GPU rules them out.
+// gives the region (prefill_gemm_epi); none, with a note, where the shape, the GPU or points not yet
+// run on a GPU (own_gemm_not_yet_run) rule them out.
 std::vector<FamilySpace> own_gemm_families(const Graph& g, const RegionSummary& s, const std::string& arch,
                                            std::vector<std::string>* notes) {
   const auto [N, K] = gemv_shape(g.config, s.kind);
@@ -962,6 +974,7 @@ std::vector<FamilySpace> own_gemm_families(const Graph& g, const RegionSummary& 
     for (const auto& d : f.params)
       if (d.name != "BLOCK" && d.name != "EPI") params.push_back({d.name, d.values});
     auto constraint = [id, epi, wt, arch](const ParamPoint& p) -> std::string {
+      if (std::string why = own_gemm_not_yet_run(own_gemm_choice(id, p), epi); !why.empty()) return why;
       try {
         const std::optional<Variant> v = own_gemm_variant(own_gemm_choice(id, p), epi, wt, arch);
         if (!v) return id + " does not run on " + arch;
@@ -973,7 +986,14 @@ std::vector<FamilySpace> own_gemm_families(const Graph& g, const RegionSummary& 
       }
       return "";
     };
-    out.push_back(fast_family(s, id, params, constraint));
+    FamilySpace fam = fast_family(s, id, params, constraint);
+    if (fam.valid_points == 0) {  // say why from its first point
+      ParamPoint first;
+      for (const SpaceParam& p : params) first[p.name] = p.values.front();
+      notes->push_back(id + " is not searched here: " + constraint(first));
+      continue;
+    }
+    out.push_back(std::move(fam));
   }
   return out;
 }
