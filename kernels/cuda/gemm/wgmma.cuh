@@ -12,7 +12,7 @@
 //   landed: no threads or registers spent on addresses, no lead to keep (the copies never wait on
 //   the producer).
 // - Warpgroups 1 and 2 consume 64 rows each: per stage, four wgmma m64nBNk16 from shared-memory
-//   descriptors, then they release the stage ("empty" barrier) for the producer to refill: at
+//   descriptors (BN 256: two m64n128k16 on B's halves, 128 f32 sums a thread), then they release the stage ("empty" barrier) for the producer to refill: at
 //   PIPE 0 once those wgmma have finished (each stage's tensor-core work alone in flight); at PIPE 1
 //   the stage before it, once that one's have (wgmma.wait_group 1), so one stage's wgmma run while
 //   the next stage's are issued; the producer then keeps one stage fewer in flight (AHEAD).
@@ -95,7 +95,7 @@ __device__ __forceinline__ void wgmma_m64k16<128, ac_f16>(float* d, unsigned lon
 template <int BLOCK, int BN, int STAGES, int EPI, int PIPE, int LOAD, typename W>
 __device__ void gemm_wgmma(const GemmW16Params& p) {
   static_assert(BLOCK == 384, "one producer and two consumer warpgroups");
-  static_assert(BN == 64 || BN == 128, "wgmma n of this family");
+  static_assert(BN == 64 || BN == 128 || BN == 256, "wgmma n of this family (256: two n128 halves)");
   constexpr int TILE_A = AC_WGMMA_BM * AC_WGMMA_BK, TILE_B = BN * AC_WGMMA_BK;  // 16-bit values per stage
   extern __shared__ __align__(16) unsigned char gemm_smem_raw[];
   unsigned char* base = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(gemm_smem_raw) + 1023) & ~1023ull);
@@ -175,8 +175,16 @@ __device__ void gemm_wgmma(const GemmW16Params& p) {
     const unsigned long long da = wgmma_desc_sw128(ta), db = wgmma_desc_sw128(tb);
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < AC_WGMMA_BK / 16; ++kk)  // 16 values (32 bytes, 2 descriptor units) per step
-      wgmma_m64k16<BN, W>(d, da + 2 * kk, db + 2 * kk, kt > 0 || kk > 0);
+    for (int kk = 0; kk < AC_WGMMA_BK / 16; ++kk) {  // 16 values (32 bytes, 2 descriptor units) per step
+      if constexpr (BN == 256) {
+        // B's rows 128.. start 16 eight-row groups (16 KiB, a whole number of swizzle periods) on:
+        // their sums are d[64..], the columns an n256 instruction would put there.
+        wgmma_m64k16<128, W>(d, da + 2 * kk, db + 2 * kk, kt > 0 || kk > 0);
+        wgmma_m64k16<128, W>(d + 64, da + 2 * kk, db + (16384 >> 4) + 2 * kk, kt > 0 || kk > 0);
+      } else {
+        wgmma_m64k16<BN, W>(d, da + 2 * kk, db + 2 * kk, kt > 0 || kk > 0);
+      }
+    }
     wgmma_commit();
     if (PIPE == 0) {
       wgmma_wait<0>();

@@ -380,13 +380,14 @@ std::vector<Family> build_families() {
     f.header = "gemm/wgmma.cuh";
     f.params_struct = "GemmW16Params";
     f.device_fn = "gemm_wgmma";
-    f.params = {{"BLOCK", {384}}, {"BN", {64, 128}}, {"STAGES", {3, 4, 5}}, {"EPI", {0, 1, 2, 3}}, {"PIPE", {0, 1}}, {"LOAD", {0, 1}}};
+    f.params = {{"BLOCK", {384}}, {"BN", {64, 128, 256}}, {"STAGES", {3, 4, 5}}, {"EPI", {0, 1, 2, 3}}, {"PIPE", {0, 1}}, {"LOAD", {0, 1}}};
     f.type_params = {"W"};
     f.type_domain = {DType::BF16, DType::F16};
     f.needs_sm90a = true;
     f.min_sm = 90;
     f.grid_constant = true;  // LOAD 1: the tensor maps are read from the parameters
-    f.description = "prompt GEMM C = A B^T on wgmma (sm_90a): 128 x BN tiles, a producer warpgroup filling STAGES "
+    f.description = "prompt GEMM C = A B^T on wgmma (sm_90a): 128 x BN tiles (BN 256: two n128 wgmma), a producer "
+                    "warpgroup filling STAGES "
                     "swizzled shared-memory stages by cp.async (LOAD 0) or one thread's TMA box copies (LOAD 1), two "
                     "consumer warpgroups waiting for each stage's wgmma "
                     "(PIPE 0) or keeping one stage's in flight (PIPE 1); C stored 16-bit (EPI 0), f32 (1), added into "

@@ -111,7 +111,7 @@ void gemv_knobs(std::vector<K>& out, const GemvSlotField& s, const FamilyDomain&
             .picked_by({"cuda:gemm.mma", kPickedFamily, region, {kGemmMma}}),
         &OwnGemmChoice::route, "the library's (0), gemm.wgmma (1) or gemm.mma (2)");
     own("bn",
-        Knob("prefill_gemm." + slot + ".bn").one_of({64, 128})
+        Knob("prefill_gemm." + slot + ".bn").one_of({64, 128, 256})
             .picked_by(picked_as(domain, "gemm", "wgmma", "BN", region))
             .picked_by(picked_as(domain, "gemm", "mma", "BN", region)),
         &OwnGemmChoice::bn, "our GEMM's BN");
@@ -255,7 +255,7 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("prefill_wgmma").range(0, 1).read_by({"gemm.wgmma"})
                        .described("a prompt step's projection GEMMs run gemm.wgmma (1) instead of cuBLAS (0), on sm_90"),
                    &FastConfig::prefill_wgmma));
-  k.push_back(bind(Knob("prefill_wgmma_bn").one_of({64, 128}).read_by({"gemm.wgmma"}).described("gemm.wgmma's BN in prompt steps"),
+  k.push_back(bind(Knob("prefill_wgmma_bn").one_of({64, 128, 256}).read_by({"gemm.wgmma"}).described("gemm.wgmma's BN in prompt steps"),
                    &FastConfig::prefill_wgmma_bn));
   k.push_back(bind(Knob("prefill_wgmma_stages").one_of({3, 4, 5}).read_by({"gemm.wgmma"})
                        .described("gemm.wgmma's STAGES in prompt steps"),
