@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# On the GPU machine, one call (about 7 minutes): gemm.wgmma's TMA producer (LOAD 1), its
-# one-stage-in-flight consumers (PIPE 1), the SwiGLU epilogue (EPI 3) and gemm.mma, none timed before.
+# On the GPU machine, one call (about 8 minutes): gemm.wgmma's TMA producer (LOAD 1), its
+# one-stage-in-flight consumers (PIPE 1), BN 256, row-tile pairs sharing B by multicast (CLUSTER 2),
+# the SwiGLU epilogue (EPI 3) and gemm.mma, none timed before.
 #   1. GPU tests: every point of gemm.wgmma and of gemm.mma (the sm_80 family) against double
 #      precision, SwiGLU in the epilogue (EPI 3) among them (CudaGemmWgmma, CudaGemmMma), the
 #      prompt's projections on either against cuBLAS and the CPU reference (OwnGemmProjections, one
@@ -34,22 +35,22 @@ point = collections.defaultdict(dict)
 for r in rows:
     if r.get("status") != "ok": continue
     fam = r["variant"].split("__")[1]
-    v = {k: int(x) for k, x in re.findall(r"__(bn|stages|pipe|load)(\d+)", r["variant"])}
-    point[(fam, v.get("pipe", -1), v.get("load", -1), v["bn"], v["stages"])][(r["model"], r["gemm"])] = r["vs_cublas"]
+    v = {k: int(x) for k, x in re.findall(r"__(bn|stages|pipe|load|cluster)(\d+)", r["variant"])}
+    point[(fam, v.get("pipe", -1), v.get("load", -1), v.get("cluster", 1), v["bn"], v["stages"])][(r["model"], r["gemm"])] = r["vs_cublas"]
 print(f"points wrong against cuBLAS: {sum(1 for r in rows if r.get('status') == 'wrong')}", file=sys.stderr)
 gemms = set(k for m in point.values() for k in m)
-for fpl in sorted(set(k[:3] for k in point)):
-    m = {g: max(point[k].get(g, 0.0) for k in point if k[:3] == fpl) for g in sorted(gemms)}
-    label = f"gemm.{fpl[0]}" + (f" PIPE {fpl[1]} LOAD {fpl[2]}" if fpl[1] >= 0 else "")
+for fpl in sorted(set(k[:4] for k in point)):
+    m = {g: max(point[k].get(g, 0.0) for k in point if k[:4] == fpl) for g in sorted(gemms)}
+    label = f"gemm.{fpl[0]}" + (f" PIPE {fpl[1]} LOAD {fpl[2]} CLUSTER {fpl[3]}" if fpl[1] >= 0 else "")
     print(f"{label}: best point per GEMM " + ", ".join(f"{g[0]} {g[1]} {v:.2f}x" for g, v in m.items()) + f"; geometric mean {geo(m):.2f}x cuBLAS", file=sys.stderr)
 full = {k: m for k, m in point.items() if len(m) == len(gemms)}
 if full:
     k = max(full, key=lambda k: geo(full[k]))
-    print(f"best point: gemm.{k[0]} BN {k[3]} STAGES {k[4]} PIPE {k[1]} LOAD {k[2]}, {geo(full[k]):.2f}x cuBLAS (geometric mean)", file=sys.stderr)
+    print(f"best point: gemm.{k[0]} BN {k[4]} STAGES {k[5]} PIPE {k[1]} LOAD {k[2]} CLUSTER {k[3]}, {geo(full[k]):.2f}x cuBLAS (geometric mean)", file=sys.stderr)
     if k[0] == "wgmma":
-        print(f"prefill_wgmma=1,prefill_wgmma_pipe={k[1]},prefill_wgmma_load={k[2]},prefill_wgmma_bn={k[3]},prefill_wgmma_stages={k[4]}")
+        print(f"prefill_wgmma=1,prefill_wgmma_pipe={k[1]},prefill_wgmma_load={k[2]},prefill_wgmma_cluster={k[3]},prefill_wgmma_bn={k[4]},prefill_wgmma_stages={k[5]}")
     else:
-        print(f"prefill_mma=1,prefill_mma_bn={k[3]},prefill_mma_stages={k[4]}")
+        print(f"prefill_mma=1,prefill_mma_bn={k[4]},prefill_mma_stages={k[5]}")
 PY
 )
   echo "fastest point: '$best'"

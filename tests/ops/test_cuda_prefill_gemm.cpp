@@ -25,12 +25,16 @@ namespace {
 // Our own GEMMs' candidates (gemm.wgmma, gemm.mma) at every point of their search parameters.
 std::vector<Candidate> own_candidates() {
   std::vector<Candidate> out;
-  for (int bn : {64, 128})
+  for (int bn : {64, 128, 256})
     for (int stages : {3, 4, 5}) {
+      if (bn == 256 && stages == 5) continue;  // its ring does not fit
       for (int pipe : {0, 1})
         for (int load : {0, 1})
-          out.push_back({"cuda:gemm.wgmma", {{"BN", bn}, {"STAGES", stages}, {"PIPE", pipe}, {"LOAD", load}}});
-      if (stages < 5) out.push_back({"cuda:gemm.mma", {{"BN", bn}, {"STAGES", stages}}});
+          for (int cluster : {1, 2})
+            if (cluster == 1 || load == 1)  // a pair shares B through the copy engine
+              out.push_back({"cuda:gemm.wgmma",
+                             {{"BN", bn}, {"STAGES", stages}, {"PIPE", pipe}, {"LOAD", load}, {"CLUSTER", cluster}}});
+      if (stages < 5 && bn < 256) out.push_back({"cuda:gemm.mma", {{"BN", bn}, {"STAGES", stages}}});
     }
   return out;
 }

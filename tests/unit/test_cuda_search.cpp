@@ -292,9 +292,13 @@ TEST(CudaSearch, PromptStepSearchesPipePointsAndGemmRanks) {
         EXPECT_EQ(fs[1].id, "cuda:gemm.wgmma");
         std::vector<std::string> names;
         for (const SpaceParam& p : fs[1].params) names.push_back(p.name);
-        EXPECT_EQ(names, (std::vector<std::string>{"BN", "STAGES", "PIPE", "LOAD"}));
-        EXPECT_EQ(fs[1].valid_points, 12u);  // BN x STAGES x PIPE at LOAD 0
-        for (const ParamPoint& pt : family_points(fs[1])) EXPECT_EQ(pt.at("LOAD"), 0);
+        EXPECT_EQ(names, (std::vector<std::string>{"BN", "STAGES", "PIPE", "LOAD", "CLUSTER"}));
+        EXPECT_EQ(fs[1].valid_points, 12u);  // BN 64, 128 x STAGES x PIPE at LOAD 0, no cluster
+        for (const ParamPoint& pt : family_points(fs[1])) {
+          EXPECT_EQ(pt.at("LOAD"), 0);
+          EXPECT_EQ(pt.at("CLUSTER"), 1);
+          EXPECT_LT(pt.at("BN"), 256);
+        }
       }
       // An A100 has no wgmma: the library's alone there, with notes.
       const RegionSummary a = summarize_region(g, part, c, Phase::Prefill, prefill_point(512), named_target("a100"));

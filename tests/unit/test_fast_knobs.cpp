@@ -303,7 +303,7 @@ TEST(FastKnobs, StepSettingsAreDeclaredWithTheirKnobs) {
 // A prompt projection's own-GEMM route is searched per region: a route of gemm.wgmma or gemm.mma
 // sets that projection's prefill_gemm.<slot> (the family as its route, the point as its fields),
 // a cuBLASLt rank or the fallback leaves it the library's; the plan block holds it and reads it
-// back; the override <slot>_gemm=route:bn:stages:pipe:load sets the same fields.
+// back; the override <slot>_gemm=route:bn:stages:pipe:load:cluster sets the same fields.
 TEST(FastKnobs, PromptGemmRoutesArePickedPerProjection) {
   const std::vector<PlanRoute> routes = {
       plan_route("attn_in", "prefill", "cuda:gemm.wgmma", {{"BN", 64}, {"STAGES", 5}, {"PIPE", 1}, {"LOAD", 1}}),
@@ -336,11 +336,11 @@ TEST(FastKnobs, PromptGemmRoutesArePickedPerProjection) {
   bad = j;
   bad["prefill_gemm"]["o"].erase("bn");  // the point's fields come together
   expect_bad_input([&] { read(bad); }, {"prefill_gemm.o"});
-  const cuda::FastConfig o = cuda::apply_fast_config_override({}, "down_gemm=2:64:3:0:0");
+  const cuda::FastConfig o = cuda::apply_fast_config_override({}, "down_gemm=2:64:3:0:0:1");
   EXPECT_EQ(o.prefill_gemm_down.route, cuda::kGemmMma);
   EXPECT_EQ(o.prefill_gemm_down.bn, 64);
   EXPECT_EQ(o.prefill_gemm_down.stages, 3);
-  expect_bad_input([&] { cuda::apply_fast_config_override({}, "down_gemm=2:96:3:0:0"); }, {"down_gemm"});
+  expect_bad_input([&] { cuda::apply_fast_config_override({}, "down_gemm=2:96:3:0:0:1"); }, {"down_gemm"});
 }
 
 }  // namespace ac

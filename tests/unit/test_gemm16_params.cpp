@@ -19,7 +19,8 @@ namespace {
 
 Variant point(int bn, int epi, int load) {
   return make_variant(find_family("gemm", "wgmma"),
-                      {{"BLOCK", 384}, {"BN", bn}, {"STAGES", 4}, {"EPI", epi}, {"PIPE", 1}, {"LOAD", load}}, {DType::BF16},
+                      {{"BLOCK", 384}, {"BN", bn}, {"STAGES", 4}, {"EPI", epi}, {"PIPE", 1}, {"LOAD", load}, {"CLUSTER", 1}},
+                      {DType::BF16},
                       "sm_90a");
 }
 
@@ -78,6 +79,24 @@ TEST(Gemm16Params, GridCoversCWithHalfTheColumnsPerBlockAtEpi3) {
     EXPECT_EQ(gemm16_grid(point(64, 3, load), 129, 6144).x, 192u);
     EXPECT_EQ(gemm16_grid(point(64, 3, load), 129, 6144).y, 2u);
   }
+}
+
+// CLUSTER 2 (pairs of row tiles sharing B): the same columns per block, the row tiles rounded up
+// to whole pairs (the second block of the last pair computes zeros and stores nothing).
+TEST(Gemm16Params, PairsOfRowTilesRoundTheGridUp) {
+  const Variant pair = make_variant(find_family("gemm", "wgmma"),
+                                    {{"BLOCK", 384}, {"BN", 128}, {"STAGES", 4}, {"EPI", 0}, {"PIPE", 1}, {"LOAD", 1}, {"CLUSTER", 2}},
+                                    {DType::BF16}, "sm_90a");
+  EXPECT_EQ(gemm16_grid(pair, 300, 200).x, 2u);
+  EXPECT_EQ(gemm16_grid(pair, 300, 200).y, 4u);  // 3 row tiles: 2 pairs
+  EXPECT_EQ(gemm16_grid(pair, 2048, 200).y, 16u);
+  EXPECT_EQ(gemm16_grid(pair, 1, 200).y, 2u);
+  EXPECT_NE(pair.source().find("__cluster_dims__(1, CLUSTER, 1)"), std::string::npos);
+  EXPECT_EQ(point(128, 0, 1).source().find("__cluster_dims__"), std::string::npos);  // CLUSTER 1: no cluster
+  // A pair copies B only through the copy engine.
+  EXPECT_NE(find_family("gemm", "wgmma").constraint({{"BLOCK", 384}, {"BN", 128}, {"STAGES", 4}, {"EPI", 0}, {"PIPE", 1},
+                                                      {"LOAD", 0}, {"CLUSTER", 2}}),
+            "");
 }
 
 // LOAD 1 encodes the maps through the driver: here, without one, a clear error; on a GPU machine

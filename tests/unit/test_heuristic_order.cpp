@@ -173,6 +173,7 @@ TEST(HeuristicOrder, PromptGemmPointsFromTheKernelsDesign) {
   EXPECT_EQ(heuristic_prompt_gemm_order("STAGES", {3, 4}), (std::vector<int>{4, 3}));  // gemm.mma's
   EXPECT_EQ(heuristic_prompt_gemm_order("PIPE", {0, 1}), (std::vector<int>{1, 0}));
   EXPECT_EQ(heuristic_prompt_gemm_order("LOAD", {0, 1}), (std::vector<int>{1, 0}));
+  EXPECT_EQ(heuristic_prompt_gemm_order("CLUSTER", {1, 2}), (std::vector<int>{2, 1}));
   EXPECT_TRUE(heuristic_prompt_gemm_order("ALGO", {0, 1, 2}).empty());
 }
 

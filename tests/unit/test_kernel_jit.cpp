@@ -288,7 +288,8 @@ TEST(KernelJit, PrefillQsCompiles) {
 }
 
 // gemm.wgmma (our own prompt GEMM on wgmma): every point of its space (both PIPEs, both LOADs, BN up to
-// 256, whose 5-stage ring does not fit) compiles for sm_90a within its shared memory, without spilling, and its wgmma instructions are not serialised by
+// 256, whose 5-stage ring does not fit, CLUSTER 2 at LOAD 1 with the cluster in the kernel's
+// attributes) compiles for sm_90a within its shared memory, without spilling, and its wgmma instructions are not serialised by
 // ptxas; it is refused on sm_90 (wgmma needs the sm_90a target). The kernel takes its parameters as
 // __grid_constant__ (LOAD 1 hands their tensor maps' address to TMA). The registers are printed.
 TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
@@ -300,9 +301,14 @@ TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
       for (int epi : {0, 1, 2, 3})
         for (DType wt : {DType::BF16, DType::F16})
         for (int pipe : {0, 1})
-        for (int load : {0, 1}) {
-          const std::map<std::string, int> pt = {{"BLOCK", 384}, {"BN", bn},     {"STAGES", stages},
-                                                 {"EPI", epi},   {"PIPE", pipe}, {"LOAD", load}};
+        for (int load : {0, 1})
+        for (int cluster : {1, 2}) {
+          const std::map<std::string, int> pt = {{"BLOCK", 384}, {"BN", bn},     {"STAGES", stages}, {"EPI", epi},
+                                                 {"PIPE", pipe}, {"LOAD", load}, {"CLUSTER", cluster}};
+          if (cluster == 2 && load == 0) {  // a pair shares B through the copy engine
+            EXPECT_NE(f.constraint(pt), "");
+            continue;
+          }
           if (gemm_wgmma_smem(bn, stages) > kMaxDynamicSmem) {  // BN 256 at 5 stages: 241 KiB
             EXPECT_EQ(bn, 256);
             EXPECT_NE(f.constraint(pt), "");
@@ -310,6 +316,7 @@ TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
           }
           const Variant v = make_variant(f, pt, {wt}, "sm_90a");
           EXPECT_NE(v.source().find("const __grid_constant__ GemmW16Params p"), std::string::npos) << v.source();
+          EXPECT_EQ(v.source().find("__cluster_dims__(1, CLUSTER, 1)") != std::string::npos, cluster == 2) << v.name();
           if (wt == DType::F16 && (bn != 128 || stages != 4)) continue;  // f16 differs in one instruction: one point
           const JitResult r = jit_compile(JitRequest{v.name(), v.source(), "sm_90a", {}});
           ASSERT_TRUE(r.ok) << v.name() << ": " << r.error;
@@ -318,7 +325,7 @@ TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
           std::printf("[ wgmma ] %s: %d registers\n", v.name().c_str(), r.registers);
           ++compiled;
         }
-  EXPECT_EQ(compiled, 2 * 2 * ((3 + 3 + 2) * 4 + 4));  // both PIPEs, both LOADs; BN 256 at 3 and 4 stages
+  EXPECT_EQ(compiled, 2 * 3 * ((3 + 3 + 2) * 4 + 4));  // both PIPEs, LOAD 0, LOAD 1 and LOAD 1 in pairs; BN 256 at 3 and 4 stages
   // The prompt route (prefill_wgmma): its three stores at the configured point, on sm_90 only.
   FastConfig on;
   on.prefill_wgmma = 1;

@@ -56,6 +56,38 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const void* map, int c0, 
       : "memory");
 }
 
+// The same box into the same shared-memory offset of every block of the cluster in `mask` (bit r:
+// the block of rank r); each destination's barrier at `bar`'s offset counts the box's bytes.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const void* map, int c0, int c1, unsigned long long* bar,
+                                                      unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
+      "%3}], [%4], %5;" ::"r"(smem_u32(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(smem_u32(bar)), "h"(mask)
+      : "memory");
+}
+
+// This block's rank in its cluster.
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+// Arrives on the barrier at `bar`'s offset in the shared memory of the cluster's block `rank`.
+__device__ __forceinline__ void mbar_arrive_remote(unsigned long long* bar, unsigned rank) {
+  asm volatile("{\n\t.reg .b32 ra;\n\tmapa.shared::cluster.u32 ra, %0, %1;\n\tmbarrier.arrive.shared::cluster.b64 _, [ra];\n\t}" ::"r"(
+                   smem_u32(bar)),
+               "r"(rank)
+               : "memory");
+}
+
+// Every thread of every block of the cluster, diverged or not: what each wrote to shared memory
+// (its barriers' initialisation among it) is seen by the others after it.
+__device__ __forceinline__ void cluster_sync_all() {
+  asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
 // Counters between blocks of one grid: an acquire load (sees what the releasing block wrote
 // before its increment) and a barrier over the first `threads` threads only (named barrier 1),
 // for kernels whose other warps do not take part.

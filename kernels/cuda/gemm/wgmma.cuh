@@ -24,6 +24,14 @@
 //   intermediate size: the two GEMMs' 16-bit outputs and the separate SwiGLU pass's reads of them
 //   are gone. gate and up are rounded to W before SwiGLU, so C has the bits of EPI 0 on each then
 //   swiglu.w16.
+// - CLUSTER 2 (LOAD 1 only): the blocks of two neighbouring row tiles and the same columns form a
+//   cluster; each copies its A and half of B's rows (EPI 3: half the gate and half the up rows),
+//   the latter into both blocks' stages by TMA multicast, so B leaves L2 once per pair. A block's
+//   full barrier counts its A and the whole B; its empty barrier takes four arrivals (both blocks'
+//   consumer warpgroups: a stage is refilled in both at once); the pair syncs before its first copy
+//   and before it exits (the other's copies and arrivals target this block's shared memory). The
+//   grid's rows are whole pairs: the last pair's second block may lie past m (its A arrives as
+//   zeros, it stores nothing).
 // Needs k % 64 == 0, lda and ldb multiples of 8 (16-byte rows), n % 8 == 0; LOAD 1 also a and b
 // 16-byte aligned and m, n below 2^31 (the tensor maps' limits).
 // Grid: (ceil(n / BN), ceil(m / 128)) (EPI 3: ceil(n / (BN / 2))); block: 384 threads; dynamic
@@ -92,9 +100,10 @@ __device__ __forceinline__ void wgmma_m64k16<128, ac_f16>(float* d, unsigned lon
       : "l"(da), "l"(db), "r"(scale_d));
 }
 
-template <int BLOCK, int BN, int STAGES, int EPI, int PIPE, int LOAD, typename W>
+template <int BLOCK, int BN, int STAGES, int EPI, int PIPE, int LOAD, int CLUSTER, typename W>
 __device__ void gemm_wgmma(const GemmW16Params& p) {
   static_assert(BLOCK == 384, "one producer and two consumer warpgroups");
+  static_assert(CLUSTER == 1 || (CLUSTER == 2 && LOAD == 1), "a pair shares B through the copy engine's multicast");
   static_assert(BN == 64 || BN == 128 || BN == 256, "wgmma n of this family (256: two n128 halves)");
   constexpr int TILE_A = AC_WGMMA_BM * AC_WGMMA_BK, TILE_B = BN * AC_WGMMA_BK;  // 16-bit values per stage
   extern __shared__ __align__(16) unsigned char gemm_smem_raw[];
@@ -109,23 +118,41 @@ __device__ void gemm_wgmma(const GemmW16Params& p) {
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full[s], LOAD == 1 ? 1 : 128);  // the TMA thread, or every producer thread
-      mbar_init(&empty[s], 2);   // one thread of each consumer warpgroup
+      mbar_init(&empty[s], 2 * CLUSTER);   // one thread of each consumer warpgroup (of both blocks of a pair)
     }
     mbar_init_fence();
   }
-  __syncthreads();
+  if (CLUSTER > 1) cluster_sync_all();  // the pair's barriers are ready before either copies or arrives
+  else __syncthreads();
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   if (wg == 0 && LOAD == 1) {  // producer: one thread, the copy engine moves the bytes
-    if (t == 0)
+    if (t == 0) {
+      // CLUSTER 2: the pair (the same columns, rows m0 and m0 + 128) each copy half of B's rows
+      // (at EPI 3 half of the gate rows and half of the up rows) into both blocks' stages, so every
+      // B byte leaves L2 once per pair; each block's full barrier counts its A and the whole B.
+      constexpr int BOX_B = BN_OUT / CLUSTER;  // B rows (per projection at EPI 3) this block copies
+      const int rank = CLUSTER > 1 ? int(cluster_rank()) : 0;
       for (int kt = 0; kt < kt_n; ++kt) {
         const int s = kt % STAGES;
-        if (kt >= STAGES) mbar_wait(&empty[s], unsigned((kt / STAGES - 1) & 1));
+        if (kt >= STAGES) mbar_wait(&empty[s], unsigned((kt / STAGES - 1) & 1));  // both blocks' consumers
         unsigned short* ta = ring + s * (TILE_A + TILE_B);
         mbar_arrive_expect_tx(&full[s], unsigned((TILE_A + TILE_B) * 2));
         tma_load_2d(ta, &p.ta, kt * AC_WGMMA_BK, int(m0), &full[s]);
-        tma_load_2d(ta + TILE_A, &p.tb, kt * AC_WGMMA_BK, int(n0), &full[s]);
-        if (EPI == 3) tma_load_2d(ta + TILE_A + (BN / 2) * AC_WGMMA_BK, &p.tb2, kt * AC_WGMMA_BK, int(n0), &full[s]);
+        if (CLUSTER == 1) {
+          tma_load_2d(ta + TILE_A, &p.tb, kt * AC_WGMMA_BK, int(n0), &full[s]);
+          if (EPI == 3) tma_load_2d(ta + TILE_A + (BN / 2) * AC_WGMMA_BK, &p.tb2, kt * AC_WGMMA_BK, int(n0), &full[s]);
+        } else {
+          const int row = rank * BOX_B;
+          tma_load_2d_multicast(ta + TILE_A + row * AC_WGMMA_BK, &p.tb, kt * AC_WGMMA_BK, int(n0) + row, &full[s], 0x3);
+          if (EPI == 3)
+            tma_load_2d_multicast(ta + TILE_A + (BN / 2 + row) * AC_WGMMA_BK, &p.tb2, kt * AC_WGMMA_BK, int(n0) + row, &full[s],
+                                  0x3);
+        }
       }
+    }
+    // A pair's blocks leave together: the other's copies land in this block's stages, and its
+    // consumers arrive on this block's barriers, until its last step.
+    if (CLUSTER > 1) cluster_sync_all();
     return;
   }
   if (wg == 0) {  // producer
@@ -186,12 +213,13 @@ __device__ void gemm_wgmma(const GemmW16Params& p) {
       }
     }
     wgmma_commit();
-    if (PIPE == 0) {
-      wgmma_wait<0>();
-      if (t == 0) mbar_arrive(&empty[s]);
-    } else {
-      wgmma_wait<1>();  // the previous stage's wgmma have read their tiles
-      if (t == 0 && kt > 0) mbar_arrive(&empty[(kt - 1) % STAGES]);
+    // A stage is released to both blocks' producers (CLUSTER 2: the other block's copies land here too).
+    const int done = PIPE == 0 ? kt : kt - 1;
+    if (PIPE == 0) wgmma_wait<0>();
+    else wgmma_wait<1>();  // the previous stage's wgmma have read their tiles
+    if (t == 0 && done >= 0) {
+      mbar_arrive(&empty[done % STAGES]);
+      if (CLUSTER > 1) mbar_arrive_remote(&empty[done % STAGES], cluster_rank() ^ 1u);
     }
   }
   if (PIPE == 1) wgmma_wait<0>();  // the last stage is never refilled: no release
@@ -212,4 +240,5 @@ __device__ void gemm_wgmma(const GemmW16Params& p) {
       gemm_store_pair<EPI, W>(p, r, col, d[4 * j + 2 * h], d[4 * j + 2 * h + 1], d[u], d[u + 1]);
     }
   }
+  if (CLUSTER > 1) cluster_sync_all();  // the producer's
 }

@@ -380,20 +380,24 @@ std::vector<Family> build_families() {
     f.header = "gemm/wgmma.cuh";
     f.params_struct = "GemmW16Params";
     f.device_fn = "gemm_wgmma";
-    f.params = {{"BLOCK", {384}}, {"BN", {64, 128, 256}}, {"STAGES", {3, 4, 5}}, {"EPI", {0, 1, 2, 3}}, {"PIPE", {0, 1}}, {"LOAD", {0, 1}}};
+    f.params = {{"BLOCK", {384}}, {"BN", {64, 128, 256}}, {"STAGES", {3, 4, 5}}, {"EPI", {0, 1, 2, 3}},
+                {"PIPE", {0, 1}},    {"LOAD", {0, 1}},       {"CLUSTER", {1, 2}}};
     f.type_params = {"W"};
     f.type_domain = {DType::BF16, DType::F16};
     f.needs_sm90a = true;
     f.min_sm = 90;
     f.grid_constant = true;  // LOAD 1: the tensor maps are read from the parameters
+    f.cluster_dims = "1, CLUSTER, 1";  // CLUSTER 2: row-tile pairs sharing B (none at 1: see source_with)
     f.description = "prompt GEMM C = A B^T on wgmma (sm_90a): 128 x BN tiles (BN 256: two n128 wgmma), a producer "
                     "warpgroup filling STAGES "
                     "swizzled shared-memory stages by cp.async (LOAD 0) or one thread's TMA box copies (LOAD 1), two "
                     "consumer warpgroups waiting for each stage's wgmma "
                     "(PIPE 0) or keeping one stage's in flight (PIPE 1); C stored 16-bit (EPI 0), f32 (1), added into "
                     "f32 (2), or silu(gate) * up 16-bit from the gate and up projections' rows in one tile (3); "
+                    "CLUSTER 2 (LOAD 1): pairs of row tiles each copying half of B into both by TMA multicast; "
                     "prompt steps' projections under prefill_wgmma";
-    f.constraint = [](const std::map<std::string, int>& v) {
+    f.constraint = [](const std::map<std::string, int>& v) -> std::string {
+      if (v.at("CLUSTER") > 1 && v.at("LOAD") != 1) return "a cluster shares B through the copy engine (LOAD 1)";
       return dynamic_smem_fits(gemm_wgmma_smem(v.at("BN"), v.at("STAGES")));
     };
     v.push_back(std::move(f));
@@ -666,7 +670,9 @@ std::string Variant::source_with(bool tl, int min_blocks_override) const {
     s += "using " + f.type_params[i] + " = " + type_name(types[i]) + ";\n";
     targs += (targs.empty() ? "" : ", ") + f.type_params[i];
   }
-  const std::string cluster = f.cluster_dims.empty() ? "" : "__cluster_dims__(" + f.cluster_dims + ") ";
+  // A family whose CLUSTER may be 1 launches without a cluster there (the kernel as it was before).
+  const bool no_cluster = f.cluster_dims.empty() || (values.count("CLUSTER") && values.at("CLUSTER") == 1);
+  const std::string cluster = no_cluster ? "" : "__cluster_dims__(" + f.cluster_dims + ") ";
   const int min_blocks = min_blocks_override > 0 ? min_blocks_override : f.min_blocks ? f.min_blocks(values) : 0;
   const std::string bounds = f.threads_param + (min_blocks > 0 ? ", " + std::to_string(min_blocks) : "");
   const std::string param = std::string("const ") + (f.grid_constant ? "__grid_constant__ " : "") + f.params_struct + " p";

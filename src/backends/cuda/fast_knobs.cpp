@@ -97,7 +97,7 @@ void gemv_knobs(std::vector<K>& out, const GemvSlotField& s, const FamilyDomain&
                                       " tokens: cuBLASLt's heuristic algorithm of this rank (-1: cublasGemmEx)"),
                        s.prefill_algo));
   }
-  if (s.prefill_gemm) {  // our own GEMM route: prefill_gemm.<slot>.{route,bn,stages,pipe,load}, override <slot>_gemm=route:bn:...
+  if (s.prefill_gemm) {  // our own GEMM route: prefill_gemm.<slot>.{route,bn,stages,pipe,load,cluster}, override <slot>_gemm=route:bn:...
     const std::string region = s.region, key = slot + "_gemm";
     auto own = [&](const char* leaf, Knob k, int OwnGemmChoice::*f, const std::string& doc) {
       out.push_back(bind(std::move(k.in_plan(kWithParent).override_as(key, leaf).read_by({"gemm.wgmma", "gemm.mma"})
@@ -124,6 +124,9 @@ void gemv_knobs(std::vector<K>& out, const GemvSlotField& s, const FamilyDomain&
         &OwnGemmChoice::pipe, "gemm.wgmma's PIPE");
     own("load", Knob("prefill_gemm." + slot + ".load").range(0, 1).picked_by(picked_as(domain, "gemm", "wgmma", "LOAD", region)),
         &OwnGemmChoice::load, "gemm.wgmma's LOAD");
+    own("cluster",
+        Knob("prefill_gemm." + slot + ".cluster").one_of({1, 2}).picked_by(picked_as(domain, "gemm", "wgmma", "CLUSTER", region)),
+        &OwnGemmChoice::cluster, "gemm.wgmma's CLUSTER");
   }
 }
 
@@ -267,6 +270,9 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
                        .described("gemm.wgmma's stages filled by one thread's TMA copies (1) instead of a warpgroup's "
                                   "cp.async (0)"),
                    &FastConfig::prefill_wgmma_load));
+  k.push_back(bind(Knob("prefill_wgmma_cluster").one_of({1, 2}).read_by({"gemm.wgmma"})
+                       .described("gemm.wgmma's CLUSTER: row-tile pairs sharing B by TMA multicast (2, at LOAD 1) or none (1)"),
+                   &FastConfig::prefill_wgmma_cluster));
   k.push_back(bind(Knob("prefill_mma").range(0, 1).read_by({"gemm.mma"})
                        .described("a prompt step's projection GEMMs run gemm.mma (1) instead of cuBLAS (0), on sm_80+ "
                                   "where gemm.wgmma does not take them"),

@@ -35,6 +35,8 @@ TmaMap encode(const char* what, DType w, const void* base, long long rows, long 
 
 // Columns of C per block: at EPI 3 a tile's BN B rows are BN / 2 gate rows and the same up rows.
 int columns_per_block(const Variant& v) { return v.param("EPI") == 3 ? v.param("BN") / 2 : v.param("BN"); }
+// Blocks per cluster along the rows (gemm.wgmma's CLUSTER; 1 elsewhere): each copies its share of B.
+int cluster_of(const Variant& v) { return v.family->name == "wgmma" ? v.param("CLUSTER") : 1; }
 
 }  // namespace
 
@@ -55,15 +57,17 @@ GemmW16Params gemm16_params(const Variant& v, DType w, const void* a, const void
   p.b2 = b2;
   if (v.family->name == "wgmma" && v.param("LOAD") == 1) {
     p.ta = encode("A", w, a, m, k, lda, 128);  // AC_WGMMA_BM rows
-    p.tb = encode("B", w, b, n, k, ldb, columns_per_block(v));
-    if (b2) p.tb2 = encode("B2", w, b2, n, k, ldb, columns_per_block(v));
+    p.tb = encode("B", w, b, n, k, ldb, columns_per_block(v) / cluster_of(v));
+    if (b2) p.tb2 = encode("B2", w, b2, n, k, ldb, columns_per_block(v) / cluster_of(v));
   }
   return p;
 }
 
 Dim3 gemm16_grid(const Variant& v, long long m, long long n) {
-  const long long cols = columns_per_block(v);
-  return Dim3{unsigned((n + cols - 1) / cols), unsigned((m + 127) / 128)};  // 128 rows: both families' BM
+  const long long cols = columns_per_block(v), c = cluster_of(v);
+  // 128 rows: both families' BM; whole clusters (a pair's second block past m computes zeros and
+  // stores nothing, but copies its share of B for the first).
+  return Dim3{unsigned((n + cols - 1) / cols), unsigned(((m + 127) / 128 + c - 1) / c * c)};
 }
 
 int gemm16_smem(const Variant& v) {

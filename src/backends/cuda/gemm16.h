@@ -17,10 +17,11 @@ namespace ac::cuda {
 // C [m, n] = A [m, k] B [n, k]^T, 16-bit A and B of type `w` (EPI 3: C = silu(A B^T) * (A B2^T), B
 // the gate projection and B2 the up projection, both [n, k] with row stride ldb); the point `v`
 // says whether the maps are needed (gemm.wgmma LOAD 1) and their B boxes (BN rows, EPI 3 BN / 2
-// of each). Needs the driver for the maps.
+// of each; divided by CLUSTER, each block of a pair copying its share). Needs the driver for the maps.
 GemmW16Params gemm16_params(const Variant& v, DType w, const void* a, const void* b, void* c, long long m, long long n,
                             long long k, long long lda, long long ldb, long long ldc, const void* b2 = nullptr);
-// The grid of that GEMM: a block per 128 rows of C and BN (EPI 3: BN / 2) of its columns.
+// The grid of that GEMM: a block per 128 rows of C and BN (EPI 3: BN / 2) of its columns, the rows
+// rounded up to whole clusters (gemm.wgmma's CLUSTER).
 Dim3 gemm16_grid(const Variant& v, long long m, long long n);
 // Its dynamic shared memory (gemm_wgmma_smem or gemm_mma_smem of the point's BN and STAGES).
 int gemm16_smem(const Variant& v);

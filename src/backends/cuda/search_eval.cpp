@@ -940,12 +940,14 @@ std::pair<long long, long long> gemv_shape(const ModelConfig& c, RegionKind kind
 
 // Points of our own GEMMs that have not run on a GPU are not searched: a user's compile must not be
 // where a kernel first runs (a hang or a fault there ends the compile). gemm.wgmma at LOAD 0 with
-// the three plain stores at BN 64 and 128 passed its GPU tests on an H100; LOAD 1 (TMA), BN 256, the
-// SwiGLU store and gemm.mma have not run yet (tools/gpu_wgmma.sh runs their tests and times them).
+// the three plain stores at BN 64 and 128 passed its GPU tests on an H100; LOAD 1 (TMA), BN 256,
+// CLUSTER 2, the SwiGLU store and gemm.mma have not run yet (tools/gpu_wgmma.sh runs their tests and
+// times them).
 std::string own_gemm_not_yet_run(const OwnGemmChoice& p, int epi) {
   if (p.route == kGemmMma) return "gemm.mma has not run on a GPU yet";
   if (p.load == 1) return "gemm.wgmma's LOAD 1 (TMA) has not run on a GPU yet";
   if (p.bn == 256) return "gemm.wgmma's BN 256 has not run on a GPU yet";
+  if (p.cluster > 1) return "gemm.wgmma's CLUSTER 2 (B multicast) has not run on a GPU yet";
   if (epi == 3) return "gemm.wgmma's SwiGLU store (EPI 3) has not run on a GPU yet";
   return "";
 }

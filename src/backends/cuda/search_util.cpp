@@ -50,6 +50,7 @@ OwnGemmChoice own_gemm_choice(const std::string& family, const ParamPoint& p) {
   if (c.route == kGemmWgmma) {
     c.pipe = p.at("PIPE");
     c.load = p.at("LOAD");
+    c.cluster = p.at("CLUSTER");
   }
   return c;
 }

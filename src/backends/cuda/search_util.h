@@ -24,7 +24,8 @@ std::vector<float> widen(const std::vector<uint16_t>& v, DType wt);
 std::optional<double> rel_l2(const std::vector<float>& got, const std::vector<float>& want);
 
 // The own-GEMM route of a prompt projection's candidate of `family` ("cuda:gemm.wgmma" or
-// "cuda:gemm.mma"; any other: the library's) at point p (BN, STAGES, and gemm.wgmma's PIPE, LOAD).
+// "cuda:gemm.mma"; any other: the library's) at point p (BN, STAGES, and gemm.wgmma's PIPE, LOAD,
+// CLUSTER).
 OwnGemmChoice own_gemm_choice(const std::string& family, const ParamPoint& p);
 
 }  // namespace ac::cuda

@@ -134,9 +134,10 @@ std::vector<int> heuristic_prompt_attention_order(const std::string& name, const
 // at PIPE 0 / LOAD 0, ran at 0.39-0.45x cuBLAS on an H100): a wider tile reads A once per more
 // columns; four stages cover a copy's latency with the ring still leaving room for two blocks
 // (deeper next, then shallower); the TMA's box copies (LOAD 1) free the producer warpgroup's
-// issue slots, and a wgmma kept in flight (PIPE 1) overlaps the next stage's wait.
+// issue slots, a wgmma kept in flight (PIPE 1) overlaps the next stage's wait, and a pair of row
+// tiles sharing B (CLUSTER 2) reads it from L2 once per pair.
 std::vector<int> heuristic_prompt_gemm_order(const std::string& name, const std::vector<int>& values) {
-  if (name == "BN" || name == "PIPE" || name == "LOAD") return sorted(values, true);
+  if (name == "BN" || name == "PIPE" || name == "LOAD" || name == "CLUSTER") return sorted(values, true);
   if (name == "STAGES") {
     std::vector<int> out;
     for (int v : values)

@@ -23,7 +23,8 @@ std::vector<int> heuristic_prompt_attention_order(const std::string& name, const
                                                   int64_t heads, int sms);
 
 // Our own prompt GEMMs' point (cuda:gemm.wgmma, cuda:gemm.mma), parameter `name`: BN largest first;
-// STAGES 4 first, then the deeper, then the shallower; PIPE and LOAD 1 first. Other names: empty.
+// STAGES 4 first, then the deeper, then the shallower; PIPE, LOAD and CLUSTER largest first. Other
+// names: empty.
 std::vector<int> heuristic_prompt_gemm_order(const std::string& name, const std::vector<int>& values);
 
 }  // namespace ac

@@ -288,8 +288,9 @@ Variant prefill_norm_variant(DType wt, const std::string& arch) {
 OwnGemmChoice prefill_gemm_point(const FastConfig& cfg, const GemvSlotField* slot, const std::string& arch) {
   if (slot && slot->prefill_gemm && (cfg.*slot->prefill_gemm).route != kGemmLibrary) return cfg.*slot->prefill_gemm;
   if (cfg.prefill_wgmma && arch == "sm_90")
-    return {kGemmWgmma, cfg.prefill_wgmma_bn, cfg.prefill_wgmma_stages, cfg.prefill_wgmma_pipe, cfg.prefill_wgmma_load};
-  if (cfg.prefill_mma) return {kGemmMma, cfg.prefill_mma_bn, cfg.prefill_mma_stages, 0, 0};
+    return {kGemmWgmma,         cfg.prefill_wgmma_bn,   cfg.prefill_wgmma_stages,
+            cfg.prefill_wgmma_pipe, cfg.prefill_wgmma_load, cfg.prefill_wgmma_cluster};
+  if (cfg.prefill_mma) return {kGemmMma, cfg.prefill_mma_bn, cfg.prefill_mma_stages, 0, 0, 1};
   return {};
 }
 
@@ -297,7 +298,13 @@ std::optional<Variant> own_gemm_variant(const OwnGemmChoice& p, int epi, DType w
   if (p.route == kGemmWgmma) {
     if (arch != "sm_90") return std::nullopt;
     return make_variant(find_family("gemm", "wgmma"),
-                        {{"BLOCK", 384}, {"BN", p.bn}, {"STAGES", p.stages}, {"EPI", epi}, {"PIPE", p.pipe}, {"LOAD", p.load}},
+                        {{"BLOCK", 384},
+                         {"BN", p.bn},
+                         {"STAGES", p.stages},
+                         {"EPI", epi},
+                         {"PIPE", p.pipe},
+                         {"LOAD", p.load},
+                         {"CLUSTER", p.cluster}},
                         {wt}, "sm_90a");
   }
   const Family& f = find_family("gemm", "mma");
