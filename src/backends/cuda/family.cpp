@@ -373,7 +373,7 @@ std::vector<Family> build_families() {
     };
     v.push_back(std::move(f));
   }
-  {  // our own prompt GEMM (gemm/wgmma.cuh): prompt steps run it under prefill_wgmma (off by default)
+  {  // our own prompt GEMM (gemm/wgmma.cuh): a projection runs it where its plan route or prefill_wgmma says
     Family f;
     f.op = "gemm";
     f.name = "wgmma";
@@ -395,14 +395,14 @@ std::vector<Family> build_families() {
                     "(PIPE 0) or keeping one stage's in flight (PIPE 1); C stored 16-bit (EPI 0), f32 (1), added into "
                     "f32 (2), or silu(gate) * up 16-bit from the gate and up projections' rows in one tile (3); "
                     "CLUSTER 2 (LOAD 1): pairs of row tiles each copying half of B into both by TMA multicast; "
-                    "prompt steps' projections under prefill_wgmma";
+                    "a prompt projection's route where its plan (prefill_gemm) or prefill_wgmma puts it there";
     f.constraint = [](const std::map<std::string, int>& v) -> std::string {
       if (v.at("CLUSTER") > 1 && v.at("LOAD") != 1) return "a cluster shares B through the copy engine (LOAD 1)";
       return dynamic_smem_fits(gemm_wgmma_smem(v.at("BN"), v.at("STAGES")));
     };
     v.push_back(std::move(f));
   }
-  {  // our own prompt GEMM for sm_80+ (gemm/mma.cuh): prompt steps run it under prefill_mma (off by default)
+  {  // our own prompt GEMM for sm_80+ (gemm/mma.cuh): a projection runs it where its plan route or prefill_mma says
     Family f;
     f.op = "gemm";
     f.name = "mma";
@@ -415,7 +415,8 @@ std::vector<Family> build_families() {
     f.min_sm = 80;
     f.description = "prompt GEMM C = A B^T on mma.sync m16n8k16 (sm_80+): 128 x BN tiles of 8 warps, 32-wide K steps "
                     "through STAGES cp.async stages, ldmatrix from padded rows; C stored 16-bit (EPI 0), f32 (1), added "
-                    "into f32 (2), or silu(gate) * up 16-bit (3); prompt steps' projections under prefill_mma";
+                    "into f32 (2), or silu(gate) * up 16-bit (3); a prompt projection's route where its plan "
+                    "(prefill_gemm) or prefill_mma puts it there";
     f.constraint = [](const std::map<std::string, int>& v) {
       return dynamic_smem_fits(gemm_mma_smem(v.at("BN"), v.at("STAGES")));
     };
