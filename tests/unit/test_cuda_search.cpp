@@ -3,6 +3,7 @@
 #ifdef AGENTCOMPILE_HAVE_CUDA
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <set>
 
 #include "agentcompile/compiler/compile.h"
@@ -300,6 +301,16 @@ TEST(CudaSearch, PromptStepSearchesPipePointsAndGemmRanks) {
           EXPECT_LT(pt.at("BN"), 256);
         }
       }
+      // A developer whose GPU ran their tests may search the points not yet run: all of both
+      // families that fit (gemm.wgmma: BN 256 only at 3 and 4 stages, CLUSTER 2 only at LOAD 1).
+      ::setenv("AGENTCOMPILE_SEARCH_UNRUN", "1", 1);
+      std::vector<std::string> unrun_notes;
+      const std::vector<FamilySpace> unrun = cuda->families(g, part, sum, t, &unrun_notes);
+      ::unsetenv("AGENTCOMPILE_SEARCH_UNRUN");
+      ASSERT_EQ(unrun.size(), 3u);
+      EXPECT_EQ(unrun[1].valid_points, size_t((3 + 3 + 2) * 2 * (1 + 2)));  // BN x STAGES, PIPE, (LOAD 0) + (LOAD 1 x CLUSTER)
+      EXPECT_EQ(unrun[2].id, "cuda:gemm.mma");
+      EXPECT_EQ(unrun[2].valid_points, 4u);
       // An A100 has no wgmma: the library's alone there, with notes.
       const RegionSummary a = summarize_region(g, part, c, Phase::Prefill, prefill_point(512), named_target("a100"));
       std::vector<std::string> a_notes;
