@@ -980,9 +980,10 @@ std::vector<FamilySpace> own_gemm_families(const Graph& g, const RegionSummary& 
     for (const auto& d : f.params)
       if (d.name != "BLOCK" && d.name != "EPI") params.push_back({d.name, d.values});
     auto constraint = [id, epi, wt, arch](const ParamPoint& p) -> std::string {
-      if (std::string why = own_gemm_not_yet_run(own_gemm_choice(id, p), epi); !why.empty()) return why;
+      const OwnGemmChoice point = own_gemm_choice(id, p);
+      if (std::string why = own_gemm_not_yet_run(point, epi); !why.empty()) return why;
       try {
-        const std::optional<Variant> v = own_gemm_variant(own_gemm_choice(id, p), epi, wt, arch);
+        const std::optional<Variant> v = own_gemm_variant(point, epi, wt, arch);
         if (!v) return id + " does not run on " + arch;
         if (gemm16_smem(*v) > max_dynamic_smem(arch))
           return "its stages need " + std::to_string(gemm16_smem(*v) / 1024) + " KiB of shared memory, more than this GPU's " +
@@ -1256,8 +1257,7 @@ KnobValues cuda_fast_from_routes(const std::vector<PlanRoute>& routes) {
   // fixed kernels).
   std::vector<PlanRoute> prompt;
   for (const PlanRoute& r : routes)
-    if (r.phase == "prefill" && (r.family == "cuda:attn_prefill.pipe" || r.family == kLtFamily ||
-                                 r.family == "cuda:gemm.wgmma" || r.family == "cuda:gemm.mma"))
+    if (r.phase == "prefill" && (r.family == "cuda:attn_prefill.pipe" || r.family == kLtFamily || own_gemm_family(r.family)))
       prompt.push_back(r);
   v.take_routes(prompt, "prefill");
   return v;

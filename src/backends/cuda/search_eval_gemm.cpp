@@ -25,8 +25,6 @@ namespace {
 
 using namespace ac::cuda;
 
-bool own_family(const Candidate& c) { return c.family == "cuda:gemm.wgmma" || c.family == "cuda:gemm.mma"; }
-
 // The region's GEMM as the executor calls it on n prompt rows: attn_in into f32 rows; attn_out and
 // mlp_out add into the f32 residual stream; mlp_in is gate and up with SwiGLU: the library's routes
 // run the two GEMMs into 16-bit gate and up and swiglu.w16 after them, our own GEMMs one launch at
@@ -51,7 +49,7 @@ class PrefillGemmEvaluator final : public Evaluator {
   void prepare(const std::vector<Candidate>& cs, Clock::time_point deadline) override {
     std::vector<Variant> vs;
     for (const Candidate& c : cs)
-      if (own_family(c)) {
+      if (own_gemm_family(c.family)) {
         try {
           if (std::optional<Variant> v = own_variant(c)) vs.push_back(std::move(*v));
         } catch (const Error&) {
@@ -116,7 +114,7 @@ class PrefillGemmEvaluator final : public Evaluator {
   // The fallback builds nothing; a rank past the heuristic's list for this shape cannot run; our
   // own GEMMs compile with NVRTC (prepare() built them in parallel) without spilling.
   std::string compile(const Candidate& c) override {
-    if (own_family(c)) {
+    if (own_gemm_family(c.family)) {
       std::optional<Variant> v;
       try {
         v = own_variant(c);
@@ -220,7 +218,7 @@ class PrefillGemmEvaluator final : public Evaluator {
     const void* x = reinterpret_cast<const void*>(dx_.ptr());
     auto w = [&](int m) { return reinterpret_cast<const void*>(dw_[size_t(m)].ptr()); };
     auto out = [&](int m) { return reinterpret_cast<void*>(out_[size_t(m)].ptr()); };
-    if (own_family(c)) {
+    if (own_gemm_family(c.family)) {
       const std::optional<Variant> v = own_variant(c);
       if (!v) throw_internal(c.name(), "run on a GPU it does not run on");
       const LoadedKernel& k = load_kernel(*v);

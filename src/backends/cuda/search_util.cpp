@@ -41,9 +41,11 @@ std::optional<double> rel_l2(const std::vector<float>& got, const std::vector<fl
   return std::sqrt(num / std::max(den, 1e-30));
 }
 
+bool own_gemm_family(const std::string& family) { return family == "cuda:gemm.wgmma" || family == "cuda:gemm.mma"; }
+
 OwnGemmChoice own_gemm_choice(const std::string& family, const ParamPoint& p) {
   OwnGemmChoice c;
-  if (family != "cuda:gemm.wgmma" && family != "cuda:gemm.mma") return c;
+  if (!own_gemm_family(family)) return c;
   c.route = family == "cuda:gemm.wgmma" ? kGemmWgmma : kGemmMma;
   c.bn = p.at("BN");
   c.stages = p.at("STAGES");

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "agentcompile/core/dtype.h"
@@ -23,6 +24,8 @@ std::vector<float> widen(const std::vector<uint16_t>& v, DType wt);
 // ||got - want|| / ||want||; nullopt when got holds a NaN (a broken or unwritten element).
 std::optional<double> rel_l2(const std::vector<float>& got, const std::vector<float>& want);
 
+// Whether `family` is one of our own prompt GEMMs' search families (cuda:gemm.wgmma, cuda:gemm.mma).
+bool own_gemm_family(const std::string& family);
 // The own-GEMM route of a prompt projection's candidate of `family` ("cuda:gemm.wgmma" or
 // "cuda:gemm.mma"; any other: the library's) at point p (BN, STAGES, and gemm.wgmma's PIPE, LOAD,
 // CLUSTER).
