@@ -437,14 +437,14 @@ TEST(CandidateSpace, CudaFamiliesAreTheFastPathsOnDecodeRegions) {
   EXPECT_GT(gemv.families[1].valid_points, 1u);
   for (const auto& pt : family_points(gemv.families[1])) EXPECT_EQ(pt.at("SPLITK"), 1) << "split-K needs the residual epilogue";
   // A prompt step's projection: cublasGemmEx (the fallback), a rank of cuBLASLt's heuristic list, or
-  // a point of our own GEMMs that has run on a GPU (gemm.wgmma on sm_90 at its plain stores).
+  // a point of our own GEMMs (gemm.wgmma on sm_90, gemm.mma on sm_80 on).
   const CandidateSpace pre = space_for(*m, p, RegionKind::AttnIn, Phase::Prefill, prefill_point(64), h200, "cuda");
-  EXPECT_EQ(ids(pre), (V{"cuda:fallback", "cuda:gemm.lt", "cuda:gemm.wgmma"}));
+  EXPECT_EQ(ids(pre), (V{"cuda:fallback", "cuda:gemm.lt", "cuda:gemm.wgmma", "cuda:gemm.mma"}));
   EXPECT_EQ(pre.families[1].valid_points, 8u);  // the list's first eight (kLtAlgorithms)
   EXPECT_EQ(ids(space_for(*m, p, RegionKind::MlpIn, Phase::Prefill, prefill_point(64), h200, "cuda")),
-            (V{"cuda:fallback", "cuda:gemm.lt"}));
+            (V{"cuda:fallback", "cuda:gemm.lt", "cuda:gemm.wgmma", "cuda:gemm.mma"}));  // SwiGLU fused
   EXPECT_EQ(ids(space_for(*m, p, RegionKind::AttnOut, Phase::Prefill, prefill_point(64), a100, "cuda")),
-            (V{"cuda:fallback", "cuda:gemm.lt"}));
+            (V{"cuda:fallback", "cuda:gemm.lt", "cuda:gemm.mma"}));
   // Its lm_head and norms run fixed kernels: the fallback alone, with a note.
   const CandidateSpace head = space_for(*m, p, RegionKind::Head, Phase::Prefill, prefill_point(64), h200, "cuda");
   EXPECT_EQ(ids(head), V{"cuda:fallback"});

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -939,26 +938,12 @@ std::pair<long long, long long> gemv_shape(const ModelConfig& c, RegionKind kind
   return {N, K};
 }
 
-// Points of our own GEMMs that have not run on a GPU are not searched: a user's compile must not be
-// where a kernel first runs (a hang or a fault there ends the compile). gemm.wgmma at LOAD 0 with
-// the three plain stores at BN 64 and 128 passed its GPU tests on an H100; LOAD 1 (TMA), BN 256,
-// CLUSTER 2, the SwiGLU store and gemm.mma have not run yet (tools/gpu_wgmma.sh runs their tests and
-// times them). A developer on a GPU whose tests of them passed may search them all the same with
-// AGENTCOMPILE_SEARCH_UNRUN=1.
-std::string own_gemm_not_yet_run(const OwnGemmChoice& p, int epi) {
-  if (const char* e = std::getenv("AGENTCOMPILE_SEARCH_UNRUN"); e && std::string(e) == "1") return "";
-  if (p.route == kGemmMma) return "gemm.mma has not run on a GPU yet";
-  if (p.load == 1) return "gemm.wgmma's LOAD 1 (TMA) has not run on a GPU yet";
-  if (p.bn == 256) return "gemm.wgmma's BN 256 has not run on a GPU yet";
-  if (p.cluster > 1) return "gemm.wgmma's CLUSTER 2 (B multicast) has not run on a GPU yet";
-  if (epi == 3) return "gemm.wgmma's SwiGLU store (EPI 3) has not run on a GPU yet";
-  return "";
-}
-
 // Our own prompt GEMMs as families of a prompt projection's region: gemm.wgmma (sm_90) and
 // gemm.mma (sm_80+) over BN and STAGES (and gemm.wgmma's PIPE and LOAD), at the store the executor
-// gives the region (prefill_gemm_epi); none, with a note, where the shape, the GPU or points not yet
-// run on a GPU (own_gemm_not_yet_run) rule them out.
+// gives the region (prefill_gemm_epi); none, with a note, where the shape or the GPU rule them out.
+// Every point is searched: all of them passed their GPU tests (tools/gpu_wgmma.sh) on an H100, and a
+// family's new points must pass there before they join a space (a compile must not be where a
+// kernel first runs).
 std::vector<FamilySpace> own_gemm_families(const Graph& g, const RegionSummary& s, const std::string& arch,
                                            std::vector<std::string>* notes) {
   const auto [N, K] = gemv_shape(g.config, s.kind);
@@ -981,7 +966,6 @@ std::vector<FamilySpace> own_gemm_families(const Graph& g, const RegionSummary& 
       if (d.name != "BLOCK" && d.name != "EPI") params.push_back({d.name, d.values});
     auto constraint = [id, epi, wt, arch](const ParamPoint& p) -> std::string {
       const OwnGemmChoice point = own_gemm_choice(id, p);
-      if (std::string why = own_gemm_not_yet_run(point, epi); !why.empty()) return why;
       try {
         const std::optional<Variant> v = own_gemm_variant(point, epi, wt, arch);
         if (!v) return id + " does not run on " + arch;
