@@ -38,22 +38,22 @@ point = collections.defaultdict(dict)
 for r in rows:
     if r.get("status") != "ok": continue
     fam = r["variant"].split("__")[1]
-    v = {k: int(x) for k, x in re.findall(r"__(bn|stages|pipe|load|cluster)(\d+)", r["variant"])}
-    point[(fam, v.get("pipe", -1), v.get("load", -1), v.get("cluster", 1), v["bn"], v["stages"])][(r["model"], r["gemm"])] = r["vs_cublas"]
+    v = {k: int(x) for k, x in re.findall(r"__(bn|stages|pipe|load|cluster|sched)(\d+)", r["variant"])}
+    point[(fam, v.get("pipe", -1), v.get("load", -1), v.get("cluster", 1), v.get("sched", 0), v["bn"], v["stages"])][(r["model"], r["gemm"])] = r["vs_cublas"]
 print(f"points wrong against cuBLAS: {sum(1 for r in rows if r.get('status') == 'wrong')}", file=sys.stderr)
 gemms = set(k for m in point.values() for k in m)
-for fpl in sorted(set(k[:4] for k in point)):
-    m = {g: max(point[k].get(g, 0.0) for k in point if k[:4] == fpl) for g in sorted(gemms)}
-    label = f"gemm.{fpl[0]}" + (f" PIPE {fpl[1]} LOAD {fpl[2]} CLUSTER {fpl[3]}" if fpl[1] >= 0 else "")
+for fpl in sorted(set(k[:5] for k in point)):
+    m = {g: max(point[k].get(g, 0.0) for k in point if k[:5] == fpl) for g in sorted(gemms)}
+    label = f"gemm.{fpl[0]}" + (f" PIPE {fpl[1]} LOAD {fpl[2]} CLUSTER {fpl[3]} SCHED {fpl[4]}" if fpl[1] >= 0 else "")
     print(f"{label}: best point per GEMM " + ", ".join(f"{g[0]} {g[1]} {v:.2f}x" for g, v in m.items()) + f"; geometric mean {geo(m):.2f}x cuBLAS", file=sys.stderr)
 full = {k: m for k, m in point.items() if len(m) == len(gemms)}
 if full:
     k = max(full, key=lambda k: geo(full[k]))
-    print(f"best point: gemm.{k[0]} BN {k[4]} STAGES {k[5]} PIPE {k[1]} LOAD {k[2]} CLUSTER {k[3]}, {geo(full[k]):.2f}x cuBLAS (geometric mean)", file=sys.stderr)
+    print(f"best point: gemm.{k[0]} BN {k[5]} STAGES {k[6]} PIPE {k[1]} LOAD {k[2]} CLUSTER {k[3]} SCHED {k[4]}, {geo(full[k]):.2f}x cuBLAS (geometric mean)", file=sys.stderr)
     if k[0] == "wgmma":
-        print(f"prefill_wgmma=1,prefill_wgmma_pipe={k[1]},prefill_wgmma_load={k[2]},prefill_wgmma_cluster={k[3]},prefill_wgmma_bn={k[4]},prefill_wgmma_stages={k[5]}")
+        print(f"prefill_wgmma=1,prefill_wgmma_pipe={k[1]},prefill_wgmma_load={k[2]},prefill_wgmma_cluster={k[3]},prefill_wgmma_sched={k[4]},prefill_wgmma_bn={k[5]},prefill_wgmma_stages={k[6]}")
     else:
-        print(f"prefill_mma=1,prefill_mma_bn={k[4]},prefill_mma_stages={k[5]}")
+        print(f"prefill_mma=1,prefill_mma_bn={k[5]},prefill_mma_stages={k[6]}")
 PY
 )
   echo "fastest point: '$best'"

@@ -51,6 +51,14 @@ Check16 check16(const std::vector<uint16_t>& got, const std::vector<double>& wan
   return r;
 }
 
+// The grid a point runs on here: gemm.wgmma's persistent blocks (SCHED 1) three of them, so that
+// each walks several tiles and both consumers take turns (the GPU's count: the search's evaluator
+// and the projections' tests); else a block per tile.
+cuda::Dim3 grid(const cuda::Variant& v, long long m, long long n) {
+  const bool persistent = v.family->name == "wgmma" && v.param("SCHED") == 1;
+  return cuda::gemm16_grid(v, m, n, persistent ? 3 : 0);
+}
+
 // Every bf16 point of the family whose EPI `keep` accepts, for the architecture it compiles for
 // (gemm.wgmma: sm_90a), or none with the reason this GPU cannot run it.
 std::vector<cuda::Variant> points(const cuda::Family& f, const std::function<bool(int)>& keep, std::string* why) {
@@ -91,7 +99,7 @@ void every_point_matches(const char* name) {
         auto dc = epi == 2 ? to_device(resid) : poisoned(size_t(m * ldc));  // NaN: in f32 and in both halves as bf16
         const GemmW16Params p =
             cuda::gemm16_params(v, DType::BF16, da.as<void>(), db.as<void>(), dc.as<void>(), m, n, k, k, k, ldc);
-        cuda::launch_kernel(cuda::load_kernel(v), cuda::gemm16_grid(v, m, n), unsigned(v.threads()),
+        cuda::launch_kernel(cuda::load_kernel(v), grid(v, m, n), unsigned(v.threads()),
                             size_t(cuda::gemm16_smem(v)), stream(), &p);
         if (epi == 0) {
           const Check16 r = check16(to_host<uint16_t>(dc, size_t(m * ldc)), want, m, n, ldc);
@@ -151,7 +159,7 @@ void swiglu_epilogue_matches(const char* name) {
         auto dc = poisoned(size_t(m * ldc));
         const GemmW16Params p =
             cuda::gemm16_params(v, DType::BF16, da.as<void>(), dg.as<void>(), dc.as<void>(), m, n, k, k, k, ldc, du.as<void>());
-        cuda::launch_kernel(cuda::load_kernel(v), cuda::gemm16_grid(v, m, n), unsigned(v.threads()),
+        cuda::launch_kernel(cuda::load_kernel(v), grid(v, m, n), unsigned(v.threads()),
                             size_t(cuda::gemm16_smem(v)), stream(), &p);
         const Check16 r = check16(to_host<uint16_t>(dc, size_t(m * ldc)), want, m, n, ldc);
         EXPECT_LE(r.rel, 1e-2);  // a product rounded the other way moves by one bf16 step

@@ -261,7 +261,7 @@ INSTANTIATE_TEST_SUITE_P(Presets, CudaPrefillFlashPreset, ::testing::Values("tin
 // The prompt's projections on our own GEMMs (the tiny models' K are multiples of 64): one 300-token
 // step (three 128-row tiles, the last partial) gives the CPU reference's logits and cuBLAS's within
 // one bf16 rounding's spread: gemm.wgmma (prefill_wgmma=1, sm_90) at both BN and both LOADs,
-// gemm.mma (prefill_mma=1, sm_80+) at both BN; gate/up fused with SwiGLU (the default) and not; and
+// persistent (SCHED 1) at BN 64 and 128, gemm.mma (prefill_mma=1, sm_80+) at both BN; gate/up fused with SwiGLU (the default) and not; and
 // a plan's routes, each projection its own family and point.
 TEST_P(CudaPrefillFlashPreset, OwnGemmProjectionsMatchCublas) {
   AC_REQUIRE_GPU();
@@ -284,6 +284,10 @@ TEST_P(CudaPrefillFlashPreset, OwnGemmProjectionsMatchCublas) {
           on.prefill_wgmma_load = load;
           on.prefill_swiglu_epilogue = fused;
           configs.emplace_back("wgmma BN " + std::to_string(bn) + " LOAD " + std::to_string(load), on);
+          if (load == 1 && bn < 256) {  // persistent blocks, consumers in turns
+            on.prefill_wgmma_sched = 1;
+            configs.emplace_back("wgmma BN " + std::to_string(bn) + " LOAD 1 SCHED 1", on);
+          }
         }
       if (bn == 256) continue;  // gemm.mma's BN: 64 and 128
       cuda::FastConfig on;
@@ -293,13 +297,14 @@ TEST_P(CudaPrefillFlashPreset, OwnGemmProjectionsMatchCublas) {
       configs.emplace_back("mma BN " + std::to_string(bn), on);
     }
   }
-  {  // a plan's routes, one per projection (prefill_gemm.<slot>), the down projection on the library's
+  {  // a plan's routes, one per projection (prefill_gemm.<slot>); off sm_90 the down projection on the library's
     const bool sm90 = cuda::Device::get().info().arch() == "sm_90";
     cuda::FastConfig plan;
     plan.prefill_gemm_qkv = {cuda::kGemmMma, 64, 3, 0, 0};
     using G = cuda::OwnGemmChoice;
     plan.prefill_gemm_o = sm90 ? G{cuda::kGemmWgmma, 128, 4, 1, 1} : G{cuda::kGemmMma, 128, 4, 0, 0};
     plan.prefill_gemm_gate_up = sm90 ? G{cuda::kGemmWgmma, 64, 5, 1, 0} : G{cuda::kGemmMma, 128, 3, 0, 0};
+    plan.prefill_gemm_down = sm90 ? G{cuda::kGemmWgmma, 128, 4, 1, 1, 1, 1} : G{};
     configs.emplace_back("per-projection routes", plan);
   }
   for (const auto& [what, on] : configs) {

@@ -31,9 +31,15 @@ std::vector<Candidate> own_candidates() {
       for (int pipe : {0, 1})
         for (int load : {0, 1})
           for (int cluster : {1, 2})
-            if (cluster == 1 || load == 1)  // a pair shares B through the copy engine
-              out.push_back({"cuda:gemm.wgmma",
-                             {{"BN", bn}, {"STAGES", stages}, {"PIPE", pipe}, {"LOAD", load}, {"CLUSTER", cluster}}});
+            for (int sched : {0, 1})
+              // a pair shares B through the copy engine; persistent blocks copy by TMA, one tile's sums a warpgroup
+              if ((cluster == 1 || load == 1) && (sched == 0 || (load == 1 && cluster == 1 && bn < 256)))
+                out.push_back({"cuda:gemm.wgmma", {{"BN", bn},
+                                                   {"STAGES", stages},
+                                                   {"PIPE", pipe},
+                                                   {"LOAD", load},
+                                                   {"CLUSTER", cluster},
+                                                   {"SCHED", sched}}});
       if (stages < 5 && bn < 256) out.push_back({"cuda:gemm.mma", {{"BN", bn}, {"STAGES", stages}}});
     }
   return out;

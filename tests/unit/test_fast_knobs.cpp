@@ -303,10 +303,10 @@ TEST(FastKnobs, StepSettingsAreDeclaredWithTheirKnobs) {
 // A prompt projection's own-GEMM route is searched per region: a route of gemm.wgmma or gemm.mma
 // sets that projection's prefill_gemm.<slot> (the family as its route, the point as its fields),
 // a cuBLASLt rank or the fallback leaves it the library's; the plan block holds it and reads it
-// back; the override <slot>_gemm=route:bn:stages:pipe:load:cluster sets the same fields.
+// back; the override <slot>_gemm=route:bn:stages:pipe:load:cluster:sched sets the same fields.
 TEST(FastKnobs, PromptGemmRoutesArePickedPerProjection) {
   const std::vector<PlanRoute> routes = {
-      plan_route("attn_in", "prefill", "cuda:gemm.wgmma", {{"BN", 64}, {"STAGES", 5}, {"PIPE", 1}, {"LOAD", 1}}),
+      plan_route("attn_in", "prefill", "cuda:gemm.wgmma", {{"BN", 64}, {"STAGES", 5}, {"PIPE", 1}, {"LOAD", 1}, {"CLUSTER", 1}, {"SCHED", 1}}),
       plan_route("mlp_in", "prefill", "cuda:gemm.mma", {{"BN", 64}, {"STAGES", 3}}),
       plan_route("attn_out", "prefill", "cuda:gemm.lt", {{"ALGO", 2}}),
       plan_route("mlp_out", "prefill", "cuda:fallback", {}),
@@ -318,6 +318,7 @@ TEST(FastKnobs, PromptGemmRoutesArePickedPerProjection) {
   EXPECT_EQ(f.prefill_gemm_qkv.stages, 5);
   EXPECT_EQ(f.prefill_gemm_qkv.pipe, 1);
   EXPECT_EQ(f.prefill_gemm_qkv.load, 1);
+  EXPECT_EQ(f.prefill_gemm_qkv.sched, 1);
   EXPECT_EQ(f.prefill_gemm_gate_up.route, cuda::kGemmMma);
   EXPECT_EQ(f.prefill_gemm_gate_up.bn, 64);
   EXPECT_EQ(f.prefill_gemm_gate_up.stages, 3);
@@ -330,17 +331,20 @@ TEST(FastKnobs, PromptGemmRoutesArePickedPerProjection) {
   EXPECT_EQ(j.at("prefill_gemm").at("qkv").at("route"), cuda::kGemmWgmma);
   EXPECT_EQ(j.at("prefill_gemm").at("gate_up").at("stages"), 3);
   EXPECT_EQ(fast_config_of(read(j)).prefill_gemm_qkv.load, 1);
+  EXPECT_EQ(fast_config_of(read(j)).prefill_gemm_qkv.sched, 1);
   Json bad = j;
   bad["prefill_gemm"]["o"]["route"] = 3;
   expect_bad_input([&] { read(bad); }, {"prefill_gemm.o: route", "3"});
   bad = j;
   bad["prefill_gemm"]["o"].erase("bn");  // the point's fields come together
   expect_bad_input([&] { read(bad); }, {"prefill_gemm.o"});
-  const cuda::FastConfig o = cuda::apply_fast_config_override({}, "down_gemm=2:64:3:0:0:1");
+  const cuda::FastConfig o = cuda::apply_fast_config_override({}, "down_gemm=2:64:3:0:0:1:0");
   EXPECT_EQ(o.prefill_gemm_down.route, cuda::kGemmMma);
   EXPECT_EQ(o.prefill_gemm_down.bn, 64);
   EXPECT_EQ(o.prefill_gemm_down.stages, 3);
-  expect_bad_input([&] { cuda::apply_fast_config_override({}, "down_gemm=2:96:3:0:0:1"); }, {"down_gemm"});
+  expect_bad_input([&] { cuda::apply_fast_config_override({}, "down_gemm=2:96:3:0:0:1:0"); }, {"down_gemm"});
+  expect_bad_input([&] { cuda::apply_fast_config_override({}, "down_gemm=2:64:3:0:0:1"); }, {"down_gemm"});  // a field short
+  EXPECT_EQ(cuda::apply_fast_config_override({}, "qkv_gemm=1:128:4:1:1:1:1").prefill_gemm_qkv.sched, 1);
 }
 
 }  // namespace ac

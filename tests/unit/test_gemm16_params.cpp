@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <tuple>
 
 #include "agentcompile/core/error.h"
 #include "backends/cuda/driver.h"
@@ -19,7 +20,7 @@ namespace {
 
 Variant point(int bn, int epi, int load) {
   return make_variant(find_family("gemm", "wgmma"),
-                      {{"BLOCK", 384}, {"BN", bn}, {"STAGES", 4}, {"EPI", epi}, {"PIPE", 1}, {"LOAD", load}, {"CLUSTER", 1}},
+                      {{"BLOCK", 384}, {"BN", bn}, {"STAGES", 4}, {"EPI", epi}, {"PIPE", 1}, {"LOAD", load}, {"CLUSTER", 1}, {"SCHED", 0}},
                       {DType::BF16},
                       "sm_90a");
 }
@@ -62,22 +63,22 @@ TEST(Gemm16Params, MmaPointsTakeTheSameParametersAndGrid) {
   const GemmW16Params p = gemm16_params(v, DType::BF16, a, b, c, 300, 200, 512, 512, 512, 200, b2);
   EXPECT_EQ(p.b2, b2);
   EXPECT_TRUE(all_zero(p.ta) && all_zero(p.tb) && all_zero(p.tb2));
-  EXPECT_EQ(gemm16_grid(v, 300, 200).x, 4u);  // 64 columns of gate and up per block
-  EXPECT_EQ(gemm16_grid(v, 300, 200).y, 3u);
+  EXPECT_EQ(gemm16_grid(v, 300, 200, 0).x, 4u);  // 64 columns of gate and up per block
+  EXPECT_EQ(gemm16_grid(v, 300, 200, 0).y, 3u);
   EXPECT_EQ(gemm16_smem(v), gemm_mma_smem(128, 3));
   EXPECT_EQ(gemm16_smem(point(64, 0, 1)), gemm_wgmma_smem(64, 4));
 }
 
 TEST(Gemm16Params, GridCoversCWithHalfTheColumnsPerBlockAtEpi3) {
   for (int load : {0, 1}) {
-    const Dim3 g0 = gemm16_grid(point(128, 0, load), 300, 200);
+    const Dim3 g0 = gemm16_grid(point(128, 0, load), 300, 200, 0);
     EXPECT_EQ(g0.x, 2u);  // ceil(200 / 128)
     EXPECT_EQ(g0.y, 3u);  // ceil(300 / 128)
-    EXPECT_EQ(gemm16_grid(point(64, 2, load), 128, 200).x, 4u);
-    EXPECT_EQ(gemm16_grid(point(64, 2, load), 128, 200).y, 1u);
-    EXPECT_EQ(gemm16_grid(point(128, 3, load), 1, 200).x, 4u);  // 64 columns of gate and up per block
-    EXPECT_EQ(gemm16_grid(point(64, 3, load), 129, 6144).x, 192u);
-    EXPECT_EQ(gemm16_grid(point(64, 3, load), 129, 6144).y, 2u);
+    EXPECT_EQ(gemm16_grid(point(64, 2, load), 128, 200, 0).x, 4u);
+    EXPECT_EQ(gemm16_grid(point(64, 2, load), 128, 200, 0).y, 1u);
+    EXPECT_EQ(gemm16_grid(point(128, 3, load), 1, 200, 0).x, 4u);  // 64 columns of gate and up per block
+    EXPECT_EQ(gemm16_grid(point(64, 3, load), 129, 6144, 0).x, 192u);
+    EXPECT_EQ(gemm16_grid(point(64, 3, load), 129, 6144, 0).y, 2u);
   }
 }
 
@@ -85,18 +86,39 @@ TEST(Gemm16Params, GridCoversCWithHalfTheColumnsPerBlockAtEpi3) {
 // to whole pairs (the second block of the last pair computes zeros and stores nothing).
 TEST(Gemm16Params, PairsOfRowTilesRoundTheGridUp) {
   const Variant pair = make_variant(find_family("gemm", "wgmma"),
-                                    {{"BLOCK", 384}, {"BN", 128}, {"STAGES", 4}, {"EPI", 0}, {"PIPE", 1}, {"LOAD", 1}, {"CLUSTER", 2}},
+                                    {{"BLOCK", 384}, {"BN", 128}, {"STAGES", 4}, {"EPI", 0}, {"PIPE", 1}, {"LOAD", 1}, {"CLUSTER", 2}, {"SCHED", 0}},
                                     {DType::BF16}, "sm_90a");
-  EXPECT_EQ(gemm16_grid(pair, 300, 200).x, 2u);
-  EXPECT_EQ(gemm16_grid(pair, 300, 200).y, 4u);  // 3 row tiles: 2 pairs
-  EXPECT_EQ(gemm16_grid(pair, 2048, 200).y, 16u);
-  EXPECT_EQ(gemm16_grid(pair, 1, 200).y, 2u);
+  EXPECT_EQ(gemm16_grid(pair, 300, 200, 0).x, 2u);
+  EXPECT_EQ(gemm16_grid(pair, 300, 200, 0).y, 4u);  // 3 row tiles: 2 pairs
+  EXPECT_EQ(gemm16_grid(pair, 2048, 200, 0).y, 16u);
+  EXPECT_EQ(gemm16_grid(pair, 1, 200, 0).y, 2u);
   EXPECT_NE(pair.source().find("__cluster_dims__(1, CLUSTER, 1)"), std::string::npos);
   EXPECT_EQ(point(128, 0, 1).source().find("__cluster_dims__"), std::string::npos);  // CLUSTER 1: no cluster
   // A pair copies B only through the copy engine.
   EXPECT_NE(find_family("gemm", "wgmma").constraint({{"BLOCK", 384}, {"BN", 128}, {"STAGES", 4}, {"EPI", 0}, {"PIPE", 1},
-                                                      {"LOAD", 0}, {"CLUSTER", 2}}),
+                                                      {"LOAD", 0}, {"CLUSTER", 2}, {"SCHED", 0}}),
             "");
+}
+
+// SCHED 1 (persistent blocks): one row of min(tiles, SMs) blocks, each walking the tiles; only at
+// LOAD 1, CLUSTER 1 and BN up to 128.
+TEST(Gemm16Params, PersistentBlocksAreAtMostOnePerSm) {
+  const Family& f = find_family("gemm", "wgmma");
+  auto at = [&](int bn, int epi) {
+    return make_variant(f, {{"BLOCK", 384}, {"BN", bn}, {"STAGES", 4}, {"EPI", epi}, {"PIPE", 1}, {"LOAD", 1}, {"CLUSTER", 1}, {"SCHED", 1}},
+                        {DType::BF16}, "sm_90a");
+  };
+  EXPECT_EQ(gemm16_grid(at(128, 0), 2048, 2048, 132).x, 132u);  // 256 tiles
+  EXPECT_EQ(gemm16_grid(at(128, 0), 2048, 2048, 132).y, 1u);
+  EXPECT_EQ(gemm16_grid(at(128, 0), 300, 200, 132).x, 6u);  // 3 x 2 tiles
+  EXPECT_EQ(gemm16_grid(at(128, 3), 300, 200, 132).x, 12u);  // 64 columns of gate and up per tile
+  EXPECT_EQ(gemm16_grid(at(64, 0), 129, 6144, 0).x, 192u);  // no count: a block per tile
+  EXPECT_EQ(gemm16_smem(at(128, 0)), gemm_wgmma_smem(128, 4));
+  for (const auto& [bn, load, cluster] : {std::tuple{256, 1, 1}, std::tuple{128, 0, 1}, std::tuple{128, 1, 2}})
+    EXPECT_NE(f.constraint({{"BLOCK", 384}, {"BN", bn}, {"STAGES", 3}, {"EPI", 0}, {"PIPE", 0}, {"LOAD", load}, {"CLUSTER", cluster},
+                            {"SCHED", 1}}),
+              "")
+        << bn << " " << load << " " << cluster;
 }
 
 // LOAD 1 encodes the maps through the driver: here, without one, a clear error; on a GPU machine

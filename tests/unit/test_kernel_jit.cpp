@@ -302,10 +302,15 @@ TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
         for (DType wt : {DType::BF16, DType::F16})
         for (int pipe : {0, 1})
         for (int load : {0, 1})
-        for (int cluster : {1, 2}) {
+        for (int cluster : {1, 2})
+        for (int sched : {0, 1}) {
           const std::map<std::string, int> pt = {{"BLOCK", 384}, {"BN", bn},     {"STAGES", stages}, {"EPI", epi},
-                                                 {"PIPE", pipe}, {"LOAD", load}, {"CLUSTER", cluster}};
+                                                 {"PIPE", pipe}, {"LOAD", load}, {"CLUSTER", cluster}, {"SCHED", sched}};
           if (cluster == 2 && load == 0) {  // a pair shares B through the copy engine
+            EXPECT_NE(f.constraint(pt), "");
+            continue;
+          }
+          if (sched == 1 && (load == 0 || cluster == 2 || bn == 256)) {  // persistent: TMA, no pairs, a tile's sums per warpgroup
             EXPECT_NE(f.constraint(pt), "");
             continue;
           }
@@ -325,7 +330,9 @@ TEST(KernelJit, WgmmaGemmCompilesForSm90a) {
           std::printf("[ wgmma ] %s: %d registers\n", v.name().c_str(), r.registers);
           ++compiled;
         }
-  EXPECT_EQ(compiled, 2 * 3 * ((3 + 3 + 2) * 4 + 4));  // both PIPEs, LOAD 0, LOAD 1 and LOAD 1 in pairs; BN 256 at 3 and 4 stages
+  // a block per tile: both PIPEs, LOAD 0, LOAD 1 and LOAD 1 in pairs, BN 256 at 3 and 4 stages;
+  // persistent (SCHED 1): BN 64 and 128 at LOAD 1, both PIPEs; f16 at BN 128, STAGES 4 alone
+  EXPECT_EQ(compiled, 2 * 3 * ((3 + 3 + 2) * 4 + 4) + (2 * 3 + 1) * 4 * 2);
   // The prompt route (prefill_wgmma): its three stores at the configured point, on sm_90 only.
   FastConfig on;
   on.prefill_wgmma = 1;

@@ -112,7 +112,7 @@ int sweep_prompt_gemms(const std::vector<std::string>& models) {
         const size_t smem = size_t(gemm16_smem(v));
         const GemmW16Params p =
             gemm16_params(v, DType::BF16, a.as<void>(), b.as<void>(), cw.as<void>(), m, G.n, G.k, G.k, G.k, G.n);
-        const Dim3 grid = gemm16_grid(v, m, G.n);
+        const Dim3 grid = gemm16_grid(v, m, G.n, dev.info().sm_count);
         reset(cw);
         launch_kernel(k, grid, unsigned(v.threads()), smem, s, &p, false);
         const double err = rel_l2(download_c(cw, count, G.epi, s), want).value_or(INFINITY);  // NaN: unwritten

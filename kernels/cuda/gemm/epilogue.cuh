@@ -28,3 +28,27 @@ __device__ __forceinline__ void gemm_store_pair(const GemmW16Params& p, long lon
     }
   }
 }
+
+// A consumer warpgroup's 64 rows of C from its m64 x BN wgmma sums (gemm/wgmma.cuh,
+// gemm/wgmma_pingpong.cuh): thread t's d[4 q .. 4 q + 3] are columns 8 q + 2 (t % 4) (+1) of rows
+// 16 (t / 32) + (t % 32) / 4 and 8 below it, from row0 and column n0; at EPI 3 group q holds gate
+// columns and group q + BN / 16 the same up columns. Rows past m and columns past n are not stored.
+template <int EPI, int BN, typename W>
+__device__ __forceinline__ void gemm_store_m64(const GemmW16Params& p, const float* d, long long row0, long long n0, int t) {
+  const int warp = t / 32, lane = t % 32;
+  const long long r0 = row0 + 16 * warp + lane / 4;
+  constexpr int GROUPS = EPI == 3 ? BN / 16 : BN / 8;
+#pragma unroll
+  for (int q = 0; q < GROUPS; ++q) {
+    const long long col = n0 + 8 * q + 2 * (lane % 4);
+    if (col >= p.n) continue;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long r = r0 + 8 * h;
+      if (r >= p.m) continue;
+      const int u = 4 * (EPI == 3 ? q + BN / 16 : q) + 2 * h;  // EPI 3: the same columns' up sums
+      gemm_store_pair<EPI, W>(p, r, col, d[4 * q + 2 * h], d[4 * q + 2 * h + 1], d[u], d[u + 1]);
+    }
+  }
+}
+

@@ -32,11 +32,15 @@
 //   and before it exits (the other's copies and arrivals target this block's shared memory). The
 //   grid's rows are whole pairs: the last pair's second block may lie past m (its A arrives as
 //   zeros, it stores nothing).
+// - SCHED 1 (LOAD 1, CLUSTER 1, BN 64 or 128): persistent blocks walking the tiles, the two consumer
+//   warpgroups taking whole tiles in turns so that one's epilogue overlaps the other's wgmma
+//   (gemm/wgmma_pingpong.cuh).
 // Needs k % 64 == 0, lda and ldb multiples of 8 (16-byte rows), n % 8 == 0; LOAD 1 also a and b
 // 16-byte aligned and m, n below 2^31 (the tensor maps' limits).
-// Grid: (ceil(n / BN), ceil(m / 128)) (EPI 3: ceil(n / (BN / 2))); block: 384 threads; dynamic
+// Grid: (ceil(n / BN), ceil(m / 128)) (EPI 3: ceil(n / (BN / 2)); SCHED 1: any, the host gives
+// min(tiles, SMs) blocks along x); block: 384 threads; dynamic
 // shared memory: gemm_wgmma_smem (backends/cuda/family.h): the ring, aligned here to 1024 bytes (the swizzle's period), then
-// STAGES full and STAGES empty barriers.
+// STAGES full and STAGES empty barriers (and SCHED 1's two turn barriers).
 #pragma once
 #include "common/async_copy.cuh"
 #include "common/mbarrier.cuh"
@@ -44,64 +48,12 @@
 #include "common/types.cuh"
 #include "gemm/epilogue.cuh"
 #include "gemm/pipeline.h"
+#include "gemm/wgmma_ops.cuh"
+#include "gemm/wgmma_pingpong.cuh"
 
-#define AC_WGMMA_BM 128
-#define AC_WGMMA_BK 64
-
-// A shared-memory matrix descriptor of a K-major tile in the 128-byte swizzle: rows of 128 bytes,
-// 8-row groups 1024 bytes apart (the stride), the leading offset unused (1).
-__device__ __forceinline__ unsigned long long wgmma_desc_sw128(const void* tile) {
-  const unsigned long long a = smem_u32(tile);
-  return ((a >> 4) & 0x3FFFull) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
-}
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
-}
-// Shared memory written through the generic proxy (cp.async), read next by the async proxy (wgmma).
-__device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
-
-// d (N / 2 f32 per thread) += A (64 x 16, descriptor da) B^T (16 x N, descriptor db); scale_d 0: d = A B^T.
-template <int N, typename W>
-__device__ __forceinline__ void wgmma_m64k16(float* d, unsigned long long da, unsigned long long db, int scale_d);
-template <>
-__device__ __forceinline__ void wgmma_m64k16<64, ac_bf16>(float* d, unsigned long long da, unsigned long long db, int scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(da), "l"(db), "r"(scale_d));
-}
-template <>
-__device__ __forceinline__ void wgmma_m64k16<64, ac_f16>(float* d, unsigned long long da, unsigned long long db, int scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(da), "l"(db), "r"(scale_d));
-}
-template <>
-__device__ __forceinline__ void wgmma_m64k16<128, ac_bf16>(float* d, unsigned long long da, unsigned long long db, int scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(da), "l"(db), "r"(scale_d));
-}
-template <>
-__device__ __forceinline__ void wgmma_m64k16<128, ac_f16>(float* d, unsigned long long da, unsigned long long db, int scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(da), "l"(db), "r"(scale_d));
-}
 
 template <int BLOCK, int BN, int STAGES, int EPI, int PIPE, int LOAD, int CLUSTER, typename W>
-__device__ void gemm_wgmma(const GemmW16Params& p) {
+__device__ void gemm_wgmma_tiles(const GemmW16Params& p) {
   static_assert(BLOCK == 384, "one producer and two consumer warpgroups");
   static_assert(CLUSTER == 1 || (CLUSTER == 2 && LOAD == 1), "a pair shares B through the copy engine's multicast");
   static_assert(BN == 64 || BN == 128 || BN == 256, "wgmma n of this family (256: two n128 halves)");
@@ -223,22 +175,17 @@ __device__ void gemm_wgmma(const GemmW16Params& p) {
     }
   }
   if (PIPE == 1) wgmma_wait<0>();  // the last stage is never refilled: no release
-  // d[4j .. 4j + 3]: columns 8j + 2 (lane % 4) (+1) of rows 16 warp + lane / 4 and 8 below it.
-  const int warp = t / 32, lane = t % 32;
-  const long long r0 = m0 + 64 * c + 16 * warp + lane / 4;
-  // EPI 3: group j holds gate columns 8j + .., group j + BN / 16 the same up columns.
-  constexpr int GROUPS = EPI == 3 ? BN / 16 : BN / 8;
-#pragma unroll
-  for (int j = 0; j < GROUPS; ++j) {
-    const long long col = n0 + 8 * j + 2 * (lane % 4);
-    if (col >= p.n) continue;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const long long r = r0 + 8 * h;
-      if (r >= p.m) continue;
-      const int u = 4 * (EPI == 3 ? j + BN / 16 : j) + 2 * h;  // EPI 3: the same columns' up sums
-      gemm_store_pair<EPI, W>(p, r, col, d[4 * j + 2 * h], d[4 * j + 2 * h + 1], d[u], d[u + 1]);
-    }
-  }
+  gemm_store_m64<EPI, BN, W>(p, d, m0 + 64 * c, n0, t);  // this warpgroup's 64 rows
   if (CLUSTER > 1) cluster_sync_all();  // the producer's
+}
+
+// SCHED 0: a block per tile (above); SCHED 1: persistent blocks, consumers taking turns (gemm/wgmma_pingpong.cuh).
+template <int BLOCK, int BN, int STAGES, int EPI, int PIPE, int LOAD, int CLUSTER, int SCHED, typename W>
+__device__ void gemm_wgmma(const GemmW16Params& p) {
+  if constexpr (SCHED == 1) {
+    static_assert(BLOCK == 384 && LOAD == 1 && CLUSTER == 1, "one TMA producer thread and two consumer warpgroups, no cluster");
+    gemm_wgmma_pingpong<BN, STAGES, EPI, PIPE, W>(p);
+  } else {
+    gemm_wgmma_tiles<BLOCK, BN, STAGES, EPI, PIPE, LOAD, CLUSTER, W>(p);
+  }
 }

@@ -381,7 +381,7 @@ std::vector<Family> build_families() {
     f.params_struct = "GemmW16Params";
     f.device_fn = "gemm_wgmma";
     f.params = {{"BLOCK", {384}}, {"BN", {64, 128, 256}}, {"STAGES", {3, 4, 5}}, {"EPI", {0, 1, 2, 3}},
-                {"PIPE", {0, 1}},    {"LOAD", {0, 1}},       {"CLUSTER", {1, 2}}};
+                {"PIPE", {0, 1}},    {"LOAD", {0, 1}},       {"CLUSTER", {1, 2}}, {"SCHED", {0, 1}}};
     f.type_params = {"W"};
     f.type_domain = {DType::BF16, DType::F16};
     f.needs_sm90a = true;
@@ -395,9 +395,13 @@ std::vector<Family> build_families() {
                     "(PIPE 0) or keeping one stage's in flight (PIPE 1); C stored 16-bit (EPI 0), f32 (1), added into "
                     "f32 (2), or silu(gate) * up 16-bit from the gate and up projections' rows in one tile (3); "
                     "CLUSTER 2 (LOAD 1): pairs of row tiles each copying half of B into both by TMA multicast; "
+                    "SCHED 1 (LOAD 1, CLUSTER 1, BN 64/128): persistent blocks whose two consumer warpgroups take "
+                    "whole tiles in turns, one's stores overlapping the other's wgmma; "
                     "a prompt projection's route where its plan (prefill_gemm) or prefill_wgmma puts it there";
     f.constraint = [](const std::map<std::string, int>& v) -> std::string {
       if (v.at("CLUSTER") > 1 && v.at("LOAD") != 1) return "a cluster shares B through the copy engine (LOAD 1)";
+      if (v.at("SCHED") == 1 && (v.at("LOAD") != 1 || v.at("CLUSTER") != 1 || v.at("BN") > 128))
+        return "the persistent schedule takes LOAD 1, CLUSTER 1 and BN up to 128 (a warpgroup holds a whole tile's sums)";
       return dynamic_smem_fits(gemm_wgmma_smem(v.at("BN"), v.at("STAGES")));
     };
     v.push_back(std::move(f));

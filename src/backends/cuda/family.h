@@ -89,8 +89,8 @@ inline int attn_prefill_pipe_smem(int bk, int hd) { return 2 * 2 * bk * (hd + 8)
 // then attn_prefill.pipe's two stages, every row 16-byte padded.
 inline int attn_prefill_qs_smem(int block, int mt, int bk, int hd) { return (16 * mt * (block / 32) + 4 * bk) * (hd + 8) * 2; }
 // gemm/wgmma.cuh's gemm_wgmma_smem: the ring of STAGES (128 + BN) x 64 16-bit tiles, 1024 bytes of
-// alignment slack, the barriers.
-inline int gemm_wgmma_smem(int bn, int stages) { return stages * (128 + bn) * 64 * 2 + 1024 + 2 * stages * 8; }
+// alignment slack, the barriers (STAGES full, STAGES empty, SCHED 1's two turns).
+inline int gemm_wgmma_smem(int bn, int stages) { return stages * (128 + bn) * 64 * 2 + 1024 + (2 * stages + 2) * 8; }
 // gemm/mma.cuh's ring: STAGES stages of (128 + BN) rows of 32 16-bit values padded to 40.
 inline int gemm_mma_smem(int bn, int stages) { return stages * (128 + bn) * 40 * 2; }
 // attn_o.cluster's dynamic shared memory: the attention's split (16-byte aligned), then a W_o

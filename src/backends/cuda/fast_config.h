@@ -23,11 +23,11 @@ struct MlpChoice {
 };
 // A prompt projection's GEMM route (prefill_gemm.<slot>): the library's (0: cublasGemmEx, or the
 // plan's cuBLASLt rank), gemm.wgmma (1, sm_90) or gemm.mma (2, sm_80+) at this BN and STAGES, with
-// gemm.wgmma's PIPE, LOAD and CLUSTER. The compile searches it per prompt GEMM region, the library's routes
-// and both families' points timed side by side.
+// gemm.wgmma's PIPE, LOAD, CLUSTER and SCHED. The compile searches it per prompt GEMM region, the
+// library's routes and both families' points timed side by side.
 inline constexpr int kGemmLibrary = 0, kGemmWgmma = 1, kGemmMma = 2;
 struct OwnGemmChoice {
-  int route = kGemmLibrary, bn = 128, stages = 4, pipe = 0, load = 0, cluster = 1;
+  int route = kGemmLibrary, bn = 128, stages = 4, pipe = 0, load = 0, cluster = 1, sched = 0;
 };
 
 // Parameters of every fused family the fast path launches; a compiled plan chooses them per
@@ -217,6 +217,9 @@ struct FastConfig {
   // gemm.wgmma's CLUSTER: pairs of row tiles, each block copying half of B into both by TMA
   // multicast (2, LOAD 1 only), or none (1). Not run on a GPU yet, so 1.
   int prefill_wgmma_cluster = 1;
+  // gemm.wgmma's SCHED: persistent blocks whose consumer warpgroups take whole tiles in turns (1,
+  // LOAD 1, CLUSTER 1, BN up to 128) or a block per tile (0). Not run on a GPU yet, so 0.
+  int prefill_wgmma_sched = 0;
   // A prompt step's projection GEMMs on the project's mma.sync GEMM (gemm.mma, sm_80+; 1) at this BN
   // and STAGES instead of cuBLAS (0), where gemm.wgmma does not take them (prefill_wgmma on sm_90).
   // Not run on a GPU yet, so off.

@@ -97,7 +97,7 @@ void gemv_knobs(std::vector<K>& out, const GemvSlotField& s, const FamilyDomain&
                                       " tokens: cuBLASLt's heuristic algorithm of this rank (-1: cublasGemmEx)"),
                        s.prefill_algo));
   }
-  if (s.prefill_gemm) {  // our own GEMM route: prefill_gemm.<slot>.{route,bn,stages,pipe,load,cluster}, override <slot>_gemm=route:bn:...
+  if (s.prefill_gemm) {  // our own GEMM route: prefill_gemm.<slot>.{route,bn,stages,pipe,load,cluster,sched}, override <slot>_gemm=route:bn:...
     const std::string region = s.region, key = slot + "_gemm";
     auto own = [&](const char* leaf, Knob k, int OwnGemmChoice::*f, const std::string& doc) {
       out.push_back(bind(std::move(k.in_plan(kWithParent).override_as(key, leaf).read_by({"gemm.wgmma", "gemm.mma"})
@@ -127,6 +127,8 @@ void gemv_knobs(std::vector<K>& out, const GemvSlotField& s, const FamilyDomain&
     own("cluster",
         Knob("prefill_gemm." + slot + ".cluster").one_of({1, 2}).picked_by(picked_as(domain, "gemm", "wgmma", "CLUSTER", region)),
         &OwnGemmChoice::cluster, "gemm.wgmma's CLUSTER");
+    own("sched", Knob("prefill_gemm." + slot + ".sched").range(0, 1).picked_by(picked_as(domain, "gemm", "wgmma", "SCHED", region)),
+        &OwnGemmChoice::sched, "gemm.wgmma's SCHED");
   }
 }
 
@@ -273,6 +275,10 @@ std::vector<BoundKnob<FastConfig>> fast_knob_declarations(const FamilyDomain& do
   k.push_back(bind(Knob("prefill_wgmma_cluster").one_of({1, 2}).read_by({"gemm.wgmma"})
                        .described("gemm.wgmma's CLUSTER: row-tile pairs sharing B by TMA multicast (2, at LOAD 1) or none (1)"),
                    &FastConfig::prefill_wgmma_cluster));
+  k.push_back(bind(Knob("prefill_wgmma_sched").range(0, 1).read_by({"gemm.wgmma"})
+                       .described("gemm.wgmma's SCHED: persistent blocks, consumers taking tiles in turns (1, at LOAD 1, "
+                                  "CLUSTER 1, BN up to 128) or a block per tile (0)"),
+                   &FastConfig::prefill_wgmma_sched));
   k.push_back(bind(Knob("prefill_mma").range(0, 1).read_by({"gemm.mma"})
                        .described("a prompt step's projection GEMMs run gemm.mma (1) instead of cuBLAS (0), on sm_80+ "
                                   "where gemm.wgmma does not take them"),

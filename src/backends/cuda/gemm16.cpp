@@ -63,8 +63,12 @@ GemmW16Params gemm16_params(const Variant& v, DType w, const void* a, const void
   return p;
 }
 
-Dim3 gemm16_grid(const Variant& v, long long m, long long n) {
+Dim3 gemm16_grid(const Variant& v, long long m, long long n, int sms) {
   const long long cols = columns_per_block(v), c = cluster_of(v);
+  if (v.family->name == "wgmma" && v.param("SCHED") == 1) {
+    const long long tiles = (n + cols - 1) / cols * ((m + 127) / 128);
+    return Dim3{unsigned(sms > 0 && sms < tiles ? sms : tiles), 1};
+  }
   // 128 rows: both families' BM; whole clusters (a pair's second block past m computes zeros and
   // stores nothing, but copies its share of B for the first).
   return Dim3{unsigned((n + cols - 1) / cols), unsigned(((m + 127) / 128 + c - 1) / c * c)};

@@ -21,8 +21,9 @@ namespace ac::cuda {
 GemmW16Params gemm16_params(const Variant& v, DType w, const void* a, const void* b, void* c, long long m, long long n,
                             long long k, long long lda, long long ldb, long long ldc, const void* b2 = nullptr);
 // The grid of that GEMM: a block per 128 rows of C and BN (EPI 3: BN / 2) of its columns, the rows
-// rounded up to whole clusters (gemm.wgmma's CLUSTER).
-Dim3 gemm16_grid(const Variant& v, long long m, long long n);
+// rounded up to whole clusters (gemm.wgmma's CLUSTER); gemm.wgmma's SCHED 1 (persistent blocks):
+// min(tiles, sms) blocks along x (`sms`: the GPU's multiprocessors; 0: a block per tile).
+Dim3 gemm16_grid(const Variant& v, long long m, long long n, int sms);
 // Its dynamic shared memory (gemm_wgmma_smem or gemm_mma_smem of the point's BN and STAGES).
 int gemm16_smem(const Variant& v);
 // Why a GEMM of K `k` and N `n` cannot run on either family ("" when it can): K whole 64-wide

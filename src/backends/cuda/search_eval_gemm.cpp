@@ -229,7 +229,7 @@ class PrefillGemmEvaluator final : public Evaluator {
           for (int m = 0; m < mats_; ++m) ps.push_back(gemm16_params(*v, wt_, x, w(m), out(m), n_, N_, K_, K_, K_, N_));
       }
       for (const GemmW16Params& p : ps)
-        launch_kernel(k, gemm16_grid(*v, n_, N_), unsigned(v->threads()), size_t(gemm16_smem(*v)), s, &p);
+        launch_kernel(k, gemm16_grid(*v, n_, N_, Device::get().info().sm_count), unsigned(v->threads()), size_t(gemm16_smem(*v)), s, &p);
       if (epi_ != 3 && mats_ > 1) swiglu();
       return;
     }

@@ -53,6 +53,7 @@ OwnGemmChoice own_gemm_choice(const std::string& family, const ParamPoint& p) {
     c.pipe = p.at("PIPE");
     c.load = p.at("LOAD");
     c.cluster = p.at("CLUSTER");
+    c.sched = p.at("SCHED");
   }
   return c;
 }

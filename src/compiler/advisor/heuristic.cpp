@@ -130,14 +130,15 @@ std::vector<int> heuristic_prompt_attention_order(const std::string& name, const
   return {};
 }
 
-// Our own prompt GEMMs, from their design rather than a sweep (the one timing so far, gemm.wgmma
-// at PIPE 0 / LOAD 0, ran at 0.39-0.45x cuBLAS on an H100): a wider tile reads A once per more
-// columns; four stages cover a copy's latency with the ring still leaving room for two blocks
-// (deeper next, then shallower); the TMA's box copies (LOAD 1) free the producer warpgroup's
-// issue slots, a wgmma kept in flight (PIPE 1) overlaps the next stage's wait, and a pair of row
-// tiles sharing B (CLUSTER 2) reads it from L2 once per pair.
+// Our own prompt GEMMs: a wider tile reads A once per more columns, and the TMA's box copies (LOAD
+// 1) free the producer warpgroup's issue slots (BN 256 at LOAD 1 was fastest on every projection of
+// an H100 sweep, 0.57-0.85x cuBLAS, against 0.37-0.49x at BN 128 LOAD 0); four stages cover a copy's
+// latency (deeper next, then shallower); a wgmma kept in flight (PIPE 1) overlaps the next stage's
+// wait, a pair of row tiles sharing B (CLUSTER 2) reads it from L2 once per pair (both within a few
+// percent there), and persistent blocks whose consumers take turns (SCHED 1) hide each tile's
+// stores behind the other's wgmma (from its design; not timed yet).
 std::vector<int> heuristic_prompt_gemm_order(const std::string& name, const std::vector<int>& values) {
-  if (name == "BN" || name == "PIPE" || name == "LOAD" || name == "CLUSTER") return sorted(values, true);
+  if (name == "BN" || name == "PIPE" || name == "LOAD" || name == "CLUSTER" || name == "SCHED") return sorted(values, true);
   if (name == "STAGES") {
     std::vector<int> out;
     for (int v : values)

@@ -253,7 +253,7 @@ std::optional<Variant> FastExecutor::own_gemm(const GemvSlotField* slot, int epi
 }
 
 void FastExecutor::launch_own_gemm(const Variant& v, const GemmW16Params& p) {
-  launch(load_kernel(v), gemm16_grid(v, p.m, p.n), unsigned(v.threads()), size_t(gemm16_smem(v)), &p);
+  launch(load_kernel(v), gemm16_grid(v, p.m, p.n, Device::get().info().sm_count), unsigned(v.threads()), size_t(gemm16_smem(v)), &p);
 }
 
 const void* FastExecutor::gemm_swiglu(const LayerOps& L, const void* x16, long long n) {
@@ -289,8 +289,8 @@ OwnGemmChoice prefill_gemm_point(const FastConfig& cfg, const GemvSlotField* slo
   if (slot && slot->prefill_gemm && (cfg.*slot->prefill_gemm).route != kGemmLibrary) return cfg.*slot->prefill_gemm;
   if (cfg.prefill_wgmma && arch == "sm_90")
     return {kGemmWgmma,         cfg.prefill_wgmma_bn,   cfg.prefill_wgmma_stages,
-            cfg.prefill_wgmma_pipe, cfg.prefill_wgmma_load, cfg.prefill_wgmma_cluster};
-  if (cfg.prefill_mma) return {kGemmMma, cfg.prefill_mma_bn, cfg.prefill_mma_stages, 0, 0, 1};
+            cfg.prefill_wgmma_pipe, cfg.prefill_wgmma_load, cfg.prefill_wgmma_cluster, cfg.prefill_wgmma_sched};
+  if (cfg.prefill_mma) return {kGemmMma, cfg.prefill_mma_bn, cfg.prefill_mma_stages, 0, 0, 1, 0};
   return {};
 }
 
@@ -304,7 +304,8 @@ std::optional<Variant> own_gemm_variant(const OwnGemmChoice& p, int epi, DType w
                          {"EPI", epi},
                          {"PIPE", p.pipe},
                          {"LOAD", p.load},
-                         {"CLUSTER", p.cluster}},
+                         {"CLUSTER", p.cluster},
+                         {"SCHED", p.sched}},
                         {wt}, "sm_90a");
   }
   const Family& f = find_family("gemm", "mma");
