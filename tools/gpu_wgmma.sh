@@ -12,7 +12,8 @@
 #      fused with SwiGLU and not, each against the defaults (cuBLAS), interleaved.
 # Needs build-device/ carried. The space doubled with BN 256 and CLUSTER 2: where one device call
 # (10 minutes) may not hold all three parts, SKIP_TESTS=1 runs parts 2-3 alone (a second call).
-#   [SKIP_TESTS=1] [GEMM_MODELS="qwen3-1.7b llama-3.2-1b"] tools/gpu_wgmma.sh -> $OUT/wgmma.log, $OUT/gemm_sweep.jsonl, $OUT/runs/
+# SKIP_AB=1 leaves part 3 out.
+#   [SKIP_TESTS=1] [SKIP_AB=1] [GEMM_MODELS="qwen3-1.7b llama-3.2-1b"] tools/gpu_wgmma.sh -> $OUT/wgmma.log, $OUT/gemm_sweep.jsonl, $OUT/runs/
 set -uo pipefail
 source tools/gpu_common.sh
 {
@@ -57,7 +58,7 @@ if full:
 PY
 )
   echo "fastest point: '$best'"
-  if [ -n "$best" ]; then
+  if [ -n "$best" ] && [ -z "${SKIP_AB:-}" ]; then
     for cfg in "$best" "$best,prefill_swiglu_epilogue=0"; do
       echo "== W3 TTFT: $cfg (the A/B's old side) against the defaults"
       OLD_BIN=$bin AB_CONFIG="$cfg" SKIP_PEERS=1 PRESETS="${PRESETS:-llama-3.2-1b qwen3-1.7b}" timeout 120 tools/gpu_ttft_bench.sh 1 | grep "A/B"
