@@ -166,7 +166,7 @@ TEST(HeuristicOrder, PromptAttentionPointsFromTheMeasuredSweep) {
   EXPECT_TRUE(heuristic_prompt_attention_order("HD", {128}, 2048, 16, 132).empty());
 }
 
-// Our own prompt GEMMs: the wider tile, four stages, TMA and a wgmma in flight first.
+// Our own prompt GEMMs: the wider tile, four stages, TMA and a wgmma in flight first, a block per tile.
 TEST(HeuristicOrder, PromptGemmPointsFromTheKernelsDesign) {
   EXPECT_EQ(heuristic_prompt_gemm_order("BN", {64, 128}), (std::vector<int>{128, 64}));
   EXPECT_EQ(heuristic_prompt_gemm_order("STAGES", {3, 4, 5}), (std::vector<int>{4, 5, 3}));
@@ -174,6 +174,7 @@ TEST(HeuristicOrder, PromptGemmPointsFromTheKernelsDesign) {
   EXPECT_EQ(heuristic_prompt_gemm_order("PIPE", {0, 1}), (std::vector<int>{1, 0}));
   EXPECT_EQ(heuristic_prompt_gemm_order("LOAD", {0, 1}), (std::vector<int>{1, 0}));
   EXPECT_EQ(heuristic_prompt_gemm_order("CLUSTER", {1, 2}), (std::vector<int>{2, 1}));
+  EXPECT_EQ(heuristic_prompt_gemm_order("SCHED", {0, 1}), (std::vector<int>{0, 1}));  // persistent blocks measured slower
   EXPECT_TRUE(heuristic_prompt_gemm_order("ALGO", {0, 1, 2}).empty());
 }
 

@@ -218,7 +218,8 @@ struct FastConfig {
   // multicast (2, LOAD 1 only), or none (1). Not run on a GPU yet, so 1.
   int prefill_wgmma_cluster = 1;
   // gemm.wgmma's SCHED: persistent blocks whose consumer warpgroups take whole tiles in turns (1,
-  // LOAD 1, CLUSTER 1, BN up to 128) or a block per tile (0). Not run on a GPU yet, so 0.
+  // LOAD 1, CLUSTER 1, BN up to 128) or a block per tile (0). Correct on an H100 but slower there
+  // (bench/results/2026-12-08-h100-pingpong-plan/), so 0.
   int prefill_wgmma_sched = 0;
   // A prompt step's projection GEMMs on the project's mma.sync GEMM (gemm.mma, sm_80+; 1) at this BN
   // and STAGES instead of cuBLAS (0), where gemm.wgmma does not take them (prefill_wgmma on sm_90).

@@ -941,9 +941,9 @@ std::pair<long long, long long> gemv_shape(const ModelConfig& c, RegionKind kind
 // Our own prompt GEMMs as families of a prompt projection's region: gemm.wgmma (sm_90) and
 // gemm.mma (sm_80+) over BN and STAGES (and gemm.wgmma's PIPE and LOAD), at the store the executor
 // gives the region (prefill_gemm_epi); none, with a note, where the shape or the GPU rule them out.
-// Points that have not run on a GPU are left out with a note (a compile must not be where a kernel
-// first runs, a hang or a fault there ending it): today gemm.wgmma's persistent blocks (SCHED 1);
-// every other point passed its GPU tests (tools/gpu_wgmma.sh) on an H100.
+// Every point is searched: all passed their GPU tests (tools/gpu_wgmma.sh) on an H100, and a new
+// point must pass there before it joins a space (a compile must not be where a kernel first runs,
+// a hang or a fault there ending it).
 std::vector<FamilySpace> own_gemm_families(const Graph& g, const RegionSummary& s, const std::string& arch,
                                            std::vector<std::string>* notes) {
   const auto [N, K] = gemv_shape(g.config, s.kind);
@@ -966,7 +966,6 @@ std::vector<FamilySpace> own_gemm_families(const Graph& g, const RegionSummary& 
       if (d.name != "BLOCK" && d.name != "EPI") params.push_back({d.name, d.values});
     auto constraint = [id, epi, wt, arch](const ParamPoint& p) -> std::string {
       const OwnGemmChoice point = own_gemm_choice(id, p);
-      if (point.route == kGemmWgmma && point.sched == 1) return "gemm.wgmma's SCHED 1 (persistent blocks) has not run on a GPU yet";
       try {
         const std::optional<Variant> v = own_gemm_variant(point, epi, wt, arch);
         if (!v) return id + " does not run on " + arch;

@@ -135,10 +135,11 @@ std::vector<int> heuristic_prompt_attention_order(const std::string& name, const
 // an H100 sweep, 0.57-0.85x cuBLAS, against 0.37-0.49x at BN 128 LOAD 0); four stages cover a copy's
 // latency (deeper next, then shallower); a wgmma kept in flight (PIPE 1) overlaps the next stage's
 // wait, a pair of row tiles sharing B (CLUSTER 2) reads it from L2 once per pair (both within a few
-// percent there), and persistent blocks whose consumers take turns (SCHED 1) hide each tile's
-// stores behind the other's wgmma (from its design; not timed yet).
+// percent there); persistent blocks whose consumers take turns (SCHED 1) were slower there
+// (0.51-0.82x cuBLAS against 0.58-0.87x), so a block per tile first.
 std::vector<int> heuristic_prompt_gemm_order(const std::string& name, const std::vector<int>& values) {
-  if (name == "BN" || name == "PIPE" || name == "LOAD" || name == "CLUSTER" || name == "SCHED") return sorted(values, true);
+  if (name == "BN" || name == "PIPE" || name == "LOAD" || name == "CLUSTER") return sorted(values, true);
+  if (name == "SCHED") return sorted(values, false);
   if (name == "STAGES") {
     std::vector<int> out;
     for (int v : values)
