@@ -70,6 +70,9 @@ int sweep_prompt_gemms(const std::vector<std::string>& models) {
     std::fprintf(stderr, "kernel_sweep: SWEEP_TOKENS must be 1..65536\n");
     return 2;
   }
+  // Filters for profiling one kernel: the GEMMs by name, the points by a part of their name.
+  const std::string only_gemms = std::getenv("SWEEP_GEMMS") ? "," + std::string(std::getenv("SWEEP_GEMMS")) + "," : "";
+  const std::string only_points = std::getenv("SWEEP_POINTS") ? std::getenv("SWEEP_POINTS") : "";
   const Family& f = find_family("gemm", "wgmma");
   const Family& fm = find_family("gemm", "mma");
   CublasHandle cublas(s);
@@ -81,6 +84,7 @@ int sweep_prompt_gemms(const std::vector<std::string>& models) {
                                 {"gate_up", 0, c.intermediate_size, c.hidden_size},
                                 {"down", 2, c.hidden_size, c.intermediate_size}};
     for (const PromptGemm& G : gemms) {
+      if (!only_gemms.empty() && only_gemms.find("," + std::string(G.name) + ",") == std::string::npos) continue;
       const double flops = 2.0 * double(m) * double(G.n) * double(G.k);
       DeviceBuffer a = random_16(size_t(m * G.k), 5, 1.0f, s), b = random_16(size_t(G.n * G.k), 6, 0.03f, s);
       const size_t count = size_t(m * G.n), es = G.epi == 0 ? 2 : 4;
@@ -102,7 +106,9 @@ int sweep_prompt_gemms(const std::vector<std::string>& models) {
       std::vector<Variant> points;
       for (const auto& [fam, target] : {std::pair{&f, "sm_90a"}, std::pair{&fm, "sm_90"}})
         for (Variant& v : sample_variants(*fam, target, SIZE_MAX))  // the whole space: a small one
-          if (v.types == std::vector<DType>{DType::BF16} && v.param("EPI") == G.epi) points.push_back(std::move(v));
+          if (v.types == std::vector<DType>{DType::BF16} && v.param("EPI") == G.epi &&
+              (only_points.empty() || v.name().find(only_points) != std::string::npos))
+            points.push_back(std::move(v));
       parallel_for(points.size(), 1, [&](size_t lo, size_t hi) {  // compile in parallel, load serially
         for (size_t i = lo; i < hi; ++i) jit_compile(JitRequest{points[i].name(), points[i].source(), points[i].arch, {}});
       });
