@@ -37,25 +37,6 @@ done
       > "$out/ncu-fp8-$1.txt" 2>&1
     echo "ncu exit $?"
   done
-  python3 - "$out" <<'PY'
-import re, sys
-# Per kernel of each case: its name's point, duration, DRAM throughput, registers, achieved
-# occupancy, issue slots busy, and the three largest stall reasons (warps per issued instruction).
-for case in ("mma_fp8", "mma_bf16", "fp8_b1"):
-    try:
-        text = open(f"{sys.argv[1]}/ncu-fp8-{case}.txt").read()
-    except OSError:
-        continue
-    for block in re.split(r"\n  (?=\S+__\S+ \()", text)[1:]:
-        name = block.split(" (")[0].strip()
-        def num(label):
-            m = re.search(re.escape(label) + r"\s+(\S+)\s+([\d.,]+)", block)
-            return (m.group(2) + " " + m.group(1)) if m else "?"
-        st = sorted(((float(v.replace(",", "")), k) for k, v in re.findall(
-            r"smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio\s+\S*\s+([\d.,]+)", block)), reverse=True)
-        print(f"{case:9s} {name[:60]:60s} {num('Duration'):>12s}  DRAM {num('DRAM Throughput'):>8s}  "
-              f"regs {num('Registers Per Thread'):>6s}  occ {num('Achieved Occupancy'):>8s}  "
-              f"issue {num('Issue Slots Busy'):>8s}  stalls " + ", ".join(f"{k} {v:.2f}" for v, k in st[:3]))
-PY
+  python3 tools/ncu_summary.py "$out" ncu-fp8 mma_fp8 mma_bf16 fp8_b1
   date -u
 } 2>&1 | tee "$out/fp8_ncu.log"

@@ -31,28 +31,6 @@ done
       --metrics "${stalls%,}" build-device/kernel_sweep qwen3-1.7b > "$out/ncu-gemm-$1.txt" 2>&1
     echo "ncu exit $?"
   done
-  python3 - "$out" <<'PY'
-import re, sys
-# Per profiled kernel: its name, duration, DRAM and L2 throughput, registers, occupancy, issue
-# slots busy and the three largest stall reasons (warps per issued instruction).
-for case in ("cublas", "wgmma_tiles", "wgmma_pingpong"):
-    try:
-        text = open(f"{sys.argv[1]}/ncu-gemm-{case}.txt").read()
-    except OSError:
-        continue
-    # A kernel's section starts with its name (demangled, may hold spaces), grid x block, context.
-    head = r"\(\d+, \d+, \d+\)x\(\d+, \d+, \d+\), Context"
-    for block in re.split(r"\n  (?=[^\n]*" + head + ")", text)[1:]:
-        name = re.split(r" " + head, block)[0].strip()
-        def num(label):
-            m = re.search(re.escape(label) + r"\s+(\S+)\s+([\d.,]+)", block)
-            return (m.group(2) + " " + m.group(1)) if m else "?"
-        st = sorted(((float(v.replace(",", "")), k) for k, v in re.findall(
-            r"smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio\s+\S*\s+([\d.,]+)", block)), reverse=True)
-        print(f"{case:15s} {name[:58]:58s} {num('Duration'):>12s}  DRAM {num('DRAM Throughput'):>8s}  "
-              f"L2 {num('L2 Cache Throughput'):>8s}  SM {num('Compute (SM) Throughput'):>8s}  "
-              f"regs {num('Registers Per Thread'):>6s}  occ {num('Achieved Occupancy'):>8s}  "
-              f"issue {num('Issue Slots Busy'):>8s}  stalls " + ", ".join(f"{k} {v:.2f}" for v, k in st[:3]))
-PY
+  python3 tools/ncu_summary.py "$out" ncu-gemm cublas wgmma_tiles wgmma_pingpong
   date -u
 } 2>&1 | tee "$out/gemm_ncu.log"
