@@ -206,16 +206,18 @@ struct FastConfig {
   // A prompt step's projection GEMMs (steps of at least kWgmmaFromTokens tokens, on sm_90, K a
   // multiple of 64) run the project's own gemm.wgmma at this BN and STAGES (1) instead of cuBLAS
   // or the plan's cuBLASLt rank (0): the GEMM whose epilogue the norms and SwiGLU could join. It
-  // matches a double-precision GEMM on an H100 but ran at 0.39-0.45x cuBLAS's speed there, so off.
+  // matches a double-precision GEMM on an H100; its best points ran at 0.58-0.87x cuBLAS's speed
+  // there (bench/results/2026-12-08-h100-pingpong-plan/), so off.
   int prefill_wgmma = 0, prefill_wgmma_bn = 128, prefill_wgmma_stages = 4;
   // gemm.wgmma's PIPE: its consumers keep one stage's wgmma in flight (1) instead of waiting for
-  // each stage's (0). Correct on an H100, not timed yet, so 0.
+  // each stage's (0). Correct on an H100, within a few percent of PIPE 0 there, so 0.
   int prefill_wgmma_pipe = 0;
   // gemm.wgmma's LOAD: one producer thread's TMA box copies (1) instead of the producer warpgroup's
-  // cp.async (0). Not run on a GPU yet, so 0.
+  // cp.async (0). Correct on an H100 and the faster there (0.77-0.87x cuBLAS at BN 256 against
+  // 0.41-0.55x); 0 with the switch off.
   int prefill_wgmma_load = 0;
   // gemm.wgmma's CLUSTER: pairs of row tiles, each block copying half of B into both by TMA
-  // multicast (2, LOAD 1 only), or none (1). Not run on a GPU yet, so 1.
+  // multicast (2, LOAD 1 only), or none (1). Correct on an H100, within 3% of 1 there, so 1.
   int prefill_wgmma_cluster = 1;
   // gemm.wgmma's SCHED: persistent blocks whose consumer warpgroups take whole tiles in turns (1,
   // LOAD 1, CLUSTER 1, BN up to 128) or a block per tile (0). Correct on an H100 but slower there
@@ -223,7 +225,7 @@ struct FastConfig {
   int prefill_wgmma_sched = 0;
   // A prompt step's projection GEMMs on the project's mma.sync GEMM (gemm.mma, sm_80+; 1) at this BN
   // and STAGES instead of cuBLAS (0), where gemm.wgmma does not take them (prefill_wgmma on sm_90).
-  // Not run on a GPU yet, so off.
+  // Correct on an H100, 0.32-0.34x cuBLAS there (it is the sm_80 form), so off.
   int prefill_mma = 0, prefill_mma_bn = 128, prefill_mma_stages = 4;
   // Each prompt projection's own route (plans: the search's pick per region); where its route is the
   // library's, the switches above apply to it (developer overrides for every projection at once).
