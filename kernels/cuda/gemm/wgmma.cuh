@@ -59,10 +59,9 @@ __device__ void gemm_wgmma_tiles(const GemmW16Params& p) {
   static_assert(BN == 64 || BN == 128 || BN == 256, "wgmma n of this family (256: two n128 halves)");
   constexpr int TILE_A = AC_WGMMA_BM * AC_WGMMA_BK, TILE_B = BN * AC_WGMMA_BK;  // 16-bit values per stage
   extern __shared__ __align__(16) unsigned char gemm_smem_raw[];
-  unsigned char* base = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(gemm_smem_raw) + 1023) & ~1023ull);
-  unsigned short* ring = reinterpret_cast<unsigned short*>(base);
-  unsigned long long* full = reinterpret_cast<unsigned long long*>(base + STAGES * (TILE_A + TILE_B) * 2);
-  unsigned long long* empty = full + STAGES;
+  const WgmmaSmem sm = wgmma_smem<BN, STAGES>(gemm_smem_raw);
+  unsigned short* ring = sm.ring;
+  unsigned long long *full = sm.full, *empty = sm.empty;
   constexpr int BN_OUT = EPI == 3 ? BN / 2 : BN;  // C's columns per tile (EPI 3: gate and up rows share B)
   const long long m0 = (long long)blockIdx.y * AC_WGMMA_BM, n0 = (long long)blockIdx.x * BN_OUT;
   const int kt_n = int(p.k / AC_WGMMA_BK);

@@ -58,3 +58,18 @@ __device__ __forceinline__ void wgmma_m64k16<128, ac_f16>(float* d, unsigned lon
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
       : "l"(da), "l"(db), "r"(scale_d));
 }
+
+// The dynamic shared memory of gemm.wgmma's kernels (the host's gemm_wgmma_smem): the ring of
+// STAGES stages, each A's 128 x 64 then B's BN x 64 16-bit values, from the first 1024-byte
+// boundary (the swizzle's period); then STAGES full barriers, STAGES empty ones and two more
+// (SCHED 1's turns).
+struct WgmmaSmem {
+  unsigned short* ring;
+  unsigned long long *full, *empty, *turn;
+};
+template <int BN, int STAGES>
+__device__ __forceinline__ WgmmaSmem wgmma_smem(unsigned char* raw) {
+  unsigned char* base = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(raw) + 1023) & ~1023ull);
+  unsigned long long* full = reinterpret_cast<unsigned long long*>(base + STAGES * (AC_WGMMA_BM + BN) * AC_WGMMA_BK * 2);
+  return {reinterpret_cast<unsigned short*>(base), full, full + STAGES, full + 2 * STAGES};
+}

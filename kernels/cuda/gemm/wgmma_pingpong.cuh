@@ -30,11 +30,10 @@ __device__ void gemm_wgmma_pingpong(const GemmW16Params& p) {
   static_assert(BN == 64 || BN == 128, "a warpgroup holds a whole 128 x BN tile's sums");
   constexpr int TILE_A = AC_WGMMA_BM * AC_WGMMA_BK, TILE_B = BN * AC_WGMMA_BK;  // 16-bit values per stage
   extern __shared__ __align__(16) unsigned char gemm_smem_raw[];
-  unsigned char* base = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(gemm_smem_raw) + 1023) & ~1023ull);
-  unsigned short* ring = reinterpret_cast<unsigned short*>(base);
-  unsigned long long* full = reinterpret_cast<unsigned long long*>(base + STAGES * (TILE_A + TILE_B) * 2);
-  unsigned long long* empty = full + STAGES;
-  unsigned long long* turn = empty + STAGES;  // turn[c]: the other consumer has waited for its tile's last stage
+  const WgmmaSmem sm = wgmma_smem<BN, STAGES>(gemm_smem_raw);
+  unsigned short* ring = sm.ring;
+  unsigned long long *full = sm.full, *empty = sm.empty;
+  unsigned long long* turn = sm.turn;  // turn[c]: the other consumer has waited for its tile's last stage
   constexpr int BN_OUT = EPI == 3 ? BN / 2 : BN;  // C's columns per tile (EPI 3: gate and up rows share B)
   const int tiles_m = int((p.m + AC_WGMMA_BM - 1) / AC_WGMMA_BM), tiles_n = int((p.n + BN_OUT - 1) / BN_OUT);
   const int tiles = tiles_m * tiles_n, kt_n = int(p.k / AC_WGMMA_BK);
