@@ -7,6 +7,7 @@
 
 #include <set>
 
+#include "agentcompile/core/error.h"
 #include "agentcompile/model/hf_config.h"
 #include "agentcompile/model/synth_model.h"
 #include "backends/cuda/fast/variants.h"
@@ -51,6 +52,17 @@ TEST(PrefillGemmRoutes, EachProjectionTakesItsOwnRoute) {
   EXPECT_EQ(og->param("BN"), 128);
   EXPECT_EQ(prefill_gemm16_variant(cfg, 1, DType::BF16, "sm_90", &qkv)->param("BN"), 64);  // the plan's own point wins
   EXPECT_TRUE(prefill_gemm16_variant(cfg, 1, DType::BF16, "sm_90", nullptr));
+  // A point the family has no kernel for (persistent blocks or pairs need TMA) is the user's error.
+  for (const char* bad : {"qkv_gemm=1:128:4:0:0:1:1", "qkv_gemm=1:128:4:0:0:2:0", "qkv_gemm=1:256:4:0:1:1:1"}) {
+    const FastConfig b = apply_fast_config_override({}, bad);
+    try {
+      prefill_gemm16_variant(b, 1, DType::BF16, "sm_90", &qkv);
+      ADD_FAILURE() << bad << " gave a kernel";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput) << bad << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("LOAD 1"), std::string::npos) << e.what();
+    }
+  }
   // The stores: qkv f32, o and down added into the residual, gate/up SwiGLU unless unfused or FP8.
   FastConfig d;
   EXPECT_EQ(prefill_gemm_epi(qkv, d, false), 1);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "agentcompile/core/error.h"
 #include "backends/cuda/fast/prefill_tiles.h"
 #include "backends/cuda/fast/variants.h"
 #include "backends/cuda/gemm16.h"
@@ -297,16 +298,17 @@ OwnGemmChoice prefill_gemm_point(const FastConfig& cfg, const GemvSlotField* slo
 std::optional<Variant> own_gemm_variant(const OwnGemmChoice& p, int epi, DType wt, const std::string& arch) {
   if (p.route == kGemmWgmma) {
     if (arch != "sm_90") return std::nullopt;
-    return make_variant(find_family("gemm", "wgmma"),
-                        {{"BLOCK", 384},
-                         {"BN", p.bn},
-                         {"STAGES", p.stages},
-                         {"EPI", epi},
-                         {"PIPE", p.pipe},
-                         {"LOAD", p.load},
-                         {"CLUSTER", p.cluster},
-                         {"SCHED", p.sched}},
-                        {wt}, "sm_90a");
+    const Family& f = find_family("gemm", "wgmma");
+    const std::map<std::string, int> point = {{"BLOCK", 384},    {"BN", p.bn},     {"STAGES", p.stages},
+                                              {"EPI", epi},      {"PIPE", p.pipe}, {"LOAD", p.load},
+                                              {"CLUSTER", p.cluster}, {"SCHED", p.sched}};
+    // A plan or an override can name a combination the family has no kernel for (e.g. SCHED 1 or
+    // CLUSTER 2 without LOAD 1): the user's input, said as such.
+    if (std::string why = f.constraint(point); !why.empty())
+      throw_input("prompt GEMM gemm.wgmma (bn " + std::to_string(p.bn) + ", stages " + std::to_string(p.stages) + ", load " +
+                      std::to_string(p.load) + ", cluster " + std::to_string(p.cluster) + ", sched " + std::to_string(p.sched) + ")",
+                  why);
+    return make_variant(f, point, {wt}, "sm_90a");
   }
   const Family& f = find_family("gemm", "mma");
   if (p.route != kGemmMma || !arch_constraint(f, arch).empty()) return std::nullopt;
