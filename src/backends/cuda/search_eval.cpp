@@ -939,7 +939,7 @@ std::pair<long long, long long> gemv_shape(const ModelConfig& c, RegionKind kind
 }
 
 // Our own prompt GEMMs as families of a prompt projection's region: gemm.wgmma (sm_90) and
-// gemm.mma (sm_80+) over BN and STAGES (and gemm.wgmma's PIPE and LOAD), at the store the executor
+// gemm.mma (sm_80+) over BN and STAGES (and gemm.wgmma's PIPE, LOAD, CLUSTER, SCHED), at the store the executor
 // gives the region (prefill_gemm_epi); none, with a note, where the shape or the GPU rule them out.
 // Every point is searched: all passed their GPU tests (tools/gpu_wgmma.sh) on an H100, and a new
 // point must pass there before it joins a space (a compile must not be where a kernel first runs,

@@ -28,7 +28,7 @@ std::optional<double> rel_l2(const std::vector<float>& got, const std::vector<fl
 bool own_gemm_family(const std::string& family);
 // The own-GEMM route of a prompt projection's candidate of `family` ("cuda:gemm.wgmma" or
 // "cuda:gemm.mma"; any other: the library's) at point p (BN, STAGES, and gemm.wgmma's PIPE, LOAD,
-// CLUSTER).
+// CLUSTER, SCHED).
 OwnGemmChoice own_gemm_choice(const std::string& family, const ParamPoint& p);
 
 }  // namespace ac::cuda
